@@ -1,0 +1,721 @@
+/* Options table, defaults, file/--set parsing and whole-config validation. Nothing else parses config. */
+#include "config.h"
+#include "tree.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hdf5.h>
+
+enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION };
+
+typedef struct {
+    const char *name;     /* canonical key (h5bench style) */
+    const char *yaml;     /* DLIO workload YAML path, or NULL (then only under the YAML's `h5dlio:` section) */
+    enum opt_type type;
+    size_t off, size;
+    const char *def_h5;   /* default for h5bench JSON / no config file */
+    const char *def_dlio; /* default for a DLIO YAML (DLIO 2.0.0's own defaults, except generation buffer) */
+    double min, max;
+    const char *help;
+} opt_t;
+
+#define F(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
+#define BIG 9.2e18
+static const opt_t OPTS[] = {
+    {"generate-data", "workflow.generate_data", T_BOOL, F(generate_data), "false", "false", 0, 1, "generate the dataset"},
+    {"train", "workflow.train", T_BOOL, F(train), "false", "true", 0, 1, "run training epochs"},
+    {"evaluation", "workflow.evaluation", T_BOOL, F(evaluation), "false", "false", 0, 1, "run evaluation after epochs"},
+    {"record-length", "dataset.record_length", T_INT, F(record_length), "67108864", "65536", 1, BIG,
+     "bytes per sample; samples are int(sqrt(n)) x int(sqrt(n)) uint8"},
+    {"record-length-stdev", "dataset.record_length_stdev", T_INT, F(record_length_stdev), "0", "0", 0, BIG,
+     "stdev of the sample size in bytes (per-file dimensions drawn as DLIO draws them)"},
+    {"record-length-resize", "dataset.record_length_resize", T_INT, F(record_length_resize), "0", "0", 0, BIG,
+     "DLIO's resize target (no I/O effect; kept for the record)"},
+    {"num-files-train", "dataset.num_files_train", T_INT, F(num_files_train), "32", "8", 0, 1e9, "training files"},
+    {"num-files-eval", "dataset.num_files_eval", T_INT, F(num_files_eval), "8", "0", 0, 1e9, "evaluation files"},
+    {"num-samples-per-file", "dataset.num_samples_per_file", T_INT, F(num_samples_per_file), "4", "1", 1, 1e9,
+     "samples per file"},
+    {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0, "dataset root folder"},
+    {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, "file name prefix"},
+    {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, "training sub-folder"},
+    {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, "evaluation sub-folder"},
+    {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0, "samples dataset"},
+    {"labels-dataset-name", NULL, T_STR, F(labels_dataset_name), "labels", "labels", 0, 0, "labels dataset"},
+    {"chunking", "dataset.enable_chunking", T_BOOL, F(chunking), "false", "false", 0, 1, "chunked layout (1,c,c)"},
+    {"chunk-size", "dataset.chunk_size", T_INT, F(chunk_size), "1024", "1024", 1, BIG,
+     "chunk bytes; c = ceil(sqrt(chunk-size)) capped at the sample dimension"},
+    {"compression", "dataset.compression", T_COMPRESSION, F(compression), "none", "none", 0, 1,
+     "none | gzip (true = gzip); needs chunking"},
+    {"compression-level", "dataset.compression_level", T_INT, F(compression_level), "4", "4", 1, 9, "gzip level"},
+    {"keep-files", "dataset.keep_files", T_BOOL, F(keep_files), "false", "true", 0, 1,
+     "keep the files this run generated (false: delete them, and only them, at the end)"},
+    {"generation-buffer-size", "dataset.generation_buffer_size", T_INT, F(generation_buffer_size), "16777216",
+     "16777216", 1, BIG, "bytes written per H5Dwrite during generation (DLIO's default is 2 GiB per rank)"},
+    {"batch-size", "reader.batch_size", T_INT, F(batch_size), "7", "1", 1, 1e9, "training batch size"},
+    {"batch-size-eval", "reader.batch_size_eval", T_INT, F(batch_size_eval), "2", "1", 1, 1e9, "evaluation batch size"},
+    {"read-threads", "reader.read_threads", T_INT, F(read_threads), "4", "1", 0, 256,
+     "reader processes per rank (0: the rank reads itself)"},
+    {"prefetch-size", "reader.prefetch_size", T_INT, F(prefetch_size), "2", "2", 0, 1e6,
+     "DLIO's prefetch_size (PyTorch prefetch factor = ceil(prefetch/read-threads))"},
+    {"shuffle", "reader.sample_shuffle", T_SHUFFLE, F(sample_shuffle), "off", "off", 0, 0,
+     "sample shuffle: off | seed | random (true = seed)"},
+    {"file-shuffle", "reader.file_shuffle", T_SHUFFLE, F(file_shuffle), "off", "off", 0, 0,
+     "file shuffle (no effect on DLIO's PyTorch path)"},
+    {"preprocess-time", "reader.preprocess_time", T_DBL, F(preprocess_time), "0", "0", 0, 1e6, "seconds per sample"},
+    {"preprocess-time-stdev", "reader.preprocess_time_stdev", T_DBL, F(preprocess_time_stdev), "0", "0", 0, 1e6,
+     "seconds"},
+    {"epochs", "train.epochs", T_INT, F(epochs), "5", "1", 1, 1e9, "training epochs"},
+    {"total-training-steps", "train.total_training_steps", T_INT, F(total_training_steps), "-1", "-1", -1, BIG,
+     "cap on steps per epoch (-1: all)"},
+    {"computation-time", "train.computation_time", T_DBL, F(computation_time), "0.323", "0", 0, 1e6,
+     "emulated compute seconds per training batch (YAML: a number or {mean, stdev})"},
+    {"computation-time-stdev", "train.computation_time_stdev", T_DBL, F(computation_time_stdev), "0", "0", 0, 1e6,
+     "seconds"},
+    {"random-seed", "train.seed", T_INT, F(random_seed), "42", "123", 0, 4294967295.0, "shuffle seed"},
+    {"seed-change-epoch", "train.seed_change_epoch", T_BOOL, F(seed_change_epoch), "false", "true", 0, 1,
+     "reseed with seed+epoch (h5bench ordering only; DLIO's PyTorch sampler ignores it)"},
+    {"eval-time", "evaluation.eval_time", T_DBL, F(eval_time), "0.323", "0", 0, 1e6,
+     "emulated compute seconds per evaluation batch"},
+    {"eval-time-stdev", "evaluation.eval_time_stdev", T_DBL, F(eval_time_stdev), "0", "0", 0, 1e6, "seconds"},
+    {"epochs-between-evals", "evaluation.epochs_between_evals", T_INT, F(epochs_between_evals), "1", "1", 1, 1e9,
+     "evaluate every N epochs"},
+    {"eval-after-epoch", "evaluation.eval_after_epoch", T_INT, F(eval_after_epoch), "1", "1", 1, 1e9,
+     "first epoch followed by an evaluation"},
+    {"au", "metric.au", T_DBL, F(au), "0.90", "0.90", 0, 1, "accelerator-utilization expectation (fraction)"},
+    {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1, "collective metadata (MPI-IO)"},
+    {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, "collective data (MPI-IO)"},
+    {"subfiling", NULL, T_BOOL, F(subfiling), "false", "false", 0, 1, "HDF5 Subfiling VFD (HDF5 >= 1.14)"},
+    {"log-vfd", NULL, T_BOOL, F(log_vfd), "false", "false", 0, 1,
+     "read through the HDF5 Log VFD (LOC_IO|ALLOC records on stderr)"},
+    {"ordering", NULL, T_ORDER, F(ordering), "dlio", "dlio", 0, 0,
+     "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
+    {"naming", NULL, T_NAMING, F(naming), "h5bench", "dlio", 0, 0,
+     "dlio: <prefix>_<i>_of_<N>.hdf5 | h5bench: <prefix>_<i+1>_of_<N>.h5"},
+    {"dlio-version", NULL, T_VERSION, F(dlio_version), "2.0.0", "2.0.0", 0, 0, "DLIO release to emulate"},
+    {"output-folder", "output.folder", T_STR, F(output_folder), ".", "output", 0, 0, "where results are written"},
+    {"output-csv-name", NULL, T_STR, F(output_csv_name), "output", "output", 0, 0,
+     "results basename: <name>.csv and <name>.json"},
+    {"output-ranks-data", NULL, T_BOOL, F(output_ranks_data), "false", "false", 0, 1, "also write per-rank results"},
+    {"record-samples", NULL, T_BOOL, F(record_samples), "false", "false", 0, 1,
+     "write every sample read, in order, to <name>.samples.rank<R>.csv"},
+    {"overwrite", NULL, T_BOOL, F(overwrite), "false", "false", 0, 1,
+     "let generation replace existing dataset files (default: refuse)"},
+    {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, "no human summary on stdout"},
+};
+#define NOPTS (sizeof OPTS / sizeof OPTS[0])
+
+/* DLIO keys the kernel accepts without emulating them, and keys whose value must be one it emulates. */
+typedef struct {
+    const char *path;
+    const char *allowed; /* NULL: accepted and ignored; else '|'-separated accepted values */
+    const char *why;
+} known_t;
+static const known_t KNOWN[] = {
+    {"model", NULL, NULL},
+    {"framework", "pytorch", "only DLIO's PyTorch data path is emulated"},
+    {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
+    {"dataset.num_subfolders_train", "0", "sub-folders are not emulated"},
+    {"dataset.num_subfolders_eval", "0", "sub-folders are not emulated"},
+    {"reader.data_loader", "pytorch", "only DLIO's PyTorch data loader order is emulated"},
+    {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
+    {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
+    {"reader.multiprocessing_context", NULL, NULL},
+    {"reader.dont_use_mmap", NULL, NULL},
+    {"reader.computation_threads", NULL, NULL},
+    {"reader.transfer_size", NULL, NULL},
+    {"reader.shuffle_size", NULL, NULL},
+    {"workflow.checkpoint", "false", "checkpointing is not emulated yet: set workflow.checkpoint=false"},
+    {"workflow.profiling", NULL, NULL},
+    {"workflow.debug", NULL, NULL},
+    {"checkpoint", NULL, NULL},
+    {"profiling", NULL, NULL},
+    {"storage.storage_type", "local_fs", "only local/parallel file systems are supported"},
+    {"storage.storage_root", NULL, NULL},
+    {"output.log_file", NULL, NULL},
+};
+#define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
+
+const char *shuffle_name(int m) { return m == SHUFFLE_SEED ? "seed" : m == SHUFFLE_RANDOM ? "random" : "off"; }
+
+static int fail(char *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, CFG_ERRLEN, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int lowereq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (lowereq(s, t[i])) return *out = 1, 0;
+        if (lowereq(s, f[i])) return *out = 0, 0;
+    }
+    return -1;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return -1;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE) return -2;
+    if (*end == '.' ) { /* accept 1.0e6-style integers written as floats if exact */
+        double d = strtod(s, &end);
+        while (isspace((unsigned char)*end)) end++;
+        if (*end || d != floor(d) || fabs(d) > 9.2e18) return -1;
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (*end == 'e' || *end == 'E') {
+        double d = strtod(s, &end);
+        while (isspace((unsigned char)*end)) end++;
+        if (*end || d != floor(d)) return -1;
+        if (fabs(d) > 9.2e18) return -2;
+        *out = (int64_t)d;
+        return 0;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_dbl(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return -1;
+    double v = strtod(s, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || errno == ERANGE || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *type_name(enum opt_type t)
+{
+    switch (t) {
+    case T_BOOL: return "a boolean (true/false)";
+    case T_INT: return "an integer";
+    case T_DBL: return "a number";
+    case T_STR: return "a string";
+    case T_SHUFFLE: return "one of off|seed|random";
+    case T_ORDER: return "one of dlio|h5bench";
+    case T_NAMING: return "one of dlio|h5bench";
+    case T_COMPRESSION: return "one of none|gzip";
+    case T_VERSION: return "a DLIO version such as 2.0.0";
+    }
+    return "?";
+}
+
+/* Set one option from text. where = "FILE:LINE" or "--set" for messages. */
+static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char *err)
+{
+    char *p = (char *)c + o->off;
+    int b;
+    int64_t i;
+    double d;
+    switch (o->type) {
+    case T_BOOL:
+        if (parse_bool(v, &b)) goto bad;
+        *(int *)p = b;
+        return 0;
+    case T_INT: {
+        int r = parse_i64(v, &i);
+        if (r == -2 || (r == 0 && ((double)i > o->max || (double)i < o->min)))
+            return fail(err, "%s: key '%s': value %s out of range [%.0f, %.0f]", where, o->name, v, o->min, o->max);
+        if (r) goto bad;
+        *(int64_t *)p = i;
+        return 0;
+    }
+    case T_DBL:
+        if (parse_dbl(v, &d)) goto bad;
+        if (d < o->min || d > o->max)
+            return fail(err, "%s: key '%s': value %s out of range [%g, %g]", where, o->name, v, o->min, o->max);
+        *(double *)p = d;
+        return 0;
+    case T_STR:
+    case T_VERSION:
+        if (strlen(v) >= o->size)
+            return fail(err, "%s: key '%s': value longer than %zu characters", where, o->name, o->size - 1);
+        if (o->type == T_STR && !*v && strcmp(o->name, "output-folder"))
+            return fail(err, "%s: key '%s': empty value", where, o->name);
+        strcpy(p, v);
+        if (!strcmp(o->name, "data-folder")) { /* DLIO strips trailing slashes */
+            size_t n = strlen(p);
+            while (n > 1 && p[n - 1] == '/') p[--n] = 0;
+        }
+        return 0;
+    case T_SHUFFLE:
+        if (lowereq(v, "off") || lowereq(v, "false") || lowereq(v, "no") || lowereq(v, "0")) *(int *)p = SHUFFLE_OFF;
+        else if (lowereq(v, "seed") || lowereq(v, "true") || lowereq(v, "yes") || lowereq(v, "1")) *(int *)p = SHUFFLE_SEED;
+        else if (lowereq(v, "random")) *(int *)p = SHUFFLE_RANDOM;
+        else goto bad;
+        return 0;
+    case T_ORDER:
+    case T_NAMING:
+        if (lowereq(v, "dlio")) *(int *)p = 0;
+        else if (lowereq(v, "h5bench")) *(int *)p = 1;
+        else goto bad;
+        return 0;
+    case T_COMPRESSION:
+        if (lowereq(v, "none") || lowereq(v, "false") || lowereq(v, "0")) *(int *)p = 0;
+        else if (lowereq(v, "gzip") || lowereq(v, "true") || lowereq(v, "1")) *(int *)p = 1;
+        else return fail(err, "%s: key '%s': '%s' is not supported (none | gzip)", where, o->name, v);
+        return 0;
+    }
+bad:
+    return fail(err, "%s: key '%s': '%s' is not %s", where, o->name, v, type_name(o->type));
+}
+
+static const opt_t *find_opt(const char *key)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (!strcmp(OPTS[i].name, key) || (OPTS[i].yaml && !strcmp(OPTS[i].yaml, key)))
+            return &OPTS[i];
+    /* h5dlio.<canonical> and underscores for hyphens */
+    const char *k = !strncmp(key, "h5dlio.", 7) ? key + 7 : key;
+    char tmp[128];
+    if (strlen(k) >= sizeof tmp) return NULL;
+    size_t j = 0;
+    for (; k[j]; j++) tmp[j] = k[j] == '_' ? '-' : k[j];
+    tmp[j] = 0;
+    for (size_t i = 0; i < NOPTS; i++)
+        if (!strcmp(OPTS[i].name, tmp))
+            return &OPTS[i];
+    return NULL;
+}
+
+static size_t lev(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), prev[128], cur[128];
+    if (la > 120 || lb > 120) return 999;
+    for (size_t j = 0; j <= lb; j++) prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t s = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            size_t dl = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = s < dl ? (s < ins ? s : ins) : (dl < ins ? dl : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof *prev);
+    }
+    return prev[lb];
+}
+
+static const char *closest_key(const char *key)
+{
+    const char *best = NULL;
+    size_t bd = 999;
+    for (size_t i = 0; i < NOPTS; i++) {
+        size_t d = lev(key, OPTS[i].name);
+        if (d < bd) bd = d, best = OPTS[i].name;
+        if (OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
+    }
+    return best;
+}
+
+static int unknown_key(const char *where, const char *key, char *err)
+{
+    return fail(err, "%s: unknown key '%s' (did you mean '%s'? see h5dlio --help)", where, key, closest_key(key));
+}
+
+static const known_t *find_known(const char *path)
+{
+    for (size_t i = 0; i < NKNOWN; i++) {
+        size_t n = strlen(KNOWN[i].path);
+        if (!strcmp(KNOWN[i].path, path) || (!KNOWN[i].allowed && !strncmp(KNOWN[i].path, path, n) && path[n] == '.'))
+            return &KNOWN[i];
+    }
+    return NULL;
+}
+
+static int check_known(const known_t *k, const char *path, const char *v, const char *where, char *err)
+{
+    if (!k->allowed) return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", k->allowed);
+    for (char *s = strtok(buf, "|"); s; s = strtok(NULL, "|")) {
+        int bv;
+        if (lowereq(v, s) || (!strcmp(s, "false") && !parse_bool(v, &bv) && !bv) || (!strcmp(s, "0") && !strcmp(v, "0")))
+            return 0;
+    }
+    return fail(err, "%s: key '%s': value '%s' is not supported (%s)", where, path, v, k->why);
+}
+
+/* ---------- DLIO YAML ---------- */
+static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err);
+
+static int apply_time_dist(config_t *c, const node_t *n, const char *path, const char *file, char *err)
+{
+    /* computation_time / eval_time given as a distribution: {mean: x, stdev: y} (type: normal) */
+    const char *base = strstr(path, "computation_time") ? "computation-time" : "eval-time";
+    char stdev[64], where[4200];
+    snprintf(stdev, sizeof stdev, "%s-stdev", base);
+    for (size_t i = 0; i < n->n; i++) {
+        const node_t *v = n->items[i];
+        snprintf(where, sizeof where, "%s:%d", file, v->line);
+        if (v->kind != NODE_SCALAR)
+            return fail(err, "%s: key '%s.%s' must be a scalar", where, path, n->keys[i]);
+        if (!strcmp(n->keys[i], "mean")) {
+            if (set_opt(c, find_opt(base), v->text, where, err)) return -1;
+        } else if (!strcmp(n->keys[i], "stdev")) {
+            if (set_opt(c, find_opt(stdev), v->text, where, err)) return -1;
+        } else if (!strcmp(n->keys[i], "type")) {
+            if (!lowereq(v->text, "normal"))
+                return fail(err, "%s: key '%s.type': distribution '%s' is not supported (normal)", where, path, v->text);
+        } else
+            return fail(err, "%s: unknown key '%s.%s' (expected mean, stdev, type)", where, path, n->keys[i]);
+    }
+    return 0;
+}
+
+static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const char *file, char *err)
+{
+    char where[4200];
+    snprintf(where, sizeof where, "%s:%d", file, v->line);
+    const opt_t *o = NULL;
+    if (!strncmp(path, "h5dlio.", 7)) {
+        o = find_opt(path);
+        if (!o) return unknown_key(where, path, err);
+    } else {
+        for (size_t i = 0; i < NOPTS; i++)
+            if (OPTS[i].yaml && !strcmp(OPTS[i].yaml, path)) o = &OPTS[i];
+    }
+    if (o) {
+        if (v->kind == NODE_MAP && (!strcmp(path, "train.computation_time") || !strcmp(path, "evaluation.eval_time")))
+            return apply_time_dist(c, v, path, file, err);
+        if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
+        return set_opt(c, o, v->text, where, err);
+    }
+    const known_t *k = find_known(path);
+    if (k) {
+        if (!k->allowed) return 0;
+        if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
+        return check_known(k, path, v->text, where, err);
+    }
+    if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err);
+    return unknown_key(where, path, err);
+}
+
+static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err)
+{
+    for (size_t i = 0; i < n->n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", n->keys[i]);
+        if (apply_dlio_node(c, n->items[i], path, file, err)) return -1;
+    }
+    return 0;
+}
+
+/* ---------- h5bench JSON ---------- */
+static int apply_h5bench(config_t *c, const node_t *root, const char *file, char *err)
+{
+    char where[4200];
+    const node_t *conf = root;
+    const node_t *bm = tree_get(root, "benchmarks");
+    if (bm) {
+        static const char *top[] = {"mpi", "vol", "file-system", "directory", "benchmarks"};
+        for (size_t i = 0; i < root->n; i++) {
+            int ok = 0;
+            for (size_t j = 0; j < 5; j++) ok |= !strcmp(root->keys[i], top[j]);
+            snprintf(where, sizeof where, "%s:%d", file, root->items[i]->line);
+            if (!ok) return fail(err, "%s: unknown top-level key '%s' (h5bench: mpi, vol, file-system, directory, benchmarks)",
+                                 where, root->keys[i]);
+        }
+        if (bm->kind != NODE_SEQ) return fail(err, "%s:%d: 'benchmarks' must be a list", file, bm->line);
+        conf = NULL;
+        for (size_t i = 0; i < bm->n; i++) {
+            const node_t *b = tree_get(bm->items[i], "benchmark");
+            if (b && b->kind == NODE_SCALAR && !strcmp(b->text, "dlio")) {
+                if (conf) return fail(err, "%s:%d: more than one dlio benchmark in 'benchmarks'", file, bm->items[i]->line);
+                conf = tree_get(bm->items[i], "configuration");
+                if (!conf) return fail(err, "%s:%d: dlio benchmark without 'configuration'", file, bm->items[i]->line);
+            }
+        }
+        if (!conf) return fail(err, "%s: no benchmark with \"benchmark\": \"dlio\" in 'benchmarks'", file);
+    }
+    if (conf->kind != NODE_MAP) return fail(err, "%s:%d: configuration must be an object", file, conf->line);
+    for (size_t i = 0; i < conf->n; i++) {
+        const node_t *v = conf->items[i];
+        snprintf(where, sizeof where, "%s:%d", file, v->line);
+        const opt_t *o = NULL;
+        for (size_t j = 0; j < NOPTS; j++)
+            if (!strcmp(OPTS[j].name, conf->keys[i])) o = &OPTS[j];
+        if (!o) return unknown_key(where, conf->keys[i], err);
+        if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, conf->keys[i]);
+        if (set_opt(c, o, v->text, where, err)) return -1;
+    }
+    return 0;
+}
+
+static void set_defaults(config_t *c, int dlio)
+{
+    char err[CFG_ERRLEN];
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (set_opt(c, &OPTS[i], dlio ? OPTS[i].def_dlio : OPTS[i].def_h5, "default", err)) {
+            fprintf(stderr, "h5dlio: internal error: %s\n", err);
+            abort();
+        }
+}
+
+static char *read_file(const char *path, size_t *len, char *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fail(err, "%s: cannot open config file: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (n == cap) {
+            if (cap > (64u << 20)) {
+                fclose(f);
+                free(buf);
+                fail(err, "%s: config file larger than 64 MiB", path);
+                return NULL;
+            }
+            buf = realloc(buf, cap *= 2);
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        if (!r) break;
+        n += r;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        fail(err, "%s: read error", path);
+        return NULL;
+    }
+    if (memchr(buf, 0, n)) {
+        free(buf);
+        fail(err, "%s: not a text file (NUL byte)", path);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err)
+{
+    int source = SRC_DEFAULTS, is_json = 0;
+    char *text = NULL;
+    size_t len = 0;
+    if (path) {
+        if (!(text = read_file(path, &len, err))) return -1;
+        size_t i = 0;
+        while (i < len && isspace((unsigned char)text[i])) i++;
+        const char *dot = strrchr(path, '.');
+        is_json = (dot && lowereq(dot, ".json")) || (i < len && text[i] == '{');
+        source = is_json ? SRC_H5BENCH_JSON : SRC_DLIO_YAML;
+    }
+    set_defaults(c, source == SRC_DLIO_YAML);
+    c->source = source;
+    if (path) {
+        snprintf(c->config_path, sizeof c->config_path, "%s", path);
+        node_t *root = NULL;
+        int rc = tree_parse(text, len, is_json, path, &root, err, CFG_ERRLEN);
+        free(text);
+        if (rc) return -1;
+        if (root->kind != NODE_MAP) {
+            tree_free(root);
+            return fail(err, "%s: top level must be a mapping/object", path);
+        }
+        rc = is_json ? apply_h5bench(c, root, path, err) : apply_dlio_map(c, root, "", path, err);
+        tree_free(root);
+        if (rc) return -1;
+    }
+    for (int i = 0; i < nset; i++) {
+        const char *eq = strchr(sets[i], '=');
+        if (!eq || eq == sets[i]) return fail(err, "--set '%s': expected key=value", sets[i]);
+        char key[256];
+        size_t kl = (size_t)(eq - sets[i]);
+        if (kl >= sizeof key) return fail(err, "--set: key too long");
+        memcpy(key, sets[i], kl);
+        key[kl] = 0;
+        const opt_t *o = find_opt(key);
+        if (o) {
+            if (set_opt(c, o, eq + 1, "--set", err)) return -1;
+            continue;
+        }
+        const known_t *k = find_known(key);
+        if (k) {
+            if (check_known(k, key, eq + 1, "--set", err)) return -1;
+            continue;
+        }
+        return unknown_key("--set", key, err);
+    }
+    return 0;
+}
+
+static int64_t dim_of(int64_t record_length) { return (int64_t)sqrt((double)record_length); }
+
+int config_validate(const config_t *c, int nranks, char *err)
+{
+    if (!c->generate_data && !c->train && !c->evaluation)
+        return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
+    if (c->evaluation && !c->train)
+        return fail(err, "key 'evaluation': evaluation runs after training epochs; set train=true too");
+    if (strcmp(c->dlio_version, "2.0.0"))
+        return fail(err, "key 'dlio-version': '%s' has no kernel entry (known: 2.0.0)", c->dlio_version);
+    int64_t d = dim_of(c->record_length);
+    if (d > 0 && (double)c->num_samples_per_file * (double)d * (double)d > 9.0e18)
+        return fail(err, "key 'num-samples-per-file': %lld samples of %lld bytes overflow a 64-bit file size",
+                    (long long)c->num_samples_per_file, (long long)(d * d));
+    if ((double)c->num_files_train * (double)c->num_samples_per_file > 9.0e15 ||
+        (double)c->num_files_eval * (double)c->num_samples_per_file > 9.0e15)
+        return fail(err, "key 'num-samples-per-file': total sample count overflows");
+    if (c->compression && !c->chunking)
+        return fail(err, "key 'compression': gzip needs a chunked layout: set chunking=true");
+    if (c->subfiling && (c->collective_data || c->collective_meta))
+        return fail(err, "key 'subfiling': cannot be combined with collective-meta/collective-data");
+#ifndef H5_HAVE_SUBFILING_VFD
+    if (c->subfiling)
+        return fail(err, "key 'subfiling': this HDF5 (%d.%d.%d) was built without the Subfiling VFD", H5_VERS_MAJOR,
+                    H5_VERS_MINOR, H5_VERS_RELEASE);
+#endif
+#ifndef H5_HAVE_PARALLEL
+    if (c->subfiling || c->collective_data || c->collective_meta)
+        return fail(err, "key 'collective-data': this HDF5 was built without parallel (MPI-IO) support");
+#endif
+    if (c->read_threads > 0 && c->train && (c->subfiling || c->collective_data || c->collective_meta))
+        return fail(err, "key 'read-threads': reader processes have no MPI; MPI-IO modes (collective-meta, "
+                         "collective-data, subfiling) need read-threads=0");
+    if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
+        return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
+    if (c->train) {
+        if (c->num_files_train < 1) return fail(err, "key 'num-files-train': training needs at least one file");
+        int64_t total = c->num_files_train * c->num_samples_per_file;
+        if (total < nranks)
+            return fail(err, "key 'num-files-train': %lld training samples for %d ranks: every rank needs a sample",
+                        (long long)total, nranks);
+        int64_t per = c->ordering == ORDER_DLIO ? (total + nranks - 1) / nranks : total / nranks;
+        if (c->batch_size > per)
+            return fail(err, "key 'batch-size': %lld is larger than the %lld samples of a rank (no full batch)",
+                        (long long)c->batch_size, (long long)per);
+        int64_t max_steps = total / c->batch_size / nranks;
+        if (c->total_training_steps == 0)
+            return fail(err, "key 'total-training-steps': must be -1 (all) or >= 1");
+        if (c->total_training_steps > max_steps)
+            return fail(err, "key 'total-training-steps': %lld wanted but the dataset has only %lld steps per epoch",
+                        (long long)c->total_training_steps, (long long)max_steps);
+    }
+    if (c->evaluation) {
+        if (c->num_files_eval < 1) return fail(err, "key 'num-files-eval': evaluation needs at least one file");
+        int64_t total = c->num_files_eval * c->num_samples_per_file;
+        if (total < nranks)
+            return fail(err, "key 'num-files-eval': %lld evaluation samples for %d ranks", (long long)total, nranks);
+        int64_t per = c->ordering == ORDER_DLIO ? (total + nranks - 1) / nranks : total / nranks;
+        if (c->batch_size_eval > per)
+            return fail(err, "key 'batch-size-eval': %lld is larger than the %lld samples of a rank",
+                        (long long)c->batch_size_eval, (long long)per);
+    }
+    return 0;
+}
+
+void config_print_help(const char *prog)
+{
+    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run]\n\n"
+           "Replays DLIO Benchmark's HDF5 dataset generation, training and evaluation reads without ML libraries.\n\n"
+           "  --config FILE   h5bench JSON (a \"dlio\" benchmark entry or a bare object of its keys) or a DLIO\n"
+           "                  workload YAML (dataset/reader/train/evaluation/workflow/output sections; kernel-only\n"
+           "                  keys under an `h5dlio:` section)\n"
+           "  --set KEY=VALUE override a key (h5bench name, DLIO dotted path, or h5dlio.<name>); repeatable\n"
+           "  --log-vfd       same as --set log-vfd=true\n"
+           "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
+           "  --help          this text\n\n"
+           "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",
+           prog);
+    printf("%-24s %-34s %-10s %-10s %s\n", "KEY", "DLIO YAML KEY", "DEFAULT", "DLIO-YAML", "MEANING");
+    for (size_t i = 0; i < NOPTS; i++)
+        printf("%-24s %-34s %-10s %-10s %s\n", OPTS[i].name, OPTS[i].yaml ? OPTS[i].yaml : "-", OPTS[i].def_h5,
+               OPTS[i].def_dlio, OPTS[i].help);
+    printf("\nDEFAULT applies to h5bench JSON and to runs without --config; DLIO-YAML to a DLIO workload YAML.\n"
+           "Accepted DLIO keys with no I/O effect: model, reader.multiprocessing_context, reader.dont_use_mmap,\n"
+           "reader.computation_threads, reader.transfer_size, reader.shuffle_size, workflow.profiling, checkpoint.*,\n"
+           "profiling.*, output.log_file. Checked DLIO keys: framework=pytorch, dataset.format=hdf5,\n"
+           "reader.data_loader=pytorch, reader.read_type=on_demand, workflow.checkpoint=false.\n");
+}
+
+static void json_str(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    for (; *s; s++) {
+        char tmp[8];
+        const char *piece = tmp;
+        if (*s == '"' || *s == '\\') snprintf(tmp, sizeof tmp, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) snprintf(tmp, sizeof tmp, "\\u%04x", (unsigned char)*s);
+        else tmp[0] = *s, tmp[1] = 0;
+        size_t pl = strlen(piece);
+        if (*len + pl + 1 > *cap) *buf = realloc(*buf, *cap = (*cap + pl) * 2);
+        memcpy(*buf + *len, piece, pl + 1);
+        *len += pl;
+    }
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (*len + (size_t)n + 1 > *cap) *buf = realloc(*buf, *cap = (*len + (size_t)n + 1) * 2);
+    va_start(ap, fmt);
+    vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *len += (size_t)n;
+}
+
+char *config_to_json(const config_t *c)
+{
+    size_t len = 0, cap = 4096;
+    char *b = malloc(cap);
+    b[0] = 0;
+    append(&b, &len, &cap, "{");
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *o = &OPTS[i];
+        const char *p = (const char *)c + o->off;
+        append(&b, &len, &cap, "%s\"%s\": ", i ? ", " : "", o->name);
+        switch (o->type) {
+        case T_BOOL: append(&b, &len, &cap, "%s", *(const int *)p ? "true" : "false"); break;
+        case T_INT: append(&b, &len, &cap, "%lld", (long long)*(const int64_t *)p); break;
+        case T_DBL: append(&b, &len, &cap, "%.17g", *(const double *)p); break;
+        case T_STR:
+        case T_VERSION:
+            append(&b, &len, &cap, "\"");
+            json_str(&b, &len, &cap, p);
+            append(&b, &len, &cap, "\"");
+            break;
+        case T_SHUFFLE: append(&b, &len, &cap, "\"%s\"", shuffle_name(*(const int *)p)); break;
+        case T_ORDER:
+        case T_NAMING: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
+        case T_COMPRESSION: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
+        }
+    }
+    append(&b, &len, &cap, ", \"config-source\": \"%s\", \"config-file\": \"",
+           c->source == SRC_H5BENCH_JSON ? "h5bench-json" : c->source == SRC_DLIO_YAML ? "dlio-yaml" : "defaults");
+    json_str(&b, &len, &cap, c->config_path);
+    append(&b, &len, &cap, "\"}");
+    return b;
+}

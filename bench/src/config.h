@@ -1,0 +1,56 @@
+/* One configuration struct, one options table, parsed and validated in one place (config.c). */
+#ifndef H5DLIO_CONFIG_H
+#define H5DLIO_CONFIG_H
+#include <stdint.h>
+#include <stddef.h>
+
+enum shuffle_mode { SHUFFLE_OFF = 0, SHUFFLE_SEED = 1, SHUFFLE_RANDOM = 2 };
+enum ordering_mode { ORDER_DLIO = 0, ORDER_H5BENCH = 1 };
+enum naming_mode { NAMING_DLIO = 0, NAMING_H5BENCH = 1 };
+enum config_source { SRC_DEFAULTS = 0, SRC_H5BENCH_JSON = 1, SRC_DLIO_YAML = 2 };
+
+typedef struct {
+    /* workflow */
+    int generate_data, train, evaluation;
+    /* dataset */
+    int64_t record_length, record_length_stdev, record_length_resize;
+    int64_t num_files_train, num_files_eval, num_samples_per_file;
+    char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
+    char records_dataset_name[256], labels_dataset_name[256];
+    int chunking;
+    int64_t chunk_size;
+    int keep_files, compression;
+    int64_t compression_level, generation_buffer_size;
+    /* reader */
+    int64_t batch_size, batch_size_eval, read_threads, prefetch_size;
+    int sample_shuffle, file_shuffle; /* enum shuffle_mode */
+    double preprocess_time, preprocess_time_stdev;
+    /* train / evaluation */
+    int64_t epochs, total_training_steps, random_seed, epochs_between_evals, eval_after_epoch;
+    int seed_change_epoch;
+    double computation_time, computation_time_stdev, eval_time, eval_time_stdev, au;
+    /* HDF5 features */
+    int collective_meta, collective_data, subfiling, log_vfd;
+    /* kernel behaviour */
+    int ordering, naming; /* enum ordering_mode, enum naming_mode */
+    char dlio_version[32];
+    /* output */
+    char output_folder[4096], output_csv_name[256];
+    int output_ranks_data, quiet, record_samples, overwrite;
+    /* where the values came from (not options) */
+    int source;
+    char config_path[4096];
+} config_t;
+
+#define CFG_ERRLEN 1024
+
+/* Fill defaults for the given source, then apply a file (may be NULL) and the --set overrides in order.
+ * On error returns -1 with a one-line message in err (naming the key and the file). */
+int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err);
+/* Whole-config validation against the run (ranks, HDF5 features); -1 + message on error. */
+int config_validate(const config_t *c, int nranks, char *err);
+void config_print_help(const char *prog);
+/* Resolved configuration as JSON object text (for the summary). Caller frees. */
+char *config_to_json(const config_t *c);
+const char *shuffle_name(int m);
+#endif

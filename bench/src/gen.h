@@ -1,0 +1,18 @@
+#ifndef H5DLIO_GEN_H
+#define H5DLIO_GEN_H
+#include "layout.h"
+#include <stdint.h>
+
+typedef struct {
+    int64_t files, bytes;
+    double seconds;
+    char **created;   /* files this rank created in this run (for keep-files=false) */
+    int64_t ncreated;
+    int created_dirs[3]; /* rank 0: data folder, train, valid created by this run */
+} gen_result_t;
+
+/* Generate this rank's share of the dataset (files i = rank, rank+R, ... over train then valid, as DLIO). */
+void generate(const layout_t *L, int rank, int nranks, gen_result_t *out);
+/* keep-files=false: delete exactly the files this run created, then the folders it created if empty. */
+void cleanup_generated(const layout_t *L, gen_result_t *g, int rank);
+#endif

@@ -1,0 +1,187 @@
+#include "layout.h"
+#include "nprand.h"
+#include "util.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const dlio_entry_t DLIO_ENTRIES[] = {
+    /* DLIO 2.0.0 (PyPI): h5py.File(path, 'w') with h5py defaults: superblock v0 (libver earliest), track times on;
+     * 'records' then 'labels'; dlio_sampler shuffles indices in place with np.random.seed(seed) each epoch. */
+    {"2.0.0", H5F_LIBVER_EARLIEST, 1, 1, "hdf5"},
+};
+
+const dlio_entry_t *dlio_entry(const char *version)
+{
+    for (size_t i = 0; i < sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0]; i++)
+        if (!strcmp(DLIO_ENTRIES[i].version, version))
+            return &DLIO_ENTRIES[i];
+    return NULL;
+}
+
+void layout_init(layout_t *L, const config_t *c)
+{
+    memset(L, 0, sizeof *L);
+    L->cfg = c;
+    L->dlio = dlio_entry(c->dlio_version);
+    if (!L->dlio)
+        die(EXIT_BADINPUT, "key 'dlio-version': no entry for '%s'", c->dlio_version);
+    L->nfiles[PH_TRAIN] = c->num_files_train;
+    L->nfiles[PH_EVAL] = c->num_files_eval;
+    int64_t total = c->num_files_train + (c->num_files_eval > 0 ? c->num_files_eval : 0);
+    L->dims = malloc((size_t)(2 * total + 2) * sizeof *L->dims);
+    if (!L->dims)
+        die(EXIT_RUNTIME, "out of memory for %lld file dimensions", (long long)total);
+    /* DLIO: dimension = int(sqrt(record_length)); stdev = record_length_stdev / 2 / sqrt(record_length) */
+    double sq = sqrt((double)c->record_length);
+    int64_t dim = (int64_t)sq;
+    double stdev = (double)c->record_length_stdev / 2.0 / sq;
+    if (stdev > 0) {
+        nprand_t r;
+        nprand_seed(&r, 10);
+        for (int64_t k = 0; k < 2 * total; k++) {
+            double d = nprand_normal(&r, (double)dim, stdev);
+            int64_t v = (int64_t)d; /* Python int(): truncation toward zero */
+            L->dims[k] = v > 1 ? v : 1;
+        }
+    } else {
+        for (int64_t k = 0; k < 2 * total; k++)
+            L->dims[k] = dim;
+    }
+}
+
+void layout_free(layout_t *L)
+{
+    free(L->dims);
+    L->dims = NULL;
+}
+
+void layout_dims(const layout_t *L, int phase, int64_t i, int64_t *d1, int64_t *d2)
+{
+    int64_t k = (phase == PH_TRAIN ? 0 : L->nfiles[PH_TRAIN]) + i;
+    *d1 = L->dims[2 * k];
+    *d2 = L->dims[2 * k + 1];
+}
+
+static int ndigits(int64_t n)
+{
+    int d = 1;
+    while (n >= 10) n /= 10, d++;
+    return d;
+}
+
+void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outlen)
+{
+    const config_t *c = L->cfg;
+    const char *sub = phase == PH_TRAIN ? c->train_data_folder : c->valid_data_folder;
+    int64_t n = L->nfiles[phase];
+    int w;
+    if (c->naming == NAMING_H5BENCH) /* h5bench: 1-based, unpadded, .h5 */
+        w = snprintf(out, outlen, "%s/%s/%s_%lld_of_%lld.h5", c->data_folder, sub, c->file_prefix, (long long)i + 1,
+                     (long long)n);
+    else /* DLIO: 0-based, zero-padded to the digits of N */
+        w = snprintf(out, outlen, "%s/%s/%s_%0*lld_of_%lld.%s", c->data_folder, sub, c->file_prefix, ndigits(n),
+                     (long long)i, (long long)n, L->dlio->file_ext);
+    if (w < 0 || (size_t)w >= outlen)
+        die(EXIT_BADINPUT, "key 'data-folder': file path too long (%d characters)", w);
+}
+
+/* ---------- file drivers ---------- */
+static hid_t fapl_common(const config_t *c)
+{
+    (void)c;
+    /* what h5py.File() sets: libver bounds (earliest, latest) and alignment (1, 1) */
+    hid_t p = H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), "fapl");
+    H5_CHECK(H5Pset_libver_bounds(p, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST), "fapl");
+    H5_CHECK(H5Pset_alignment(p, 1, 1), "fapl");
+    return p;
+}
+
+/* Reading: like h5py, leave the driver unset, so the default (sec2) applies and HDF5_DRIVER (1.14+) is honoured */
+static hid_t fapl_default(const config_t *c) { return fapl_common(c); }
+
+/* Creating: sec2 set explicitly, so HDF5_DRIVER=log in the environment never routes creation through the Log VFD */
+static hid_t fapl_sec2(const config_t *c)
+{
+    hid_t p = fapl_common(c);
+    H5_CHECK(H5Pset_fapl_sec2(p), "fapl");
+    return p;
+}
+
+static hid_t fapl_log(const config_t *c)
+{
+    hid_t p = fapl_common(c);
+    /* NULL logfile = stderr; the same flags HDF5_DRIVER=log uses (1.14): LOC_IO | ALLOC */
+    H5_CHECK(H5Pset_fapl_log(p, NULL, H5FD_LOG_LOC_IO | H5FD_LOG_ALLOC, 0), "fapl");
+    return p;
+}
+
+static hid_t dxpl_default(const config_t *c)
+{
+    (void)c;
+    return H5P_DEFAULT;
+}
+
+#ifdef H5_HAVE_PARALLEL
+/* Each rank reads files no other rank has open at that moment: MPI-IO on MPI_COMM_SELF, so a "collective"
+ * open never waits for ranks that are reading other files (the h5bench kernel's hang). */
+static hid_t fapl_mpio(const config_t *c)
+{
+    hid_t p = fapl_common(c);
+    H5_CHECK(H5Pset_fapl_mpio(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl");
+    if (c->collective_meta) {
+        H5_CHECK(H5Pset_all_coll_metadata_ops(p, 1), "fapl");
+        H5_CHECK(H5Pset_coll_metadata_write(p, 1), "fapl");
+    }
+    return p;
+}
+
+static hid_t dxpl_mpio(const config_t *c)
+{
+    hid_t p = H5_CHECK(H5Pcreate(H5P_DATASET_XFER), "dxpl");
+    H5_CHECK(H5Pset_dxpl_mpio(p, c->collective_data ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "dxpl");
+    return p;
+}
+#endif
+
+#ifdef H5_HAVE_SUBFILING_VFD
+#include <H5FDsubfiling.h>
+static hid_t fapl_subfiling(const config_t *c)
+{
+    hid_t p = fapl_common(c);
+    H5_CHECK(H5Pset_mpi_params(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl");
+    H5_CHECK(H5Pset_fapl_subfiling(p, NULL), "fapl");
+    return p;
+}
+#endif
+
+static const driver_t DRIVERS[] = {
+    {"default", fapl_default, dxpl_default},
+    {"sec2", fapl_sec2, dxpl_default},
+    {"log", fapl_log, dxpl_default},
+#ifdef H5_HAVE_PARALLEL
+    {"mpio", fapl_mpio, dxpl_mpio},
+#endif
+#ifdef H5_HAVE_SUBFILING_VFD
+    {"subfiling", fapl_subfiling, dxpl_default},
+#endif
+};
+
+static const driver_t *driver_by_name(const char *n)
+{
+    for (size_t i = 0; i < sizeof DRIVERS / sizeof DRIVERS[0]; i++)
+        if (!strcmp(DRIVERS[i].name, n))
+            return &DRIVERS[i];
+    die(EXIT_BADINPUT, "file driver '%s' is not available in this HDF5 build", n);
+}
+
+const driver_t *driver_select(const config_t *c, int for_create)
+{
+    if (c->subfiling)
+        return driver_by_name("subfiling");
+    if (c->collective_data || c->collective_meta)
+        return driver_by_name("mpio");
+    if (c->log_vfd && !for_create)
+        return driver_by_name("log");
+    return driver_by_name(for_create ? "sec2" : "default");
+}

@@ -1,0 +1,251 @@
+#define _GNU_SOURCE
+#include "reader.h"
+#include "util.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed)
+{
+    memset(r, 0, sizeof *r);
+    r->cfg = c;
+    r->L = L;
+    const driver_t *d = driver_select(c, 0);
+    r->fapl = d->fapl(c);
+    r->dxpl = d->dxpl(c);
+    nprand_seed(&r->pre_rng, stream_seed);
+}
+
+void sample_reader_close(sample_reader_t *r)
+{
+    if (r->fapl > 0)
+        H5Pclose(r->fapl);
+    if (r->dxpl > 0 && r->dxpl != H5P_DEFAULT)
+        H5Pclose(r->dxpl);
+    free(r->buf);
+    memset(r, 0, sizeof *r);
+}
+
+void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
+{
+    const config_t *c = r->cfg;
+    int64_t file = g / c->num_samples_per_file, sample = g % c->num_samples_per_file;
+    char path[4600];
+    layout_path(r->L, phase, file, path, sizeof path);
+
+    double t0 = now();
+    hid_t f = H5_CHECK_INPUT(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path);
+    hid_t ds = H5_CHECK_INPUT(H5Dopen2(f, c->records_dataset_name, H5P_DEFAULT), path);
+    hid_t fs = H5_CHECK(H5Dget_space(ds), path);
+    hsize_t dims[3];
+    int nd = H5Sget_simple_extent_ndims(fs);
+    hid_t ty = H5_CHECK(H5Dget_type(ds), path);
+    size_t tsize = H5Tget_size(ty);
+    H5Tclose(ty);
+    if (nd != 3 || tsize != 1)
+        die(EXIT_BADINPUT, "%s: dataset '%s' is not an (n, d1, d2) byte array (rank %d, element size %zu): not a "
+            "DLIO dataset", path, c->records_dataset_name, nd, tsize);
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    if ((int64_t)dims[0] <= sample)
+        die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)",
+            path, c->records_dataset_name, (unsigned long long)dims[0], (long long)sample,
+            (long long)c->num_samples_per_file);
+    hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path);
+    hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path); /* like h5py: dset[i] is (d1, d2) */
+    size_t need = (size_t)(dims[1] * dims[2]);
+    if (need > r->bufsize) {
+        free(r->buf);
+        r->buf = malloc(need ? need : 1);
+        if (!r->buf)
+            die(EXIT_RUNTIME, "out of memory for a %zu-byte sample of %s", need, path);
+        r->bufsize = need;
+    }
+    double t1 = now();
+    H5_CHECK_INPUT(H5Dread(ds, H5T_NATIVE_UINT8, ms, fs, r->dxpl, r->buf), path);
+    double t2 = now();
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(ds);
+    H5_CHECK(H5Fclose(f), path);
+    double t3 = now();
+    acc->meta_s += (t1 - t0) + (t3 - t2);
+    acc->read_s += t2 - t1;
+    acc->bytes += (int64_t)need;
+    acc->opens += 1;
+    acc->reads += 1;
+    if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
+        double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
+                                                : c->preprocess_time;
+        acc->pre_s += emulate(t);
+    }
+}
+
+/* ---------- reader processes ---------- */
+typedef struct {
+    int32_t op; /* 1 = batch, 2 = start(rank) */
+    int32_t phase;
+    int64_t batch;
+    int64_t n;
+} req_t;
+
+typedef struct {
+    int64_t batch;
+    int32_t status; /* 0 ok, else exit code */
+    io_acc_t acc;
+    char msg[1024];
+} rep_t;
+
+static int xfer(int fd, void *buf, size_t n, int writing)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t k = writing ? write(fd, p, n) : read(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Worker errors must reach the rank, which aborts the job with the message: die() is rerouted here. */
+static int w_fd = -1;
+static int64_t w_batch = -1;
+
+static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
+{
+    w_fd = fd;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    req_t q;
+    int rank = 0;
+    sample_reader_t r;
+    int started = 0;
+    int64_t *idx = NULL;
+    size_t cap = 0;
+    while (xfer(fd, &q, sizeof q, 0) == 0) {
+        if (q.op == 2) {
+            rank = (int)q.batch;
+            g_rank = rank;
+            sample_reader_init(&r, c, L, (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u + (uint64_t)index + 1));
+            started = 1;
+            continue;
+        }
+        if (!started || q.n < 0)
+            _exit(EXIT_RUNTIME);
+        if ((size_t)q.n > cap) {
+            free(idx);
+            idx = malloc((size_t)q.n * sizeof *idx);
+            cap = (size_t)q.n;
+            if (!idx)
+                _exit(EXIT_RUNTIME);
+        }
+        if (xfer(fd, idx, (size_t)q.n * sizeof *idx, 0))
+            break;
+        rep_t a;
+        memset(&a, 0, sizeof a);
+        a.batch = w_batch = q.batch;
+        for (int64_t i = 0; i < q.n; i++)
+            sample_reader_read(&r, q.phase, idx[i], &a.acc);
+        if (xfer(fd, &a, sizeof a, 1))
+            break;
+    }
+    _exit(0);
+}
+
+/* called by die() inside a worker (g_mpi_up is 0 there): report to the rank, then exit */
+void worker_report_failure(int code, const char *msg);
+void worker_report_failure(int code, const char *msg)
+{
+    if (w_fd < 0)
+        return;
+    rep_t a;
+    memset(&a, 0, sizeof a);
+    a.batch = w_batch;
+    a.status = code;
+    snprintf(a.msg, sizeof a.msg, "%s", msg);
+    xfer(w_fd, &a, sizeof a, 1);
+}
+
+void pool_fork(pool_t *p, const config_t *c, const layout_t *L)
+{
+    p->n = (int)c->read_threads;
+    p->fd = calloc((size_t)p->n, sizeof *p->fd);
+    p->pid = calloc((size_t)p->n, sizeof *p->pid);
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < p->n; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+            die(EXIT_RUNTIME, "socketpair for reader process %d: %s", i, strerror(errno));
+        pid_t pid = fork();
+        if (pid < 0)
+            die(EXIT_RUNTIME, "fork of reader process %d: %s", i, strerror(errno));
+        if (pid == 0) {
+            close(sv[0]);
+            for (int j = 0; j < i; j++)
+                close(p->fd[j]);
+            worker_main(sv[1], c, L, i);
+        }
+        close(sv[1]);
+        p->fd[i] = sv[0];
+        p->pid[i] = pid;
+    }
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void pool_start(pool_t *p, int rank)
+{
+    for (int i = 0; i < p->n; i++) {
+        req_t q = {2, 0, rank, 0};
+        if (xfer(p->fd[i], &q, sizeof q, 1))
+            die(EXIT_RUNTIME, "reader process %d (pid %d) is gone", i, p->pid[i]);
+    }
+}
+
+void pool_send(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, int64_t n)
+{
+    req_t q = {1, phase, batch, n};
+    if (xfer(p->fd[w], &q, sizeof q, 1) || xfer(p->fd[w], (void *)idx, (size_t)n * sizeof *idx, 1))
+        die(EXIT_RUNTIME, "reader process %d (pid %d) is gone", w, p->pid[w]);
+}
+
+void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)
+{
+    rep_t a;
+    if (xfer(p->fd[w], &a, sizeof a, 0)) {
+        int st = 0;
+        waitpid(p->pid[w], &st, WNOHANG);
+        die(EXIT_RUNTIME, "reader process %d (pid %d) died while reading batch %lld%s", w, p->pid[w],
+            (long long)batch, WIFSIGNALED(st) ? " (killed by a signal)" : "");
+    }
+    if (a.status)
+        die(a.status, "reader process %d: %s", w, a.msg);
+    if (a.batch != batch)
+        die(EXIT_RUNTIME, "reader process %d answered batch %lld, expected %lld", w, (long long)a.batch,
+            (long long)batch);
+    acc->meta_s += a.acc.meta_s;
+    acc->read_s += a.acc.read_s;
+    acc->pre_s += a.acc.pre_s;
+    acc->bytes += a.acc.bytes;
+    acc->opens += a.acc.opens;
+    acc->reads += a.acc.reads;
+}
+
+void pool_stop(pool_t *p)
+{
+    for (int i = 0; i < p->n; i++)
+        close(p->fd[i]);
+    for (int i = 0; i < p->n; i++)
+        waitpid(p->pid[i], NULL, 0);
+    free(p->fd);
+    free(p->pid);
+    p->n = 0;
+}

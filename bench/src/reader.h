@@ -1,0 +1,39 @@
+/* Reading samples: one open/read/close per sample (DLIO's ON_DEMAND HDF5 reader), in the rank itself
+ * (read-threads=0) or in reader processes forked before MPI_Init (read-threads>0, PyTorch worker semantics). */
+#ifndef H5DLIO_READER_H
+#define H5DLIO_READER_H
+#include "layout.h"
+#include "nprand.h"
+#include <stdint.h>
+
+typedef struct {
+    double meta_s, read_s, pre_s; /* H5Fopen..select + closes; inside H5Dread; preprocess sleeps */
+    int64_t bytes, opens, reads;
+} io_acc_t;
+
+typedef struct {
+    const config_t *cfg;
+    const layout_t *L;
+    hid_t fapl, dxpl;
+    uint8_t *buf;
+    size_t bufsize;
+    nprand_t pre_rng; /* preprocess-time jitter: its own stream */
+} sample_reader_t;
+
+void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed);
+void sample_reader_close(sample_reader_t *r);
+/* Read global sample g of a phase: open, read one (1, d1, d2) slab, close; then preprocess time. */
+void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc);
+
+/* Reader processes. Forked before MPI_Init (no MPI in them); the rank sends batches, they read and answer. */
+typedef struct {
+    int n;
+    int *fd;
+    int *pid;
+} pool_t;
+void pool_fork(pool_t *p, const config_t *c, const layout_t *L);     /* before MPI_Init */
+void pool_start(pool_t *p, int rank);                                /* after MPI_Init: tells workers the rank */
+void pool_send(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n);
+void pool_recv(pool_t *p, int worker, int64_t batch, io_acc_t *acc); /* waits for that worker's next answer */
+void pool_stop(pool_t *p);
+#endif

@@ -1,0 +1,154 @@
+#define _GNU_SOURCE
+#include "util.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int g_rank = -1;
+int g_mpi_up = 0;
+void worker_report_failure(int code, const char *msg);
+
+void die(int code, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g_rank >= 0)
+        fprintf(stderr, "h5dlio: rank %d: error: %s\n", g_rank, msg);
+    else
+        fprintf(stderr, "h5dlio: error: %s\n", msg);
+    fflush(stderr);
+    worker_report_failure(code, msg);
+    if (g_mpi_up)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    _exit(code);
+}
+
+static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *buf = data;
+    if (n == 0 && e->desc)
+        snprintf(buf, 512, "%s (in %s)", e->desc, e->func_name ? e->func_name : "?");
+    return 0;
+}
+
+void h5_fail(int code, const char *call, const char *what, const char *file, int line)
+{
+    char buf[512] = "no HDF5 error detail";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, buf);
+    die(code, "%s: %s failed: %s [%s:%d]", what ? what : "?", call, buf, file, line);
+}
+
+double emulate(double t)
+{
+    if (!(t > 0))
+        return 0.0;
+    double t0 = now();
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+    return now() - t0;
+}
+
+int mkdir_p(const char *path)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) == 0)
+        return 1;
+    if (errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+void fill_random(uint8_t *buf, size_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    size_t i = 0;
+    while (i < n) {
+        s ^= s << 13; /* xorshift64 */
+        s ^= s >> 7;
+        s ^= s << 17;
+        uint64_t v = s;
+        for (int k = 0; k < 8 && i < n; k++, i++, v >>= 8)
+            buf[i] = (uint8_t)(((v & 0xff) * 255u) >> 8);
+    }
+}
+
+int write_atomic(const char *path, const char *data, size_t len)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return -1;
+    size_t w = fwrite(data, 1, len, f);
+    int bad = (w != len) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+void sb_printf(sb_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = (b->len + (size_t)n + 1) * 2;
+        char *s = realloc(b->s, cap);
+        if (!s)
+            die(EXIT_RUNTIME, "out of memory building output");
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sb_json_str(sb_t *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            sb_printf(b, "\\%c", ch);
+        else if (ch < 0x20)
+            sb_printf(b, "\\u%04x", ch);
+        else
+            sb_printf(b, "%c", ch);
+    }
+    sb_printf(b, "\"");
+}
