@@ -359,7 +359,7 @@ static int check_known(const known_t *k, const char *path, const char *v, const 
         if (lowereq(v, s) || (!strcmp(s, "false") && !parse_bool(v, &bv) && !bv) || (!strcmp(s, "0") && !strcmp(v, "0")))
             return 0;
     }
-    return fail(err, "%s: key '%s': value '%s' is not supported (%s)", where, path, v, k->why);
+    return fail(err, "%s: key '%s': value '%s' is not supported (expected %s: %s)", where, path, v, k->allowed, k->why);
 }
 
 /* ---------- DLIO YAML ---------- */

@@ -1,0 +1,70 @@
+# h5dlio — top-level entry points. Each target installs what it needs, idempotently.
+#   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
+#   make test                       C unit tests (ctest) + pytest (kernel end to end, harness)
+#   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
+# Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PY ?= python3
+CACHE ?= $(HOME)/.cache/h5dlio
+export H5DLIO_CACHE := $(CACHE)
+WORKLOAD ?= unet3d
+SCALE ?= tiny
+RANKS ?= 2
+PROFILES ?=
+VENV := .venv
+TEST_REQS := requirements-test.txt
+
+ifeq ($(strip $(HDF5_DIR)),)
+HDF5_STAMP := build/.hdf5-prefix
+BUILD_DIR := build/own-hdf5
+else
+HDF5_STAMP :=
+BUILD_DIR := build/hdf5-$(shell echo -n "$(HDF5_DIR)" | sha256sum | cut -c1-8)
+endif
+BIN := $(BUILD_DIR)/h5dlio
+
+.PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
+help:
+	@sed -n '1,7p' Makefile | sed 's/^# \{0,1\}//'
+
+deps-system:
+	@bash scripts/deps-system.sh
+
+# our own parallel HDF5 1.14.5 (Debian trixie source package), cached outside the clone
+build/.hdf5-prefix: scripts/deps-hdf5.sh | deps-system
+	@mkdir -p build
+	@bash scripts/deps-hdf5.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
+
+deps: deps-system $(HDF5_STAMP)
+
+build: deps
+	@prefix="$(HDF5_DIR)"; [ -n "$$prefix" ] || prefix=$$(cat build/.hdf5-prefix); \
+	cmake -S bench -B $(BUILD_DIR) -G Ninja -DHDF5_ROOT="$$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && \
+	cmake --build $(BUILD_DIR) && ln -sfn $(notdir $(BUILD_DIR))/h5dlio build/h5dlio && \
+	echo "built $(BIN) (HDF5 $$prefix)"
+
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: $(TEST_REQS)
+	@$(PY) -m venv $(VENV) && $(VENV)/bin/pip install -q --upgrade pip && $(VENV)/bin/pip install -q -r $(TEST_REQS)
+	@touch $@
+
+dlio-venv: build/.dlio-venv
+build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
+	@mkdir -p build
+	@bash scripts/deps-dlio.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
+
+test-c: build
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure
+
+test-py: build venv
+	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+	  $(VENV)/bin/python -m pytest -q tests
+
+test: test-c test-py
+
+lint: venv
+	@$(VENV)/bin/ruff check tests harness profiles validate reports
+
+clean:
+	rm -rf build
