@@ -109,7 +109,27 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
             out->created_dirs[k] = r;
         }
     }
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    /* Refuse, before anyone writes, to replace a file that is already there (every rank leaves with status 2). */
+    char msg[8192] = "";
+    if (rank == 0 && !c->overwrite)
+        for (int ph = 0; ph < 2 && !*msg; ph++)
+            for (int64_t i = 0; i < L->nfiles[ph]; i++) {
+                char path[4600];
+                struct stat st;
+                layout_path(L, ph, i, path, sizeof path);
+                if (stat(path, &st) == 0) {
+                    snprintf(msg, sizeof msg, "%s exists: set generate-data=false to reuse the dataset, or "
+                             "overwrite=true to replace it", path);
+                    break;
+                }
+            }
+    MPI_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (*msg) {
+        if (rank == 0)
+            fprintf(stderr, "h5dlio: error: %s\n", msg);
+        MPI_Finalize();
+        exit(EXIT_BADINPUT);
+    }
     double t0 = now();
     int64_t total = L->nfiles[PH_TRAIN] + L->nfiles[PH_EVAL];
     int64_t maxd2 = 1;
@@ -127,10 +147,6 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         int64_t i = phase == PH_TRAIN ? g : g - L->nfiles[PH_TRAIN];
         char path[4600], tmp[4700];
         layout_path(L, phase, i, path, sizeof path);
-        struct stat st;
-        if (stat(path, &st) == 0 && !c->overwrite)
-            die(EXIT_BADINPUT, "%s exists: set generate-data=false to reuse the dataset, or overwrite=true to "
-                "replace it", path);
         /* Write under a temporary name and rename when complete: an interrupted generation never leaves a file
          * that looks whole. Subfiling names its subfiles after the file, so it writes in place. */
         if (c->subfiling)

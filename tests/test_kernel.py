@@ -1,0 +1,341 @@
+"""End-to-end tests of the h5dlio kernel under mpirun (1-4 ranks, oversubscribed on small machines)."""
+from __future__ import annotations
+
+import subprocess
+from collections import Counter, defaultdict
+
+import pytest
+
+import model
+from kernel import h5tool, run, tiny
+
+
+def train_samples(r, rank, phase="train"):
+    """epoch -> samples consumed by steps, in order"""
+    per = defaultdict(list)
+    for row in r.samples(rank):
+        if row["phase"] == phase and row["use"] == "step":
+            per[int(row["epoch"])].append(int(row["sample"]))
+    return per
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_dlio_sample_order_equals_the_sampler_model(tmp_path, ranks):
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True})
+    r = run(tmp_path, ranks, sets)
+    assert r.rc == 0, r.proc.stderr
+    total = 8 * 4
+    exp = model.dlio_reads(total, ranks, 2, 123, 2, True)
+    exp_eval = model.dlio_reads(2 * 4, ranks, 1, 123, 2, True, phase="eval")
+    for rank in range(ranks):
+        got = train_samples(r, rank)
+        assert [got[e] for e in (1, 2)] == exp[rank]
+        got_e = train_samples(r, rank, "eval")
+        assert [got_e[e] for e in (1, 2)] == exp_eval[rank]
+    for epoch in (1, 2):
+        seen = Counter(s for rank in range(ranks) for s in train_samples(r, rank)[epoch])
+        assert max(seen.values()) == 1, "a training sample was read twice in one epoch"
+        if total % (ranks * 2) == 0:
+            assert sorted(seen) == list(range(total)), "every training sample once per epoch"
+
+
+def test_counts_equal_the_analytic_model(tmp_path):
+    ranks, rl = 2, 65536
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True, "epochs": 3,
+                                      "record-length": rl})
+    r = run(tmp_path, ranks, sets)
+    assert r.rc == 0, r.proc.stderr
+    s = r.summary()
+    exp = model.dlio_reads(32, ranks, 2, 123, 3, True)
+    per_epoch = sum(len(exp[k][0]) for k in exp)
+    assert [e["opens"] for e in s["train"]["epochs"]] == [per_epoch] * 3
+    assert [e["reads"] for e in s["train"]["epochs"]] == [per_epoch] * 3
+    assert [e["bytes"] for e in s["train"]["epochs"]] == [per_epoch * model.sample_bytes(rl)] * 3
+    ev = model.dlio_reads(8, ranks, 1, 123, 3, True, phase="eval")
+    assert [e["opens"] for e in s["eval"]["epochs"]] == [sum(len(ev[k][0]) for k in ev)] * 3
+    assert s["generate"]["files"] == 10
+    assert s["generate"]["bytes"] == 10 * 4 * model.sample_bytes(rl)
+
+
+def test_eval_cadence_and_step_cap(tmp_path):
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True, "epochs": 5,
+                                      "eval-after-epoch": 2, "epochs-between-evals": 2, "total-training-steps": 3})
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    s = r.summary()
+    assert [e["epoch"] for e in s["eval"]["epochs"]] == model.eval_epochs(5, 2, 2) == [2, 4]
+    assert [e["steps_per_rank_max"] for e in s["train"]["epochs"]] == [3] * 5
+    assert [e["opens"] for e in s["train"]["epochs"]] == [3 * 2 * 2] * 5
+
+
+def test_logvfd_trace_follows_the_sample_order(tmp_path):
+    rl = 65536
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "record-length": rl, "log-vfd": True})
+    r = run(tmp_path, 2, sets, log=True)
+    assert r.rc == 0, r.proc.stderr
+    for rank in range(2):
+        recs = r.logvfd(rank)
+        draws = [int(a) for a, b, n, mem, op in recs if mem == "H5FD_MEM_DRAW" and op == "Read"]
+        expected = [2048 + (s % 4) * rl for e in (1, 2) for s in train_samples(r, rank)[e]]
+        assert draws == expected
+        opens = [x for x in recs if x[:2] == ("0", "8") and x[3:] == ("H5FD_MEM_SUPER", "Allocated")]
+        assert len(opens) == len(expected)
+        # the thesis' Table 6.1 block per open (metadata addresses of a DLIO/h5py file)
+        meta = Counter((a, b, mem) for a, b, n, mem, op in recs if op == "Read" and mem in ("H5FD_MEM_OHDR",
+                                                                                             "H5FD_MEM_LHEAP",
+                                                                                             "H5FD_MEM_BTREE"))
+        assert meta == {("96", "607", "H5FD_MEM_OHDR"): len(expected), ("680", "1191", "H5FD_MEM_LHEAP"): len(expected),
+                        ("136", "679", "H5FD_MEM_BTREE"): len(expected), ("1072", "1399", "H5FD_MEM_BTREE"): len(expected),
+                        ("800", "1311", "H5FD_MEM_OHDR"): len(expected)}
+
+
+def test_hdf5_driver_env_gives_the_same_trace(tmp_path):
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": False, "evaluation": False})
+    assert run(tmp_path, 1, sets, name="gen").rc == 0
+    sets = tiny(tmp_path / "data", train=True, epochs=1)
+    a = run(tmp_path, 2, {**sets, "log-vfd": True}, log=True, name="flag")
+    b = run(tmp_path, 2, sets, log=True, env={"HDF5_DRIVER": "log"}, name="env")
+    assert a.rc == 0 and b.rc == 0, a.proc.stderr + b.proc.stderr
+    for rank in range(2):
+        assert a.logvfd(rank) and a.logvfd(rank) == b.logvfd(rank)
+
+
+def test_reader_processes_read_the_same_multiset(tmp_path):
+    """read-threads > 0: PyTorch worker semantics; the per-rank multiset of Log VFD records equals read-threads=0."""
+    gen = tiny(tmp_path / "data", **{"generate-data": True, "train": False})
+    assert run(tmp_path, 1, gen, name="gen").rc == 0
+    base = tiny(tmp_path / "data", train=True, evaluation=True)
+    a = run(tmp_path, 2, {**base, "read-threads": 0, "log-vfd": True}, log=True, name="rt0")
+    b = run(tmp_path, 2, {**base, "read-threads": 3, "log-vfd": True}, log=True, name="rt3")
+    assert a.rc == 0 and b.rc == 0, a.proc.stderr + b.proc.stderr
+    for rank in range(2):
+        assert Counter(a.logvfd(rank)) == Counter(b.logvfd(rank))
+        assert train_samples(a, rank) == train_samples(b, rank)
+
+
+def test_reader_processes_prefetch_past_a_step_cap(tmp_path):
+    """With total-training-steps capping an epoch, PyTorch workers have already read prefetch_factor x workers
+    batches ahead; those reads happen (and are counted apart)."""
+    gen = tiny(tmp_path / "data", **{"generate-data": True, "train": False})
+    assert run(tmp_path, 1, gen, name="gen").rc == 0
+    sets = tiny(tmp_path / "data", train=True, epochs=1, **{"total-training-steps": 2, "read-threads": 2,
+                                                            "prefetch-size": 2})
+    r = run(tmp_path, 1, sets)
+    assert r.rc == 0, r.proc.stderr
+    e = r.summary()["train"]["epochs"][0]
+    # 32 samples, batch 2: 16 batches; window = ceil(2/2) * 2 = 2; consumed 2 -> issued min(16, 2 + 2) = 4
+    assert e["samples"] == 4 and e["samples_prefetched_unused"] == 4 and e["opens"] == 8
+
+
+def test_h5bench_ordering_reads_every_sample_once_with_any_rank_count(tmp_path):
+    """h5bench kernel bugs 1 and 2: overlapping rank ranges / unread tail, and ranks disagreeing on the shuffle
+    because one rand() stream also served the compute jitter."""
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "ordering": "h5bench", "epochs": 3,
+                                      "num-files-train": 7, "seed-change-epoch": True, "computation-time": 0.001,
+                                      "computation-time-stdev": 0.001, "preprocess-time": 0.0005,
+                                      "preprocess-time-stdev": 0.0005})
+    r = run(tmp_path, 3, sets)
+    assert r.rc == 0, r.proc.stderr
+    total = 7 * 4
+    orders = []
+    for epoch in (1, 2, 3):
+        seen = Counter(s for rank in range(3) for s in train_samples(r, rank)[epoch])
+        assert sorted(seen.elements()) == list(range(total)), f"epoch {epoch}: not every sample exactly once"
+        orders.append(train_samples(r, 0)[epoch])
+    assert orders[0] != orders[1] != orders[2], "seed-change-epoch must change the permutation"
+
+
+def test_file_larger_than_4gib(tmp_path):
+    """h5bench kernel bug 3: byte offsets used as row indices, uint32 overflow past 4 GiB."""
+    rl = 1100 * 1024 * 1024  # 4 samples -> a 4.3 GiB file
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "record-length": rl,
+                                      "num-files-train": 1, "num-files-eval": 0, "batch-size": 1, "epochs": 1,
+                                      "shuffle": "off", "generation-buffer-size": 64 << 20, "log-vfd": True})
+    r = run(tmp_path, 1, sets, log=True, timeout=600)
+    assert r.rc == 0, r.proc.stderr
+    f = tmp_path / "data" / "train" / "img_0_of_1.hdf5"
+    d = model.sample_bytes(rl) ** 0.5
+    assert f.stat().st_size > 4 * 2**30
+    draws = [(int(a), int(n)) for a, b, n, mem, op in r.logvfd(0) if mem == "H5FD_MEM_DRAW"]
+    assert draws == [(2048 + k * int(d) ** 2, int(d) ** 2) for k in range(4)]
+    # the last rows of the last sample hold generated bytes, not the fill value
+    out = subprocess.run([h5tool("h5dump"), "-d", "records", "-s", f"3,{int(d) - 1},0", "-c", "1,1,256", "-y", "-w",
+                          "0", str(f)], capture_output=True, text=True, check=True).stdout
+    data_lines = out.split("DATA {", 1)[1]
+    values = [int(x) for x in data_lines.replace(",", " ").split() if x.isdigit()]
+    assert len(values) >= 256 and sum(values) > 0
+
+
+def test_reader_processes_leave_nothing_behind(tmp_path):
+    """h5bench kernel bugs 4 and 5: children forked after MPI_Init exiting without finalize; worker pipes closed
+    under the wrong flag. Our reader processes are forked before MPI_Init and exit when the rank closes them."""
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": False, "read-threads": 2,
+                                      "log-vfd": True})
+    r = run(tmp_path, 2, sets, log=True)
+    assert r.rc == 0, r.proc.stderr
+    for rank in range(2):
+        draws = [x for x in r.logvfd(rank) if x[3] == "H5FD_MEM_DRAW"]
+        assert len(draws) == 2 * 16  # reads in the reader processes are seen by the profiler
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_subfiling_no_hang(tmp_path, ranks):
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True, "subfiling": True})
+    r = run(tmp_path, ranks, sets, timeout=180)
+    if r.rc == 2 and "Subfiling VFD" in r.proc.stderr:
+        pytest.skip("HDF5 built without the Subfiling VFD: " + r.proc.stderr.strip().splitlines()[0])
+    assert r.rc == 0, r.proc.stderr
+    s = r.summary()
+    assert sum(e["opens"] for e in s["train"]["epochs"]) == 2 * 32
+
+
+def test_collective_metadata_and_data(tmp_path):
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True,
+                                      "collective-meta": True, "collective-data": True})
+    r = run(tmp_path, 2, sets, timeout=180)
+    assert r.rc == 0, r.proc.stderr
+    assert [e["opens"] for e in r.summary()["train"]["epochs"]] == [32, 32]
+
+
+def test_metrics_as_dlio_computes_them(tmp_path):
+    """h5bench kernel bug 7: per-rank values labelled like totals, requested instead of measured compute, no AU,
+    units changing between rows."""
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "computation-time": 0.02,
+                                      "output-ranks-data": True})
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    s = r.summary()
+    import csv
+    rows = list(csv.DictReader(open(r.out / "output.ranks.csv")))
+    for e in s["train"]["epochs"]:
+        mine = [float(x["throughput_samples_per_s"]) for x in rows if x["phase"] == "train" and
+                int(x["epoch"]) == e["epoch"]]
+        assert e["throughput_samples_per_s"] == pytest.approx(sum(mine), rel=1e-6)
+        assert e["compute_s_rank_mean"] >= 8 * 0.02  # measured sleeps, at least what was asked
+        assert 0 < e["au_percent"] <= 100
+    tr = s["train"]
+    assert tr["dlio_io_mean_MB_per_s"] == pytest.approx(tr["throughput_mean_samples_per_s"] * 65536 / 2**20)
+    units = {}
+    for line in (r.out / "output.csv").read_text().splitlines()[1:]:
+        name = line.split(",")[0]
+        unit = line.rsplit(",", 1)[1].strip().strip('"')
+        units[name] = {u.strip() for u in unit.split(",")} if unit else set()
+        assert len(units[name]) <= 1, f"row {name!r} mixes units {units[name]}"
+    for row in ("train total size", "train size per rank"):
+        assert units[row] == {"MiB"}
+    for row in ("train raw read rate per epoch", "train avg observed rate", "train io avg"):
+        assert units[row] == {"MiB/s"}
+
+
+def test_generation_memory_is_bounded_by_the_buffer(tmp_path):
+    """h5bench kernel bug 8: a 2 GiB random buffer per generator. One rank as a singleton (no mpirun), so its
+    peak RSS is ours to read."""
+    import sys
+    from kernel import BIN
+    argv = [BIN, "--set", f"data-folder={tmp_path / 'data'}", "--set", "generate-data=true", "--set",
+            "record-length=67108864", "--set", "num-files-train=2", "--set", "num-files-eval=0", "--set",
+            "generation-buffer-size=8388608", "--set", f"output-folder={tmp_path}", "--set", "quiet=true"]
+    # a fresh Python parent, so RUSAGE_CHILDREN holds this one run only
+    probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    p = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300)
+    rc, peak_kib = map(int, p.stdout.split())
+    assert rc == 0, p.stderr
+    assert (tmp_path / "data" / "train" / "img_1_of_2.h5").stat().st_size > 4 * 67108864
+    # 8 MiB buffer + libraries (MPI, HDF5): far below one 64 MiB sample, let alone DLIO's 2 GiB
+    assert peak_kib < 60 * 1024, f"peak RSS {peak_kib} KiB for an 8 MiB buffer"
+
+
+def test_keep_files_false_deletes_only_what_it_generated(tmp_path):
+    data = tmp_path / "data"
+    (data / "train").mkdir(parents=True)
+    foreign = data / "train" / "notes.txt"
+    foreign.write_text("not ours")
+    sets = tiny(data, **{"generate-data": True, "train": True, "keep-files": False})
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    assert foreign.read_text() == "not ours"
+    assert sorted(p.name for p in (data / "train").iterdir()) == ["notes.txt"]
+    assert not (data / "valid").exists(), "the valid/ folder this run created (and emptied) is removed"
+
+
+def test_generation_refuses_to_overwrite(tmp_path):
+    sets = tiny(tmp_path / "data", **{"generate-data": True})
+    assert run(tmp_path, 1, sets).rc == 0
+    f = tmp_path / "data" / "train" / "img_0_of_8.hdf5"
+    before = f.stat().st_mtime_ns
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 2 and "overwrite" in r.proc.stderr and str(f) in r.proc.stderr
+    assert "MPI_ABORT" not in r.proc.stderr
+    assert f.stat().st_mtime_ns == before
+
+
+def test_dataset_layout_is_dlio_s(tmp_path):
+    """Names, datasets, shapes, dtypes and layout of DLIO 2.0.0's h5py generator (records at 2048, labels after)."""
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "record-length": 1048576, "record-length-stdev": 524288,
+                                      "num-files-train": 3, "num-files-eval": 1})
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    names = sorted(p.relative_to(tmp_path / "data").as_posix() for p in (tmp_path / "data").rglob("*") if p.is_file())
+    assert names == ["train/img_0_of_3.hdf5", "train/img_1_of_3.hdf5", "train/img_2_of_3.hdf5", "valid/img_0_of_1.hdf5"]
+    import math
+
+    import numpy as np
+    np.random.seed(10)
+    dims = [max(int(d), 1) for d in np.random.normal(1024, 524288 / 2 / math.sqrt(1048576), 8)]
+    for k, n in enumerate(names):
+        h = subprocess.run([h5tool("h5dump"), "-H", "-p", str(tmp_path / "data" / n)], capture_output=True, text=True,
+                           check=True).stdout
+        assert f'DATASPACE  SIMPLE {{ ( 4, {dims[2 * k]}, {dims[2 * k + 1]} )' in h
+        assert "H5T_STD_U8LE" in h and "H5T_STD_I64LE" in h and "DATASPACE  SIMPLE { ( 4 ) / ( 4 ) }" in h
+        rec = h.split('DATASET "records"')[1]
+        assert "CONTIGUOUS" in rec and "OFFSET 2048" in rec
+
+
+@pytest.mark.parametrize("case,sets,words", [
+    ("unknown key", {"batch-sise": 2}, ["batch-sise", "batch-size"]),
+    ("bad value", {"epochs": "many"}, ["'epochs'", "many"]),
+    ("missing dataset", {"train": True, "data-folder": "/nonexistent/h5dlio"}, ["/nonexistent/h5dlio", "data-folder"]),
+])
+def test_bad_input_exits_2(tmp_path, case, sets, words):
+    r = run(tmp_path, 2, {**tiny(tmp_path / "data", train=True), **sets}, timeout=60)
+    assert r.rc == 2, r.proc.stderr
+    for w in words:
+        assert w in r.proc.stderr
+
+
+def _dataset(tmp_path):
+    gen = tiny(tmp_path / "data", **{"generate-data": True, "train": False})
+    assert run(tmp_path, 1, gen, name="gen").rc == 0
+    return tmp_path / "data" / "train" / "img_3_of_8.hdf5"
+
+
+def test_foreign_hdf5_file_exits_2_naming_it(tmp_path):
+    f = _dataset(tmp_path)
+    f.unlink()
+    subprocess.run([h5tool("h5mkgrp"), "-p", str(f), "/other"], check=False)
+    if not f.exists():  # h5mkgrp cannot create files: write a tiny valid HDF5 file another way
+        import shutil
+        shutil.copy(tmp_path / "data" / "valid" / "img_0_of_2.hdf5", f)
+        subprocess.run([h5tool("h5copy"), "-h"], capture_output=True)
+    r = run(tmp_path, 2, tiny(tmp_path / "data", train=True, **{"records-dataset-name": "nope"}), timeout=60)
+    assert r.rc == 2 and "nope" in r.proc.stderr and "img_" in r.proc.stderr
+
+
+def test_truncated_file_exits_2_naming_it(tmp_path):
+    f = _dataset(tmp_path)
+    with open(f, "r+b") as fh:
+        fh.truncate(1000)
+    r = run(tmp_path, 2, tiny(tmp_path / "data", train=True), timeout=60)
+    assert r.rc == 2, r.proc.stderr
+    assert str(f) in r.proc.stderr and "rank" in r.proc.stderr
+
+
+def test_reader_process_failure_ends_the_job(tmp_path):
+    f = _dataset(tmp_path)
+    f.write_bytes(b"garbage" * 100)
+    r = run(tmp_path, 2, tiny(tmp_path / "data", train=True, **{"read-threads": 2}), timeout=60)
+    assert r.rc == 2, r.proc.stderr
+    assert "reader process" in r.proc.stderr and str(f) in r.proc.stderr
