@@ -88,5 +88,11 @@ def h5tool(name: str) -> str:
     return found
 
 
+def kernel_info() -> dict:
+    """Fields of `h5dlio --version`: version, git, hdf5 (tuple), subfiling (bool)."""
+    words = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout.split()
+    return {"version": words[1], "hdf5": tuple(int(x) for x in words[5].split(".")), "subfiling": words[7] == "yes"}
+
+
 def counter(records: list[tuple]) -> Counter:
     return Counter(records)

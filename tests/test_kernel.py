@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import model
-from kernel import h5tool, run, tiny
+from kernel import h5tool, kernel_info, run, tiny
 
 
 def train_samples(r, rank, phase="train"):
@@ -90,6 +90,8 @@ def test_logvfd_trace_follows_the_sample_order(tmp_path):
 
 
 def test_hdf5_driver_env_gives_the_same_trace(tmp_path):
+    if kernel_info()["hdf5"] < (1, 14, 0):
+        pytest.skip("HDF5 < 1.14 ignores HDF5_DRIVER (the kernel's --log-vfd sets the Log VFD in code instead)")
     sets = tiny(tmp_path / "data", **{"generate-data": True, "train": False, "evaluation": False})
     assert run(tmp_path, 1, sets, name="gen").rc == 0
     sets = tiny(tmp_path / "data", train=True, epochs=1)
@@ -313,15 +315,11 @@ def _dataset(tmp_path):
 
 
 def test_foreign_hdf5_file_exits_2_naming_it(tmp_path):
-    f = _dataset(tmp_path)
-    f.unlink()
-    subprocess.run([h5tool("h5mkgrp"), "-p", str(f), "/other"], check=False)
-    if not f.exists():  # h5mkgrp cannot create files: write a tiny valid HDF5 file another way
-        import shutil
-        shutil.copy(tmp_path / "data" / "valid" / "img_0_of_2.hdf5", f)
-        subprocess.run([h5tool("h5copy"), "-h"], capture_output=True)
+    """An HDF5 file without the expected dataset (here: the dataset name does not match) is bad input."""
+    _dataset(tmp_path)
     r = run(tmp_path, 2, tiny(tmp_path / "data", train=True, **{"records-dataset-name": "nope"}), timeout=60)
-    assert r.rc == 2 and "nope" in r.proc.stderr and "img_" in r.proc.stderr
+    assert r.rc == 2, r.proc.stderr
+    assert "nope" in r.proc.stderr and "/data/train/img_" in r.proc.stderr and "rank" in r.proc.stderr
 
 
 def test_truncated_file_exits_2_naming_it(tmp_path):

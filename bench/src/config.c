@@ -645,6 +645,7 @@ void config_print_help(const char *prog)
            "  --set KEY=VALUE override a key (h5bench name, DLIO dotted path, or h5dlio.<name>); repeatable\n"
            "  --log-vfd       same as --set log-vfd=true\n"
            "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
+           "  --version       kernel version, git revision, HDF5 version and features\n"
            "  --help          this text\n\n"
            "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",
            prog);

@@ -17,7 +17,7 @@
 typedef struct {
     const char *config;
     char **sets;
-    int nsets, dry_run, help;
+    int nsets, dry_run, help, version;
     char argerr[512];
 } args_t;
 
@@ -29,6 +29,8 @@ static void parse_args(int argc, char **argv, args_t *a)
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h"))
             a->help = 1;
+        else if (!strcmp(s, "--version"))
+            a->version = 1;
         else if (!strcmp(s, "--dry-run"))
             a->dry_run = 1;
         else if (!strcmp(s, "--log-vfd"))
@@ -127,6 +129,19 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &a);
     if (a.help && !*a.argerr) {
         config_print_help(argv[0]);
+        return 0;
+    }
+    if (a.version && !*a.argerr) {
+        unsigned maj, min, rel;
+        H5get_libversion(&maj, &min, &rel);
+        printf("h5dlio %s (git %s) HDF5 %u.%u.%u subfiling %s dlio-versions 2.0.0\n", H5DLIO_VERSION, H5DLIO_GIT, maj,
+               min, rel,
+#ifdef H5_HAVE_SUBFILING_VFD
+               "yes"
+#else
+               "no"
+#endif
+        );
         return 0;
     }
     static config_t cfg;
