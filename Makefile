@@ -9,7 +9,7 @@ PY ?= python3
 CACHE ?= $(HOME)/.cache/h5dlio
 export H5DLIO_CACHE := $(CACHE)
 WORKLOAD ?= unet3d
-SCALE ?= tiny
+SCALE ?=
 RANKS ?= 2
 PROFILES ?=
 VENV := .venv
@@ -53,6 +53,13 @@ dlio-venv: build/.dlio-venv
 build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 	@mkdir -p build
 	@bash scripts/deps-dlio.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
+
+# the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
+validate: build venv dlio-venv
+	@$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
+	  --dlio-venv "$$(cat build/.dlio-venv)" $(if $(PROFILES),--profiles $(PROFILES)) --print-run-dir build/.last-run; \
+	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \
+	  $(VENV)/bin/python -m validate "$$(cat build/.last-run)"
 
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-import model
+from validate import model
 from kernel import h5tool, kernel_info, run, tiny
 
 

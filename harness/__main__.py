@@ -1,0 +1,96 @@
+"""python -m harness run ...: run the kernel and the reference DLIO side by side into runs/<workload>-<scale>-<time>/.
+
+Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keeps what was collected),
+2 bad workload or options, 130 interrupted (resume with --resume RUN_DIR)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from harness import run as hrun
+from harness.workload import REPO, WorkloadError, load
+
+
+def setup_parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run both sides under the chosen profiles")
+    r.add_argument("--workload", default="unet3d", help="a reference-configs/<name>.yaml (default unet3d)")
+    r.add_argument("--scale", default=None, help="scale preset of the workload (default: its default_scale)")
+    r.add_argument("--ranks", type=int, default=2, help="MPI ranks per side (default 2)")
+    r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
+    r.add_argument("--profiles", default="timing,logvfd", help="comma-separated: timing,logvfd (default both)")
+    r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
+    r.add_argument("--runs-dir", type=Path, default=REPO / "runs")
+    r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra kernel --set for training launches (negative controls: the run must then fail)")
+    r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
+    r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
+    r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
+    r.add_argument("--print-run-dir", type=Path, default=None, help="also write the run directory path here")
+
+
+def _venv(arg: Path | None) -> Path:
+    if arg is not None:
+        return arg
+    stamp = REPO / "build" / ".dlio-venv"
+    if not stamp.exists():
+        raise WorkloadError("no reference DLIO venv: run `make dlio-venv` or pass --dlio-venv")
+    return Path(stamp.read_text().strip())
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    try:
+        venv = _venv(a.dlio_venv)
+        if not (venv / "bin" / "dlio_benchmark").exists():
+            raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
+        if not hrun.KERNEL_BIN.exists():
+            raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+        profiles = [x for x in a.profiles.split(",") if x]
+        bad = [x for x in profiles if x not in ("timing", "logvfd")]
+        if bad:
+            raise WorkloadError(f"--profiles: unknown {bad} (timing, logvfd)")
+        if a.ranks < 1:
+            raise WorkloadError("--ranks must be >= 1")
+        for s in a.kernel_set:
+            if "=" not in s:
+                raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+        opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
+                           timeout=a.timeout, reuse_dlio=a.reuse_dlio)
+        if a.resume:
+            if not (a.resume / "manifest.json").exists():
+                raise WorkloadError(f"--resume {a.resume}: no manifest.json")
+            rd, wl, resume = a.resume, None, True
+        else:
+            wl = load(a.workload, a.scale, str(venv / "bin" / "python"))
+            rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
+            n = 1
+            while rd.exists():
+                n += 1
+                rd = rd.with_name(f"{rd.name.rsplit('.', 1)[0]}.{n}")
+            resume = False
+    except WorkloadError as e:
+        print(f"harness: error: {e}", file=sys.stderr)
+        return 2
+    print(f"harness: run directory {rd}", flush=True)
+    if a.print_run_dir:
+        a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
+        a.print_run_dir.write_text(str(rd))
+    try:
+        m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
+    except KeyboardInterrupt:
+        return 130
+    except ValueError as e:
+        print(f"harness: error: {e}", file=sys.stderr)
+        return 2
+    print(f"harness: {m['status']}: {rd}", flush=True)
+    return 0 if m["status"] == "complete" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Launching one step: an argv list, a copied environment, a timeout, per-rank output; failure is data."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Launcher:
+    kind: str = "mpirun"   # mpirun (Open MPI) | srun | mpiexec
+    ranks: int = 2
+    extra: tuple = ()
+
+    def argv(self, logdir: Path | None, env_names: list[str]) -> list[str]:
+        if self.kind in ("mpirun", "mpiexec"):
+            a = [self.kind, "-np", str(self.ranks)]
+            if os.geteuid() == 0:
+                a.append("--allow-run-as-root")  # root in a VM / container only
+            if self.ranks > (os.cpu_count() or 1):
+                a.append("--oversubscribe")
+            if logdir is not None:
+                a += ["--output-filename", str(logdir)]
+            for name in env_names:
+                a += ["-x", name]
+            return a + list(self.extra)
+        if self.kind == "srun":
+            a = ["srun", "-n", str(self.ranks)]
+            if logdir is not None:
+                logdir.mkdir(parents=True, exist_ok=True)
+                a += ["--output", f"{logdir}/rank.%t.stdout", "--error", f"{logdir}/rank.%t.stderr"]
+            return a + list(self.extra)
+        raise ValueError(f"LAUNCHER={self.kind}: use mpirun, mpiexec or srun")
+
+
+@dataclass
+class Step:
+    name: str           # e.g. "dlio.timing"
+    side: str           # dlio | kernel
+    profile: str        # generate | timing | logvfd | logvfd-rt0
+    argv: list
+    env_changes: dict
+    workdir: Path
+    logdir: Path | None
+    timeout: float
+
+
+def execute(step: Step, progress=print) -> dict:
+    """Run one step; never raises for the program's failure: the result records it."""
+    step.workdir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update(step.env_changes)
+    out = open(step.workdir / "launch.stdout", "w")
+    err = open(step.workdir / "launch.stderr", "w")
+    t0 = time.time()
+    result = {"name": step.name, "side": step.side, "profile": step.profile, "argv": step.argv,
+              "env_changes": step.env_changes, "workdir": str(step.workdir), "started": t0}
+    try:
+        proc = subprocess.Popen(step.argv, env=env, stdout=out, stderr=err, cwd=step.workdir,
+                                start_new_session=True)
+    except OSError as e:
+        out.close()
+        err.close()
+        return {**result, "status": "failed", "rc": None, "wall_s": 0.0, "detail": f"cannot start: {e}"}
+    try:
+        last = t0
+        while True:
+            try:
+                rc = proc.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                now = time.time()
+                if now - t0 > step.timeout:
+                    _kill(proc)
+                    return {**result, "status": "timeout", "rc": None, "wall_s": now - t0,
+                            "detail": f"killed after {step.timeout:.0f} s"}
+                if now - last >= 15:
+                    progress(f"    ... {step.name} running {now - t0:.0f} s")
+                    last = now
+    except KeyboardInterrupt:
+        _kill(proc)
+        raise
+    finally:
+        out.close()
+        err.close()
+    wall = time.time() - t0
+    status = "ok" if rc == 0 else "failed"
+    detail = "" if rc == 0 else _tail(step.workdir / "launch.stderr")
+    return {**result, "status": status, "rc": rc, "wall_s": wall, "detail": detail}
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """End the whole launch (mpirun and every rank): SIGTERM to the process group, then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, n: int = 6) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("---")]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])[-800:]
+
+
+def eprint(*a) -> None:
+    print(*a, file=sys.stderr, flush=True)

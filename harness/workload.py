@@ -1,0 +1,79 @@
+"""One canonical workload: DLIO's bundled config <- our overlay <- a scale preset, as a DLIO workload dict.
+Both sides read the same merged YAML: DLIO through hydra (--config-dir), the kernel through --config."""
+from __future__ import annotations
+
+import copy
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE_CONFIGS = REPO / "reference-configs"
+
+
+class WorkloadError(ValueError):
+    """Bad workload name, scale or reference config (exit status 2)."""
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+@dataclass
+class Workload:
+    name: str
+    scale: str
+    base: str
+    config: dict          # merged DLIO workload (what both sides run)
+    base_path: str        # DLIO's bundled file it came from
+
+    @property
+    def read_threads(self) -> int:
+        return int(self.config.get("reader", {}).get("read_threads", 1))
+
+    def with_overrides(self, over: dict) -> "Workload":
+        return Workload(self.name, self.scale, self.base, deep_merge(self.config, over), self.base_path)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "scale": self.scale, "base": self.base, "base_path": self.base_path,
+                "config": self.config}
+
+
+def dlio_config_dir(dlio_python: str) -> Path:
+    out = subprocess.run([dlio_python, "-c", "import dlio_benchmark, os; print(os.path.dirname(dlio_benchmark.__file__))"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise WorkloadError(f"cannot import dlio_benchmark with {dlio_python}: {out.stderr.strip()[-300:]}")
+    return Path(out.stdout.strip()) / "configs" / "workload"
+
+
+def load(name: str, scale: str | None, dlio_python: str, ref_dir: Path = REFERENCE_CONFIGS) -> Workload:
+    path = ref_dir / f"{name}.yaml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in ref_dir.glob("*.yaml")))
+        raise WorkloadError(f"WORKLOAD={name}: no {path} (known: {known})")
+    try:
+        ref = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise WorkloadError(f"{path}: {e}") from None
+    unknown = set(ref) - {"base", "overlay", "scales", "default_scale"}
+    if unknown:
+        raise WorkloadError(f"{path}: unknown keys {sorted(unknown)} (base, overlay, scales, default_scale)")
+    scale = scale or ref.get("default_scale", "tiny")
+    scales = ref.get("scales", {})
+    if scale not in scales:
+        raise WorkloadError(f"SCALE={scale}: {path} has scales {sorted(scales)}")
+    base_path = dlio_config_dir(dlio_python) / f"{ref['base']}.yaml"
+    if not base_path.exists():
+        raise WorkloadError(f"{path}: base '{ref['base']}' is not a workload of the installed DLIO ({base_path})")
+    base = yaml.safe_load(base_path.read_text())
+    merged = deep_merge(deep_merge(base, ref.get("overlay") or {}), scales[scale] or {})
+    return Workload(name, scale, ref["base"], merged, str(base_path))

@@ -1,0 +1,30 @@
+"""Timing profile (no profiler): each side's own measurements of a training launch."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def wrap(argv: list[str], env: dict, outdir: Path, side: str) -> tuple[list[str], dict]:
+    return argv, dict(env)
+
+
+def parse(outdir: Path, side: str) -> dict:
+    """In-program time of each training epoch (and evaluation) as the program itself reports it."""
+    if side == "kernel":
+        s = json.loads((outdir / "output.json").read_text())
+        tr = s.get("train", {}).get("epochs", [])
+        ev = s.get("eval", {}).get("epochs", [])
+        return {"train_epoch_s": [e["observed_s"] for e in tr], "eval_s": [e["observed_s"] for e in ev],
+                "au_percent": s.get("train", {}).get("au_mean_percent"),
+                "throughput_samples_per_s": s.get("train", {}).get("throughput_mean_samples_per_s"),
+                "wall_s_in_program": s.get("wall_s")}
+    per = json.loads((outdir / "per_epoch_stats.json").read_text())
+    summ = json.loads((outdir / "summary.json").read_text())
+    epochs = sorted(per, key=int)
+    train = [float(per[e]["duration"]) for e in epochs if "duration" in per[e]]
+    evals = [float(per[e]["eval"]["duration"]) for e in epochs if "eval" in per[e] and "duration" in per[e]["eval"]]
+    m = summ.get("metric", {})
+    return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
+            "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
+            "wall_s_in_program": None}

@@ -1,0 +1,47 @@
+"""python -m validate RUN_DIR: write RUN_DIR/verdict.json, print the checks, exit 0 only if every required
+check passes (1 if one fails, 2 if the run directory is unusable)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from validate.checks import validate
+
+
+def setup_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", type=Path, help="a run directory made by `python -m harness run`")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line")
+
+
+def print_table(v: dict, out=sys.stdout) -> None:
+    w = max(len(c["name"]) for c in v["checks"])
+    for c in v["checks"]:
+        mark = {"pass": "PASS", "fail": "FAIL", "skip": "skip"}[c["status"]]
+        req = "" if c["required"] else " (info)"
+        print(f"  {mark}  {c['name']:<{w}}  {str(c['detail'])[:150]}{req}", file=out)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m validate", description=__doc__)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    if not (a.run_dir / "manifest.json").exists():
+        print(f"validate: error: {a.run_dir}: no manifest.json (not a run directory)", file=sys.stderr)
+        return 2
+    v = validate(a.run_dir)
+    tmp = a.run_dir / "verdict.json.tmp"
+    tmp.write_text(json.dumps(v, indent=1))
+    os.replace(tmp, a.run_dir / "verdict.json")
+    if not a.quiet:
+        print_table(v)
+    s = v["summary"]
+    print(f"verdict: {v['verdict'].upper()}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
+          f"skip)  {a.run_dir / 'verdict.json'}")
+    return 0 if v["verdict"] == "pass" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Each check is a function of the run directory returning results {name, status, expected, observed, detail,
+required}. Names start with what they use: steps., dataset., logvfd., counts., runtime."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from validate import model
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+def result(name, status, expected=None, observed=None, detail="", required=True) -> dict:
+    return {"name": name, "status": status, "expected": expected, "observed": observed, "detail": detail,
+            "required": required}
+
+
+class Run:
+    def __init__(self, path: Path):
+        self.path = path
+        self.manifest = json.loads((path / "manifest.json").read_text())
+        self.tables = path / "tables"
+
+    def table(self, name: str):
+        p = self.tables / name
+        return json.loads(p.read_text()) if p.exists() else None
+
+    def step(self, name: str) -> dict | None:
+        return self.manifest["steps"].get(name)
+
+    @property
+    def cfg(self) -> dict:
+        return self.manifest["workload"]["config"]
+
+    @property
+    def ranks(self) -> int:
+        return int(self.manifest["ranks"])
+
+
+def check_steps(run: Run) -> list[dict]:
+    out = []
+    for name, rec in sorted(run.manifest["steps"].items()):
+        ok = rec.get("status") == "ok"
+        out.append(result(f"steps.{name}", PASS if ok else FAIL, 0, rec.get("rc"),
+                          "" if ok else f"{rec.get('status')}: {rec.get('detail', '')}"[:500]))
+    return out
+
+
+def check_dataset(run: Run) -> list[dict]:
+    d, k = run.table("dataset-dlio.json"), run.table("dataset-kernel.json")
+    if d is None or k is None:
+        return [result("dataset.files", SKIP, detail="a generation step did not finish: no dataset tables")]
+    out = []
+    df, kf = sorted(d["files"]), sorted(k["files"])
+    out.append(result("dataset.files", PASS if df == kf else FAIL, len(df), len(kf),
+                      "" if df == kf else f"only DLIO: {sorted(set(df) - set(kf))[:5]}; only kernel: "
+                                          f"{sorted(set(kf) - set(df))[:5]}"))
+    diffs = [f for f in df if f in k["files"] and d["files"][f] != k["files"][f]]
+    detail = ""
+    if diffs:
+        f = diffs[0]
+        detail = f"{f}: DLIO {d['files'][f]} kernel {k['files'][f]}"
+    out.append(result("dataset.structure", PASS if not diffs else FAIL, 0, len(diffs),
+                      detail or "dataset names, shapes, dtypes, layout, chunks, filters equal in every file"))
+    for name, who in (("dlio_reads_kernel", "dlio.logvfd"), ("kernel_reads_dlio", "kernel.logvfd")):
+        rec = run.step(who)
+        if rec is None:
+            out.append(result(f"dataset.{name}", SKIP, detail=f"no {who} step (logvfd profile not run)"))
+        else:
+            ok = rec.get("status") == "ok"
+            out.append(result(f"dataset.{name}", PASS if ok else FAIL, 0, rec.get("rc"),
+                              f"{who} read the other side's dataset" if ok else rec.get("detail", "")[:500]))
+    return out
+
+
+def _first_diff(a: list, b: list) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _records(blocks: list) -> Counter:
+    c = Counter(x for b in blocks for x in b if not x.startswith("SUPER-PROBE"))
+    c["opens"] = len(blocks)
+    return c
+
+
+def check_logvfd(run: Run) -> list[dict]:
+    out = []
+    rt = int(run.cfg.get("reader", {}).get("read_threads", 1))
+    variants = [("logvfd", "sequence" if rt == 0 else "multiset")]
+    if run.table("logvfd-rt0-dlio.json") is not None or rt > 0:
+        variants.append(("logvfd-rt0", "sequence"))
+    for prof, kind in variants:
+        d, k = run.table(f"{prof}-dlio.json"), run.table(f"{prof}-kernel.json")
+        if d is None or k is None:
+            out.append(result(f"logvfd.{prof}", SKIP, detail=f"no {prof} tables (profile not run or a launch failed)"))
+            continue
+        for r in range(run.ranks):
+            name = f"logvfd.{kind}.{'rt0.' if prof == 'logvfd-rt0' else ''}rank{r}"
+            db = d["ranks"].get(str(r), {}).get("blocks")
+            kb = k["ranks"].get(str(r), {}).get("blocks")
+            if db is None or kb is None:
+                out.append(result(name, FAIL, detail=f"rank {r}: no Log VFD records on one side"))
+                continue
+            if kind == "sequence":
+                i = _first_diff(db, kb)
+                ok = db == kb
+                detail = f"{len(db)} blocks identical in order" if ok else (
+                    f"first difference at open #{i}: DLIO {db[i] if i < len(db) else 'none'} | kernel "
+                    f"{kb[i] if i < len(kb) else 'none'}")
+            else:
+                # reader processes share the rank's stderr: their records interleave, so blocks are not reliable;
+                # compare the multiset of records (superblock probes aside) and the number of opens
+                cd, ck = _records(db), _records(kb)
+                ok = cd == ck
+                only_d, only_k = cd - ck, ck - cd
+                detail = f"{len(db)} opens, {sum(cd.values())} records, same multiset" if ok else (
+                    f"only DLIO ({sum(only_d.values())}): {list(only_d)[:3]} | only kernel ({sum(only_k.values())}): "
+                    f"{list(only_k)[:3]}")
+            out.append(result(name, PASS if ok else FAIL, len(db), len(kb), detail))
+    return out
+
+
+def check_counts(run: Run) -> list[dict]:
+    """Opens, raw reads and raw bytes per rank (and per phase/epoch where the order is deterministic) against the
+    analytic model computed from the workload alone."""
+    out = []
+    for prof in ("logvfd", "logvfd-rt0"):
+        cfg = run.cfg if prof == "logvfd" else {**run.cfg, "reader": {**run.cfg.get("reader", {}), "read_threads": 0}}
+        exp = model.workload_reads(cfg, run.ranks)
+        for side in ("dlio", "kernel"):
+            t = run.table(f"{prof}-{side}.json")
+            if t is None:
+                continue
+            for r in range(run.ranks):
+                segs = exp[r]
+                e_bytes = [b for s in segs for b in s["bytes"]]
+                tr = t["ranks"].get(str(r), {})
+                blocks = tr.get("blocks", [])
+                got = [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
+                       for b in blocks for x in b if x.endswith("DRAW Read")]
+                e = {"opens": len(e_bytes), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
+                o = {"opens": tr.get("opens"), "raw_reads": tr.get("raw_reads"), "raw_bytes": tr.get("raw_read_bytes")}
+                name = f"counts.{side}.{prof}.rank{r}"
+                out.append(result(name, PASS if e == o else FAIL, e, o,
+                                  "model: DLIO sampler + steps + prefetch + per-file dims (seed 10)"))
+                if prof == "logvfd-rt0" or int(cfg.get("reader", {}).get("read_threads", 1)) == 0:
+                    pos, bad = 0, []
+                    for s in segs:
+                        n = len(s["bytes"])
+                        if got[pos:pos + n] != s["bytes"]:
+                            bad.append(f"{s['phase']} epoch {s['epoch']}")
+                        pos += n
+                    out.append(result(f"{name}.per_phase", PASS if not bad and pos == len(got) else FAIL,
+                                      len(segs), len(segs) - len(bad),
+                                      "each phase/epoch segment reads the modelled sample sizes in order" if not bad
+                                      else f"differs in {', '.join(bad[:4])}"))
+    return out
+
+
+def check_runtime(run: Run) -> list[dict]:
+    """Reported, not judged: wall time per phase and side, and the DLIO/kernel ratio."""
+    out = []
+    for prof in ("generate", "timing"):
+        d, k = run.step(f"dlio.{prof}"), run.step(f"kernel.{prof}")
+        if not d or not k or d.get("status") != "ok" or k.get("status") != "ok":
+            out.append(result(f"runtime.{prof}", SKIP, detail="a side did not finish", required=False))
+            continue
+        ratio = d["wall_s"] / k["wall_s"] if k["wall_s"] > 0 else None
+        out.append(result(f"runtime.{prof}", PASS, round(d["wall_s"], 3), round(k["wall_s"], 3),
+                          f"launch wall time DLIO {d['wall_s']:.2f} s, kernel {k['wall_s']:.2f} s, DLIO/kernel "
+                          f"{ratio:.2f}x (reported, not judged)", required=False))
+    t = run.table("timing.json")
+    if t and "dlio" in t and "kernel" in t:
+        ds, ks = sum(t["dlio"]["train_epoch_s"]), sum(t["kernel"]["train_epoch_s"])
+        out.append(result("runtime.train_in_program", PASS, round(ds, 3), round(ks, 3),
+                          f"training epochs as each program times them: DLIO {ds:.2f} s, kernel {ks:.2f} s"
+                          + (f", DLIO/kernel {ds / ks:.2f}x" if ks > 0 else "") + " (reported, not judged)",
+                          required=False))
+    return out
+
+
+CHECKS = [check_steps, check_dataset, check_logvfd, check_counts, check_runtime]
+
+
+def validate(path: Path) -> dict:
+    run = Run(path)
+    checks = [c for fn in CHECKS for c in fn(run)]
+    req = [c for c in checks if c["required"]]
+    failed = [c["name"] for c in req if c["status"] == FAIL]
+    verdict = "pass" if not failed and any(c["status"] == PASS for c in req) else "fail"
+    return {"run": run.manifest["run_id"], "workload": run.manifest["workload"]["name"],
+            "scale": run.manifest["workload"]["scale"], "ranks": run.ranks, "verdict": verdict,
+            "failed": failed, "summary": dict(Counter(c["status"] for c in checks)), "checks": checks}
