@@ -64,14 +64,14 @@ validate: build venv dlio-venv
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
-test-py: build venv
-	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+test-py: build venv dlio-venv
+	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q tests
 
-test: test-c test-py
+test: lint test-c test-py
 
 lint: venv
-	@$(VENV)/bin/ruff check tests harness profiles validate reports
+	@$(VENV)/bin/ruff check tests harness profiles validate
 
 clean:
 	rm -rf build

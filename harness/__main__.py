@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness import run as hrun
-from harness.workload import REPO, WorkloadError, load
+from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")
             rd, wl, resume = a.resume, None, True
         else:
-            wl = load(a.workload, a.scale, str(venv / "bin" / "python"))
+            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")))
             rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
             n = 1
             while rd.exists():

@@ -39,7 +39,7 @@ class Workload:
     def read_threads(self) -> int:
         return int(self.config.get("reader", {}).get("read_threads", 1))
 
-    def with_overrides(self, over: dict) -> "Workload":
+    def with_overrides(self, over: dict) -> Workload:
         return Workload(self.name, self.scale, self.base, deep_merge(self.config, over), self.base_path)
 
     def to_dict(self) -> dict:
@@ -48,14 +48,15 @@ class Workload:
 
 
 def dlio_config_dir(dlio_python: str) -> Path:
-    out = subprocess.run([dlio_python, "-c", "import dlio_benchmark, os; print(os.path.dirname(dlio_benchmark.__file__))"],
-                         capture_output=True, text=True)
+    probe = "import dlio_benchmark, os; print(os.path.dirname(dlio_benchmark.__file__))"
+    out = subprocess.run([dlio_python, "-c", probe], capture_output=True, text=True)
     if out.returncode != 0:
         raise WorkloadError(f"cannot import dlio_benchmark with {dlio_python}: {out.stderr.strip()[-300:]}")
     return Path(out.stdout.strip()) / "configs" / "workload"
 
 
-def load(name: str, scale: str | None, dlio_python: str, ref_dir: Path = REFERENCE_CONFIGS) -> Workload:
+def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS) -> Workload:
+    """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir)."""
     path = ref_dir / f"{name}.yaml"
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in ref_dir.glob("*.yaml")))
@@ -71,7 +72,9 @@ def load(name: str, scale: str | None, dlio_python: str, ref_dir: Path = REFEREN
     scales = ref.get("scales", {})
     if scale not in scales:
         raise WorkloadError(f"SCALE={scale}: {path} has scales {sorted(scales)}")
-    base_path = dlio_config_dir(dlio_python) / f"{ref['base']}.yaml"
+    if "base" not in ref:
+        raise WorkloadError(f"{path}: no 'base' (the DLIO workload it overlays)")
+    base_path = dlio_workloads / f"{ref['base']}.yaml"
     if not base_path.exists():
         raise WorkloadError(f"{path}: base '{ref['base']}' is not a workload of the installed DLIO ({base_path})")
     base = yaml.safe_load(base_path.read_text())

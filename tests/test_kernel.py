@@ -5,9 +5,9 @@ import subprocess
 from collections import Counter, defaultdict
 
 import pytest
+from kernel import h5tool, kernel_info, run, tiny
 
 from validate import model
-from kernel import h5tool, kernel_info, run, tiny
 
 
 def train_samples(r, rank, phase="train"):
@@ -84,9 +84,10 @@ def test_logvfd_trace_follows_the_sample_order(tmp_path):
         meta = Counter((a, b, mem) for a, b, n, mem, op in recs if op == "Read" and mem in ("H5FD_MEM_OHDR",
                                                                                              "H5FD_MEM_LHEAP",
                                                                                              "H5FD_MEM_BTREE"))
-        assert meta == {("96", "607", "H5FD_MEM_OHDR"): len(expected), ("680", "1191", "H5FD_MEM_LHEAP"): len(expected),
-                        ("136", "679", "H5FD_MEM_BTREE"): len(expected), ("1072", "1399", "H5FD_MEM_BTREE"): len(expected),
-                        ("800", "1311", "H5FD_MEM_OHDR"): len(expected)}
+        n = len(expected)
+        assert meta == {("96", "607", "H5FD_MEM_OHDR"): n, ("680", "1191", "H5FD_MEM_LHEAP"): n,
+                        ("136", "679", "H5FD_MEM_BTREE"): n, ("1072", "1399", "H5FD_MEM_BTREE"): n,
+                        ("800", "1311", "H5FD_MEM_OHDR"): n}
 
 
 def test_hdf5_driver_env_gives_the_same_trace(tmp_path):
@@ -235,6 +236,7 @@ def test_generation_memory_is_bounded_by_the_buffer(tmp_path):
     """h5bench kernel bug 8: a 2 GiB random buffer per generator. One rank as a singleton (no mpirun), so its
     peak RSS is ours to read."""
     import sys
+
     from kernel import BIN
     argv = [BIN, "--set", f"data-folder={tmp_path / 'data'}", "--set", "generate-data=true", "--set",
             "record-length=67108864", "--set", "num-files-train=2", "--set", "num-files-eval=0", "--set",

@@ -1,6 +1,5 @@
 """The committed reference vectors are what numpy computes now (not copied from the kernel)."""
 import pytest
-
 import vectors
 
 

@@ -75,7 +75,7 @@ def check_dataset(run: Run) -> list[dict]:
 
 
 def _first_diff(a: list, b: list) -> int:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return min(len(a), len(b))

@@ -105,6 +105,8 @@ static const opt_t OPTS[] = {
      "write every sample read, in order, to <name>.samples.rank<R>.csv"},
     {"overwrite", NULL, T_BOOL, F(overwrite), "false", "false", 0, 1,
      "let generation replace existing dataset files (default: refuse)"},
+    {"fault-skip-read", NULL, T_INT, F(fault_skip_read), "0", "0", 0, BIG,
+     "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
     {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, "no human summary on stdout"},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])

@@ -37,6 +37,7 @@ typedef struct {
     /* output */
     char output_folder[4096], output_csv_name[256];
     int output_ranks_data, quiet, record_samples, overwrite;
+    int64_t fault_skip_read;
     /* where the values came from (not options) */
     int source;
     char config_path[4096];

@@ -106,8 +106,11 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
                 issued++;
             }
         } else {
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; i < n; i++) {
+                if (c->fault_skip_read > 0 && R->rank == 0 && ++R->reads_done == c->fault_skip_read)
+                    continue; /* deliberate divergence, for negative controls only */
                 sample_reader_read(&R->reader, phase, idx[i], &st->io);
+            }
         }
         double t_loaded = now();
         st->load_s += t_loaded - t0;

@@ -24,6 +24,7 @@ typedef struct {
     sampler_t sampler[2];
     nprand_t compute_rng;   /* compute/eval-time jitter: its own stream */
     FILE *samples_log;      /* record-samples */
+    int64_t reads_done;     /* fault-skip-read bookkeeping */
 } runner_t;
 
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,

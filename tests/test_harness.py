@@ -1,0 +1,91 @@
+"""Unit tests of the workload translation and the analytic model (no DLIO needed)."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from harness.workload import WorkloadError, deep_merge, load
+from validate import model
+
+
+def _setup(tmp_path, ref: dict, base: dict):
+    dl = tmp_path / "dlio_workloads"
+    dl.mkdir()
+    (dl / "base_wl.yaml").write_text(yaml.safe_dump(base))
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "w.yaml").write_text(yaml.safe_dump(ref))
+    return dl, refs
+
+
+def test_overlay_order_base_overlay_scale(tmp_path):
+    base = {"model": "m", "dataset": {"format": "npz", "num_files_train": 168, "record_length": 10},
+            "reader": {"batch_size": 7, "read_threads": 4}, "workflow": {"checkpoint": True}}
+    ref = {"base": "base_wl", "overlay": {"dataset": {"format": "hdf5"}, "workflow": {"checkpoint": False}},
+           "default_scale": "tiny", "scales": {"tiny": {"dataset": {"num_files_train": 28}}, "full": {}}}
+    dl, refs = _setup(tmp_path, ref, base)
+    wl = load("w", None, dl, refs)
+    assert wl.scale == "tiny"
+    assert wl.config["dataset"] == {"format": "hdf5", "num_files_train": 28, "record_length": 10}
+    assert wl.config["reader"] == {"batch_size": 7, "read_threads": 4}  # DLIO's shape kept
+    assert wl.config["workflow"] == {"checkpoint": False}
+    assert load("w", "full", dl, refs).config["dataset"]["num_files_train"] == 168
+    assert base["dataset"]["format"] == "npz"  # merging never mutates its inputs
+
+
+@pytest.mark.parametrize("ref,scale,words", [
+    ({"base": "base_wl", "scales": {"tiny": {}}}, "huge", ["SCALE=huge", "tiny"]),
+    ({"base": "nope", "scales": {"tiny": {}}}, "tiny", ["nope", "installed DLIO"]),
+    ({"base": "base_wl", "scales": {"tiny": {}}, "extra": 1}, "tiny", ["extra"]),
+    ({"scales": {"tiny": {}}}, "tiny", ["base"]),
+])
+def test_bad_reference_configs(tmp_path, ref, scale, words):
+    dl, refs = _setup(tmp_path, ref, {"model": "m"})
+    with pytest.raises(WorkloadError) as e:
+        load("w", scale, dl, refs)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_unknown_workload_lists_known(tmp_path):
+    dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, {})
+    with pytest.raises(WorkloadError, match="known: w"):
+        load("resnet", None, dl, refs)
+
+
+def test_deep_merge_replaces_leaves_and_lists():
+    assert deep_merge({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2], "d": 3}}) == {"a": {"b": 1, "c": [2], "d": 3}}
+
+
+def test_model_unet3d_tiny_by_hand():
+    """28 files x 1 sample, 2 ranks, batch 7: 14 samples per rank, floor(28/7/2) = 2 steps -> 14 reads per epoch."""
+    cfg = {"dataset": {"num_files_train": 28, "num_samples_per_file": 1, "record_length": 1048576},
+           "reader": {"batch_size": 7, "read_threads": 4, "sample_shuffle": "seed"}, "train": {"epochs": 2}}
+    reads = model.workload_reads(cfg, 2)
+    assert [len(s["samples"]) for s in reads[0]] == [14, 14]
+    assert [s["prefetched"] for s in reads[0]] == [0, 0]
+    assert sorted(reads[0][0]["samples"]) == list(range(14)) and sorted(reads[1][1]["samples"]) == list(range(14, 28))
+    assert all(b == 1024 * 1024 for s in reads[1] for b in s["bytes"])
+
+
+def test_model_prefetch_past_a_step_cap():
+    """total_training_steps=1 with 2 workers, prefetch 2: window ceil(2/2)*2 = 2 -> 3 batches read, 1 used."""
+    cfg = {"dataset": {"num_files_train": 8, "num_samples_per_file": 4, "record_length": 4096},
+           "reader": {"batch_size": 2, "read_threads": 2, "prefetch_size": 2}, "train": {"epochs": 1,
+                                                                                        "total_training_steps": 1}}
+    seg = model.workload_reads(cfg, 1)[0][0]
+    assert len(seg["samples"]) == 2 and seg["prefetched"] == 4 and len(seg["bytes"]) == 6
+
+
+def test_model_eval_cadence_and_dims():
+    cfg = {"dataset": {"num_files_train": 4, "num_files_eval": 2, "num_samples_per_file": 2, "record_length": 10000,
+                       "record_length_stdev": 3000},
+           "reader": {"batch_size": 2, "batch_size_eval": 1, "read_threads": 0}, "train": {"epochs": 4},
+           "workflow": {"evaluation": True}, "evaluation": {"eval_after_epoch": 2, "epochs_between_evals": 2}}
+    segs = model.workload_reads(cfg, 1)[0]
+    assert [(s["phase"], s["epoch"]) for s in segs] == [("train", 1), ("train", 2), ("eval", 2), ("train", 3),
+                                                         ("train", 4), ("eval", 4)]
+    dims = model.file_dims(cfg)
+    assert len(dims) == 6 and len(set(dims)) > 1  # drawn per file
+    ev = segs[2]
+    assert ev["bytes"] == [dims[4 + s // 2][0] * dims[4 + s // 2][1] for s in ev["samples"]]

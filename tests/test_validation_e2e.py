@@ -1,0 +1,80 @@
+"""`make validate` end to end on the tiny unet3d workload with 2 ranks, and negative controls: one deliberate
+difference on the kernel side must fail exactly the checks that should catch it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
+
+
+def harness(tmp: Path, *extra: str) -> tuple[int, Path]:
+    out = tmp / "last-run"
+    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d", "--scale", "tiny", "--ranks", "2",
+            "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
+    p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    assert out.exists(), p.stdout + p.stderr
+    return p.returncode, Path(out.read_text())
+
+
+def validate(run: Path) -> tuple[int, dict]:
+    p = subprocess.run([sys.executable, "-m", "validate", "--quiet", str(run)], cwd=REPO, capture_output=True,
+                       text=True, timeout=300)
+    return p.returncode, json.loads((run / "verdict.json").read_text())
+
+
+def failing(v: dict) -> set[str]:
+    return {c["name"] for c in v["checks"] if c["status"] == "fail"}
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
+        pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
+    tmp = tmp_path_factory.mktemp("validate")
+    rc, run = harness(tmp)
+    return tmp, rc, run
+
+
+def test_tiny_unet3d_validation_passes(reference_run):
+    tmp, rc, run = reference_run
+    assert rc == 0
+    vrc, v = validate(run)
+    assert vrc == 0 and v["verdict"] == "pass", failing(v)
+    names = {c["name"]: c for c in v["checks"]}
+    for must in ("dataset.structure", "dataset.dlio_reads_kernel", "dataset.kernel_reads_dlio",
+                 "logvfd.sequence.rt0.rank0", "logvfd.sequence.rt0.rank1", "logvfd.multiset.rank0",
+                 "counts.dlio.logvfd-rt0.rank0.per_phase", "counts.kernel.logvfd.rank1"):
+        assert names[must]["status"] == "pass"
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["versions"]["dlio"] == "2.0.0" and m["status"] == "complete"
+    assert all(s["rc"] == 0 for s in m["steps"].values())
+
+
+def test_other_shuffle_seed_fails_the_sequence_check(reference_run):
+    tmp, _, run = reference_run
+    rc, neg = harness(tmp / "seed", "--reuse-dlio", str(run), "--kernel-set", "train.seed=7")
+    assert rc == 0  # every launch ran fine: only validation can tell
+    vrc, v = validate(neg)
+    bad = failing(v)
+    assert vrc == 1
+    assert {"logvfd.sequence.rt0.rank0", "logvfd.sequence.rt0.rank1"} <= bad
+    assert not {n for n in bad if n.startswith(("steps.", "dataset.", "counts.dlio."))}
+
+
+def test_one_skipped_sample_fails_counts_and_sequence(reference_run):
+    tmp, _, run = reference_run
+    rc, neg = harness(tmp / "skip", "--reuse-dlio", str(run), "--kernel-set", "fault-skip-read=5")
+    assert rc == 0
+    vrc, v = validate(neg)
+    bad = failing(v)
+    assert vrc == 1
+    assert {"counts.kernel.logvfd-rt0.rank0", "logvfd.sequence.rt0.rank0"} <= bad
+    assert "logvfd.sequence.rt0.rank1" not in bad and "counts.kernel.logvfd-rt0.rank1" not in bad
+    assert not {n for n in bad if n.startswith(("steps.", "dataset.", "counts.dlio."))}
