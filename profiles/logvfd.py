@@ -56,7 +56,7 @@ def normalize_block(block: list[Record]) -> tuple[str, ...]:
     sup = [r for r in block if r.mem == "SUPER"]
     if sup:
         out.append(f"SUPER-PROBE 0-{max(r.end for r in sup)}")
-    out.extend(r.text() for r in block )
+    out.extend(r.text() for r in block if r.mem != "SUPER")
     return tuple(out)
 
 

@@ -103,7 +103,8 @@ def per_phase_draws(name: str, rank: int, sizes: list[int]) -> list[Counter]:
 
 
 def rec(a: int, b: int, mem: str, op: str) -> str:
-    """one record as HDF5 1.14's H5FDlog.c prints it (a Read's newline comes from a second fprintf)"""
+    """one record line as HDF5 1.14's H5FDlog.c prints it (for a Read the newline is a second fprintf, which is
+    why another process's output can land between a Read record and its newline)"""
     return f"{a:10d}-{b:10d} ({b - a + (op == 'Read'):10d} bytes) (H5FD_MEM_{mem}) {op}\n"
 
 
