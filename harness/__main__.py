@@ -27,6 +27,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                    help="extra kernel --set for training launches (negative controls: the run must then fail)")
     r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
+    r.add_argument("--repeat", type=int, default=1, help="timing launches per side (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
     r.add_argument("--print-run-dir", type=Path, default=None, help="also write the run directory path here")
 
@@ -57,11 +58,13 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--profiles: unknown {bad} (timing, logvfd)")
         if a.ranks < 1:
             raise WorkloadError("--ranks must be >= 1")
+        if a.repeat < 1:
+            raise WorkloadError("--repeat must be >= 1")
         for s in a.kernel_set:
             if "=" not in s:
                 raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
         opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                           timeout=a.timeout, reuse_dlio=a.reuse_dlio)
+                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat)
         if a.resume:
             if not (a.resume / "manifest.json").exists():
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")

@@ -29,6 +29,7 @@ class Options:
     kernel_sets: list = field(default_factory=list)  # extra --set for the kernel (negative controls)
     timeout: float = 1800.0
     reuse_dlio: Path | None = None                     # take the DLIO side of an earlier run of the same workload
+    repeat: int = 1                                    # timing launches per side (REPEAT=N)
 
 
 def write_json_atomic(path: Path, obj) -> None:
@@ -103,7 +104,9 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {"dlio": rd / "dlio" / "data", "kernel": rd / "kernel" / "data"}
     other = {"dlio": "kernel", "kernel": "dlio"}
-    profiles = ["generate"] + [p for p in opt.profiles if p == "timing"]
+    profiles = ["generate"]
+    if "timing" in opt.profiles:
+        profiles += ["timing"] + [f"timing-{k}" for k in range(2, opt.repeat + 1)]
     if "logvfd" in opt.profiles:
         profiles.append("logvfd")
         if wl.read_threads > 0:
@@ -113,7 +116,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
         for side in ("dlio", "kernel"):
             wd = rd / side / prof
             gen = prof == "generate"
-            src = data[side] if prof in ("generate", "timing") else data[other[side]]
+            src = data[side] if prof == "generate" or prof.startswith("timing") else data[other[side]]
             logdir = wd / "ranks"
             if side == "kernel":
                 base = [str(KERNEL_BIN), "--config", str(rd / "workload.yaml")]
@@ -144,6 +147,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
     return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
+            "repeat": opt.repeat,
             "versions": versions(str(dlio_venv / "bin" / "python")), "steps": {}, "status": "running"}
 
 
@@ -164,14 +168,14 @@ def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
     from profiles import logvfd, timing
     tables = rd / "tables"
     tables.mkdir(exist_ok=True)
-    timing_t = {}
+    timing_t: dict = {"dlio": [], "kernel": []}
     for name, rec in m["steps"].items():
         if rec.get("status") != "ok":
             continue
         side, prof = name.split(".", 1)
         wd = Path(rec["workdir"])
-        if prof == "timing":
-            timing_t[side] = timing.parse(wd / "out", side)
+        if prof.startswith("timing"):
+            timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
         elif prof.startswith("logvfd"):
             logvfd.save(logvfd.parse_dir(wd / "ranks"), tables / f"{prof}-{side}.json")
         elif prof == "generate":
@@ -179,8 +183,8 @@ def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
                                 str(rd / side / "data")], capture_output=True, text=True)
             if p.returncode == 0:
                 (tables / f"dataset-{side}.json").write_text(p.stdout)
-    if timing_t:
-        write_json_atomic(tables / "timing.json", timing_t)
+    if timing_t["dlio"] or timing_t["kernel"]:
+        write_json_atomic(tables / "timing.json", timing_t)  # per side: one entry per repetition
 
 
 def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bool, progress=print) -> dict:
@@ -190,6 +194,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         wl = Workload(**{k: m["workload"][k] for k in ("name", "scale", "base", "config", "base_path")})
         opt.ranks, opt.launcher, opt.profiles, opt.kernel_sets = m["ranks"], m["launcher"], m["profiles"], \
             m["kernel_sets"]
+        opt.repeat = m.get("repeat", 1)
     else:
         assert wl is not None
         m = prepare(rd, wl, opt, dlio_venv)
