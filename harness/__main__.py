@@ -20,13 +20,15 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--scale", default=None, help="scale preset of the workload (default: its default_scale)")
     r.add_argument("--ranks", type=int, default=2, help="MPI ranks per side (default 2)")
     r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
-    r.add_argument("--profiles", default="timing,logvfd", help="comma-separated: timing,logvfd (default both)")
+    r.add_argument("--profiles", default=None,
+                   help="comma-separated: timing,logvfd,dftracer,darshan (default: every profile available here)")
     r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
     r.add_argument("--runs-dir", type=Path, default=REPO / "runs")
     r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
                    help="extra kernel --set for training launches (negative controls: the run must then fail)")
     r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
+    r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
     r.add_argument("--repeat", type=int, default=1, help="timing launches per side (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
     r.add_argument("--print-run-dir", type=Path, default=None, help="also write the run directory path here")
@@ -52,10 +54,26 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
         if not hrun.KERNEL_BIN.exists():
             raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
-        profiles = [x for x in a.profiles.split(",") if x]
-        bad = [x for x in profiles if x not in ("timing", "logvfd")]
+        from profiles import darshan, dftracer
+        have = {"timing": (True, ""), "logvfd": (True, ""), "dftracer": dftracer.available(venv)}
+        dinfo = darshan.detect(a.darshan_prefix)
+        have["darshan"] = (dinfo["available"], dinfo["reason"])
+        asked = [x for x in (a.profiles or "").split(",") if x]
+        bad = [x for x in asked if x not in have]
         if bad:
-            raise WorkloadError(f"--profiles: unknown {bad} (timing, logvfd)")
+            raise WorkloadError(f"--profiles: unknown {bad} ({', '.join(have)})")
+        for x in asked:
+            if not have[x][0]:
+                raise WorkloadError(f"--profiles {x}: {have[x][1]}")
+        profiles = asked or [x for x in have if have[x][0]]
+        skipped = {x: have[x][1] for x in have if x not in profiles and not have[x][0]}
+        for x, why in skipped.items():
+            print(f"harness: profile {x} skipped: {why}", flush=True)
+        skip_sides = {}
+        if "darshan" in profiles and dinfo.get("hdf5_mod") and not darshan.mpi_h5py(venv):
+            skip_sides["dlio"] = ("Darshan's HDF5 module makes a wheel h5py crash (undefined symbol H5get_libversion): "
+                                  "the DLIO side needs h5py built from source against Darshan's libhdf5")
+            print(f"harness: darshan: DLIO side skipped: {skip_sides['dlio']}", flush=True)
         if a.ranks < 1:
             raise WorkloadError("--ranks must be >= 1")
         if a.repeat < 1:
@@ -64,7 +82,9 @@ def main(argv=None) -> int:
             if "=" not in s:
                 raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
         opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat)
+                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat, darshan=dinfo,
+                           darshan_skip_sides=skip_sides, skipped_profiles={**skipped, **{
+                               f"darshan.{k}": v for k, v in skip_sides.items()}})
         if a.resume:
             if not (a.resume / "manifest.json").exists():
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")

@@ -16,7 +16,9 @@ class Launcher:
     ranks: int = 2
     extra: tuple = ()
 
-    def argv(self, logdir: Path | None, env_names: list[str]) -> list[str]:
+    def argv(self, logdir: Path | None, env: dict) -> list[str]:
+        """Profile variables go to the ranks only (-x K=V / --export), never into the launcher itself: a preloaded
+        tracer must not trace mpirun."""
         if self.kind in ("mpirun", "mpiexec"):
             a = [self.kind, "-np", str(self.ranks)]
             if os.geteuid() == 0:
@@ -25,14 +27,16 @@ class Launcher:
                 a.append("--oversubscribe")
             if logdir is not None:
                 a += ["--output-filename", str(logdir)]
-            for name in env_names:
-                a += ["-x", name]
+            for k, v in sorted(env.items()):
+                a += ["-x", f"{k}={v}"]
             return a + list(self.extra)
         if self.kind == "srun":
             a = ["srun", "-n", str(self.ranks)]
             if logdir is not None:
                 logdir.mkdir(parents=True, exist_ok=True)
                 a += ["--output", f"{logdir}/rank.%t.stdout", "--error", f"{logdir}/rank.%t.stderr"]
+            if env:
+                a.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(env.items())))
             return a + list(self.extra)
         raise ValueError(f"LAUNCHER={self.kind}: use mpirun, mpiexec or srun")
 
@@ -52,8 +56,7 @@ class Step:
 def execute(step: Step, progress=print) -> dict:
     """Run one step; never raises for the program's failure: the result records it."""
     step.workdir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env.update(step.env_changes)
+    env = dict(os.environ)  # step.env_changes reach the ranks through the launcher's argv
     out = open(step.workdir / "launch.stdout", "w")
     err = open(step.workdir / "launch.stderr", "w")
     t0 = time.time()

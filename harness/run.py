@@ -30,6 +30,9 @@ class Options:
     timeout: float = 1800.0
     reuse_dlio: Path | None = None                     # take the DLIO side of an earlier run of the same workload
     repeat: int = 1                                    # timing launches per side (REPEAT=N)
+    darshan: dict = field(default_factory=dict)        # profiles.darshan.detect() result
+    darshan_skip_sides: dict = field(default_factory=dict)  # side -> reason
+    skipped_profiles: dict = field(default_factory=dict)    # profile -> reason (recorded in the manifest)
 
 
 def write_json_atomic(path: Path, obj) -> None:
@@ -107,6 +110,10 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     profiles = ["generate"]
     if "timing" in opt.profiles:
         profiles += ["timing"] + [f"timing-{k}" for k in range(2, opt.repeat + 1)]
+    if "dftracer" in opt.profiles:
+        profiles.append("dftracer")
+    if "darshan" in opt.profiles:
+        profiles.append("darshan")
     if "logvfd" in opt.profiles:
         profiles.append("logvfd")
         if wl.read_threads > 0:
@@ -114,9 +121,12 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     steps = []
     for prof in profiles:
         for side in ("dlio", "kernel"):
+            if prof == "darshan" and side in opt.darshan_skip_sides:
+                continue
             wd = rd / side / prof
             gen = prof == "generate"
-            src = data[side] if prof == "generate" or prof.startswith("timing") else data[other[side]]
+            own = prof == "generate" or prof.startswith("timing") or prof in ("dftracer", "darshan")
+            src = data[side] if own else data[other[side]]
             logdir = wd / "ranks"
             if side == "kernel":
                 base = [str(KERNEL_BIN), "--config", str(rd / "workload.yaml")]
@@ -128,7 +138,11 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
             env: dict = {}
             if prof.startswith("logvfd"):
                 base, env = get_profile("logvfd").wrap(base, env, wd, side)
-            argv = launcher.argv(logdir, sorted(env)) + base
+            elif prof == "dftracer":
+                base, env = get_profile("dftracer").wrap(base, env, wd, side, dlio_venv=dlio_venv, data_dir=src)
+            elif prof == "darshan":
+                base, env = get_profile("darshan").wrap(base, env, wd, side, info=opt.darshan)
+            argv = launcher.argv(logdir, env) + base
             steps.append(Step(f"{side}.{prof}", side, prof, argv, env, wd, logdir, opt.timeout))
     return steps
 
@@ -147,7 +161,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
     return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
-            "repeat": opt.repeat,
+            "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
             "versions": versions(str(dlio_venv / "bin" / "python")), "steps": {}, "status": "running"}
 
 
@@ -165,7 +179,7 @@ def _reuse(rd: Path, src: Path, m: dict) -> None:
 
 def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
     """Parse every finished step's raw output into tables/ (one schema per profile, same for both sides)."""
-    from profiles import logvfd, timing
+    from profiles import darshan, dftracer, logvfd, timing
     tables = rd / "tables"
     tables.mkdir(exist_ok=True)
     timing_t: dict = {"dlio": [], "kernel": []}
@@ -178,6 +192,12 @@ def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
             timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
         elif prof.startswith("logvfd"):
             logvfd.save(logvfd.parse_dir(wd / "ranks"), tables / f"{prof}-{side}.json")
+        elif prof == "darshan":
+            write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, rd / side / "data"))
+        elif prof == "dftracer":
+            t = dftracer.parse(wd, side, rd / side / "data")
+            write_json_atomic(tables / f"dftracer-timeline-{side}.json", t.pop("timeline"))
+            write_json_atomic(tables / f"dftracer-{side}.json", t)
         elif prof == "generate":
             p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
                                 str(rd / side / "data")], capture_output=True, text=True)

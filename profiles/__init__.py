@@ -8,6 +8,8 @@ from types import ModuleType
 PROFILES = {
     "timing": "profiles.timing",
     "logvfd": "profiles.logvfd",
+    "dftracer": "profiles.dftracer",
+    "darshan": "profiles.darshan",
 }
 
 

@@ -192,7 +192,113 @@ def check_runtime(run: Run) -> list[dict]:
     return out
 
 
-CHECKS = [check_steps, check_dataset, check_logvfd, check_counts, check_runtime]
+def cosine_similarity(a: dict, b: dict) -> float:
+    """The DLIO paper's similarity: cosine of two I/O feature vectors; each feature is first scaled by the larger of
+    the two sides, so that bytes do not drown percentages."""
+    keys = sorted(set(a) & set(b))
+    va, vb = [], []
+    for key in keys:
+        m = max(abs(a[key]), abs(b[key]))
+        va.append(a[key] / m if m else 1.0)
+        vb.append(b[key] / m if m else 1.0)
+    na, nb = sum(x * x for x in va) ** 0.5, sum(x * x for x in vb) ** 0.5
+    return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
+
+
+# Differences outside the data-file reads, and why they are not data I/O. Anything else fails dftracer.explained.
+CLASSES = [
+    (lambda call, f: call in ("opendir", "readdir", "closedir"), "dataset discovery: DLIO lists train/ and valid/"),
+    (lambda call, f: call in ("stat", "lstat", "fstat", "access"), "file-status probe (HDF5 build / libc ABI)"),
+    (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
+    (lambda call, f: (f or "").endswith((".py", ".pyc", ".so")) or ".so." in (f or ""), "interpreter start-up"),
+    (lambda call, f: (f or "").endswith((".pfw", ".pfw.gz", ".log", ".json", ".csv")), "profiler or program output"),
+]
+DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+
+
+def classify(call: str, fname: str) -> str | None:
+    for test, why in CLASSES:
+        if test(call, fname):
+            return why
+    return None
+
+
+def check_dftracer(run: Run) -> list[dict]:
+    """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
+    difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
+    d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
+    if d is None or k is None:
+        return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
+    out, rows, diffs = [], [], []
+    df, kf = d["files"]["files"], k["files"]["files"]
+    names = sorted(set(df) | set(kf))
+    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
+    bad_files = 0
+    for n in names:
+        a, b = df.get(n), kf.get(n)
+        for side, row in (("dlio", a), ("kernel", b)):
+            if row is not None:
+                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "closes", "reads", "bytes")},
+                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
+                                                   for _ in range(row["accesses"][x])))})
+        if n not in data:  # a directory or a file only probed: explained below
+            for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
+                diffs.append({"file": n, "field": call, "dlio": (a or {}).get("calls", {}).get(call, 0),
+                              "kernel": (b or {}).get("calls", {}).get(call, 0), "class": classify(call, n)})
+            continue
+        wrong = [f for f in DATA_FIELDS if (a or {}).get(f) != (b or {}).get(f)]
+        bad_files += bool(wrong)
+        for f in wrong:
+            diffs.append({"file": n, "field": f, "dlio": (a or {}).get(f), "kernel": (b or {}).get(f), "class": None})
+        for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
+            if call in ("open", "openat", "close", "pread", "read"):
+                continue
+            x, y = (a or {}).get("calls", {}).get(call, 0), (b or {}).get("calls", {}).get(call, 0)
+            if x != y:
+                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+    for side, t in (("dlio", d), ("kernel", k)):
+        for o in t["files"]["other"]:
+            diffs.append({"file": o["file"], "field": o["call"], "dlio": o["n"] if side == "dlio" else 0,
+                          "kernel": o["n"] if side == "kernel" else 0, "class": classify(o["call"], o["file"])})
+    (run.tables / "files-dftracer.json").write_text(json.dumps({"rows": rows, "differences": diffs}, indent=1))
+    first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
+    out.append(result("dftracer.per_file", PASS if data and bad_files == 0 else FAIL, len(data), len(data) - bad_files,
+                      f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal"
+                      if data and not bad_files else
+                      (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
+    unexplained = [x for x in diffs if x["class"] is None and x["field"] not in DATA_FIELDS]
+    n_other = len(diffs) - sum(x["field"] in DATA_FIELDS for x in diffs)
+    out.append(result("dftracer.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
+                      f"{n_other} non-data differences, all classified (tables/files-dftracer.json)"
+                      if not unexplained else f"unclassified: {unexplained[:3]}"))
+    fa, fb = d.get("features") or {}, k.get("features") or {}
+    if fa and fb:
+        score = cosine_similarity(fa, fb)
+        out.append(result("similarity", PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of the "
+                          "data-file reads (each feature scaled by the larger side; reported, not judged)",
+                          required=False) | {"observed_score": score})
+    return out
+
+
+def check_darshan(run: Run) -> list[dict]:
+    """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and H5D counters, equal."""
+    skipped = run.manifest.get("skipped_profiles", {})
+    d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
+    if d is None or k is None:
+        why = skipped.get("darshan") or skipped.get("darshan.dlio") or "darshan profile not run (or a launch failed)"
+        return [result("darshan.per_file", SKIP, detail=f"skipped: {why}")]
+    df, kf = d["files"], k["files"]
+    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
+    fields = ["opens", "reads", "bytes", "accesses"] + (["h5f_opens", "h5d"] if "H5D" in d["modules"] and "H5D" in
+                                                          k["modules"] else [])
+    bad = [(n, f) for n in data for f in fields if df.get(n, {}).get(f) != kf.get(n, {}).get(f)]
+    n_bad = len({n for n, _ in bad})
+    return [result("darshan.per_file", PASS if data and not bad else FAIL, len(data), len(data) - n_bad,
+                   f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
+                   f"first difference: {bad[0] if bad else 'no data files'}")]
+
+
+CHECKS = [check_steps, check_dataset, check_logvfd, check_counts, check_dftracer, check_darshan, check_runtime]
 
 
 def validate(path: Path) -> dict:

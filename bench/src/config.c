@@ -69,7 +69,7 @@ static const opt_t OPTS[] = {
     {"preprocess-time", "reader.preprocess_time", T_DBL, F(preprocess_time), "0", "0", 0, 1e6, "seconds per sample"},
     {"preprocess-time-stdev", "reader.preprocess_time_stdev", T_DBL, F(preprocess_time_stdev), "0", "0", 0, 1e6,
      "seconds"},
-    {"epochs", "train.epochs", T_INT, F(epochs), "5", "1", 1, 1e9, "training epochs"},
+    {"epochs", "train.epochs", T_INT, F(epochs), "5", "1", 1, 1e6, "training epochs"},
     {"total-training-steps", "train.total_training_steps", T_INT, F(total_training_steps), "-1", "-1", -1, BIG,
      "cap on steps per epoch (-1: all)"},
     {"computation-time", "train.computation_time", T_DBL, F(computation_time), "0.323", "0", 0, 1e6,
@@ -105,6 +105,8 @@ static const opt_t OPTS[] = {
      "write every sample read, in order, to <name>.samples.rank<R>.csv"},
     {"overwrite", NULL, T_BOOL, F(overwrite), "false", "false", 0, 1,
      "let generation replace existing dataset files (default: refuse)"},
+    {"reuse-data-folder", NULL, T_BOOL, F(reuse_data_folder), "false", "false", 0, 1,
+     "let generation write into a data folder holding other files (never touched; default: refuse)"},
     {"fault-skip-read", NULL, T_INT, F(fault_skip_read), "0", "0", 0, BIG,
      "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
     {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, "no human summary on stdout"},
@@ -589,6 +591,28 @@ int config_validate(const config_t *c, int nranks, char *err)
     if ((double)c->num_files_train * (double)c->num_samples_per_file > 9.0e15 ||
         (double)c->num_files_eval * (double)c->num_samples_per_file > 9.0e15)
         return fail(err, "key 'num-samples-per-file': total sample count overflows");
+    /* names inside the data folder: plain names, so every file the kernel writes or deletes stays inside it */
+    const char *names[3][2] = {{"file-prefix", c->file_prefix}, {"train-data-folder", c->train_data_folder},
+                               {"valid-data-folder", c->valid_data_folder}};
+    for (int k = 0; k < 3; k++)
+        if (strchr(names[k][1], '/') || !strcmp(names[k][1], ".") || !strcmp(names[k][1], ".."))
+            return fail(err, "key '%s': '%s' must be a plain name (no '/', not '.' or '..'): files stay inside the "
+                        "data folder", names[k][0], names[k][1]);
+    if (c->num_files_eval > 0 && (c->generate_data || c->evaluation) &&
+        !strcmp(c->train_data_folder, c->valid_data_folder))
+        return fail(err, "key 'valid-data-folder': '%s' is also the train-data-folder: training and evaluation files "
+                    "would share names", c->valid_data_folder);
+    if (c->generate_data && !strcmp(c->records_dataset_name, c->labels_dataset_name))
+        return fail(err, "key 'labels-dataset-name': '%s' is also the records-dataset-name", c->labels_dataset_name);
+    size_t sub = strlen(c->train_data_folder) > strlen(c->valid_data_folder) ? strlen(c->train_data_folder)
+                                                                             : strlen(c->valid_data_folder);
+    if (strlen(c->data_folder) + sub + strlen(c->file_prefix) + 80 > 4095) /* 80: /, _<i>_of_<N>.hdf5.partial.<pid> */
+        return fail(err, "key 'data-folder': file paths would exceed 4095 characters (data-folder, sub-folders and "
+                    "file-prefix are too long)");
+    /* record-length-stdev > 0: per-file dimensions are drawn in sequence and kept (16 bytes per file per rank) */
+    if (c->record_length_stdev > 0 && (double)c->num_files_train + (double)c->num_files_eval > 1e8)
+        return fail(err, "key 'num-files-train': more than 10^8 files with record-length-stdev > 0 (their drawn "
+                    "dimensions would take more than 1.6 GB per rank)");
     if (c->compression && !c->chunking)
         return fail(err, "key 'compression': gzip needs a chunked layout: set chunking=true");
     if (c->subfiling && (c->collective_data || c->collective_meta))

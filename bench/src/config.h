@@ -36,7 +36,7 @@ typedef struct {
     char dlio_version[32];
     /* output */
     char output_folder[4096], output_csv_name[256];
-    int output_ranks_data, quiet, record_samples, overwrite;
+    int output_ranks_data, quiet, record_samples, overwrite, reuse_data_folder;
     int64_t fault_skip_read;
     /* where the values came from (not options) */
     int source;

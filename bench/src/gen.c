@@ -5,18 +5,110 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void refuse_dangerous_folder(const char *folder)
+/* The data folders generation must never write into: "/" and home directories (the user's and every home of
+ * the password database), compared after resolving symlinks. Returns the matching home or NULL. */
+static const char *forbidden_folder(const char *real)
 {
-    char real[4096];
-    if (!realpath(folder, real))
-        return; /* does not exist yet: we will create it */
+    static char hit[256];
+    char r[4096];
+    if (!strcmp(real, "/"))
+        return "/";
     const char *home = getenv("HOME");
-    char rhome[4096];
-    if (!strcmp(real, "/") || (home && realpath(home, rhome) && !strcmp(real, rhome)))
-        die(EXIT_BADINPUT, "key 'data-folder': refusing to generate into '%s' (%s)", folder, real);
+    if (home && realpath(home, r) && !strcmp(real, r))
+        return "your home directory";
+    const char *found = NULL;
+    setpwent();
+    for (struct passwd *pw; !found && (pw = getpwent());)
+        if (pw->pw_dir && *pw->pw_dir && realpath(pw->pw_dir, r) && !strcmp(real, r)) {
+            snprintf(hit, sizeof hit, "the home directory of %.200s", pw->pw_name);
+            found = hit;
+        }
+    endpwent();
+    return found;
+}
+
+/* A name this kernel gives dataset files, for any index and count: <prefix>_<digits>_of_<digits>.<ext>, or the
+ * temporary name of one being written (<that>.partial.<digits>). */
+static int is_dataset_name(const layout_t *L, const char *name)
+{
+    const config_t *c = L->cfg;
+    const char *ext = c->naming == NAMING_H5BENCH ? "h5" : L->dlio->file_ext;
+    size_t pl = strlen(c->file_prefix);
+    if (strncmp(name, c->file_prefix, pl) || name[pl] != '_')
+        return 0;
+    const char *p = name + pl + 1;
+    size_t d = strspn(p, "0123456789");
+    if (!d || strncmp(p + d, "_of_", 4))
+        return 0;
+    p += d + 4;
+    if (!(d = strspn(p, "0123456789")) || p[d] != '.' || strncmp(p + d + 1, ext, strlen(ext)))
+        return 0;
+    p += d + 1 + strlen(ext);
+    if (!*p)
+        return 1;
+    return !strncmp(p, ".partial.", 9) && p[9] && strspn(p + 9, "0123456789") == strlen(p + 9);
+}
+
+/* Generation writes only into a folder that is new, empty, or holds nothing but this kernel's dataset layout
+ * (the train/valid sub-folders holding dataset files); anything else is someone else's, unless
+ * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. */
+static void check_data_folder(const layout_t *L, char *msg, size_t len)
+{
+    const config_t *c = L->cfg;
+    char real[4096];
+    if (!realpath(c->data_folder, real))
+        return; /* does not exist yet: we will create it */
+    const char *bad = forbidden_folder(real);
+    if (bad) {
+        snprintf(msg, len, "key 'data-folder': refusing to generate into '%s' (%s): choose a folder of its own",
+                 c->data_folder, bad);
+        return;
+    }
+    if (c->reuse_data_folder)
+        return;
+    char first[8400] = "";
+    int64_t foreign = 0;
+    DIR *top = opendir(real);
+    if (!top) {
+        snprintf(msg, len, "key 'data-folder': cannot list '%s': %s", c->data_folder, strerror(errno));
+        return;
+    }
+    for (struct dirent *e; (e = readdir(top));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char sub[4400];
+        if (snprintf(sub, sizeof sub, "%s/%s", c->data_folder, e->d_name) >= (int)sizeof sub)
+            sub[sizeof sub - 1] = 0;
+        struct stat st;
+        int is_layout = (!strcmp(e->d_name, c->train_data_folder) || !strcmp(e->d_name, c->valid_data_folder)) &&
+                        lstat(sub, &st) == 0 && S_ISDIR(st.st_mode);
+        DIR *d = is_layout ? opendir(sub) : NULL;
+        if (!d) {
+            if (!foreign++)
+                snprintf(first, sizeof first, "%s", sub);
+            continue;
+        }
+        for (struct dirent *f; (f = readdir(d));) {
+            if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+                continue;
+            char fp[4700];
+            if (snprintf(fp, sizeof fp, "%s/%s", sub, f->d_name) >= (int)sizeof fp)
+                fp[sizeof fp - 1] = 0;
+            if (!(is_dataset_name(L, f->d_name) && lstat(fp, &st) == 0 && S_ISREG(st.st_mode)) && !foreign++)
+                snprintf(first, sizeof first, "%s", fp);
+        }
+        closedir(d);
+    }
+    closedir(top);
+    if (foreign)
+        snprintf(msg, len, "key 'data-folder': '%s' holds files that are not this kernel's dataset (%lld; first: "
+                 "%s): generate into a new or empty folder, or set reuse-data-folder=true to generate next to them "
+                 "(they are never modified or deleted)", c->data_folder, (long long)foreign, first);
 }
 
 static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, size_t bufsize, const char *path,
@@ -97,32 +189,33 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
 {
     const config_t *c = L->cfg;
     memset(out, 0, sizeof *out);
+    /* Rank 0 decides, before anyone writes, whether this folder may be written (see check_data_folder) and
+     * refuses to replace a file that is already there; on refusal every rank leaves with status 2. */
+    char msg[8192] = "";
     if (rank == 0) {
-        refuse_dangerous_folder(c->data_folder);
+        check_data_folder(L, msg, sizeof msg);
+        if (!c->overwrite)
+            for (int ph = 0; ph < 2 && !*msg; ph++)
+                for (int64_t i = 0; i < L->nfiles[ph]; i++) {
+                    char path[4600];
+                    struct stat st;
+                    layout_path(L, ph, i, path, sizeof path);
+                    if (stat(path, &st) == 0) {
+                        snprintf(msg, sizeof msg, "%s exists: set generate-data=false to reuse the dataset, or "
+                                 "overwrite=true to replace it", path);
+                        break;
+                    }
+                }
         const char *subs[3] = {"", c->train_data_folder, c->valid_data_folder};
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 3 && !*msg; k++) {
             char p[4600];
             snprintf(p, sizeof p, "%s%s%s", c->data_folder, *subs[k] ? "/" : "", subs[k]);
             int r = mkdir_p(p);
             if (r < 0)
-                die(EXIT_BADINPUT, "key 'data-folder': cannot create '%s': %s", p, strerror(errno));
+                snprintf(msg, sizeof msg, "key 'data-folder': cannot create '%s': %s", p, strerror(errno));
             out->created_dirs[k] = r;
         }
     }
-    /* Refuse, before anyone writes, to replace a file that is already there (every rank leaves with status 2). */
-    char msg[8192] = "";
-    if (rank == 0 && !c->overwrite)
-        for (int ph = 0; ph < 2 && !*msg; ph++)
-            for (int64_t i = 0; i < L->nfiles[ph]; i++) {
-                char path[4600];
-                struct stat st;
-                layout_path(L, ph, i, path, sizeof path);
-                if (stat(path, &st) == 0) {
-                    snprintf(msg, sizeof msg, "%s exists: set generate-data=false to reuse the dataset, or "
-                             "overwrite=true to replace it", path);
-                    break;
-                }
-            }
     MPI_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD));
     if (*msg) {
         if (rank == 0)
@@ -133,9 +226,15 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     double t0 = now();
     int64_t total = L->nfiles[PH_TRAIN] + L->nfiles[PH_EVAL];
     int64_t maxd2 = 1;
-    for (int64_t k = 0; k < 2 * total; k += 2)
-        if (L->dims[k + 1] > maxd2)
-            maxd2 = L->dims[k + 1];
+    for (int64_t g = 0; g < total; g++) {
+        int64_t d1, d2;
+        layout_dims(L, g < L->nfiles[PH_TRAIN] ? PH_TRAIN : PH_EVAL, g < L->nfiles[PH_TRAIN] ? g : g - L->nfiles[PH_TRAIN],
+                    &d1, &d2);
+        if (d2 > maxd2)
+            maxd2 = d2;
+        if (!L->dims)
+            break; /* all files alike */
+    }
     size_t bufsize = (size_t)(c->generation_buffer_size > maxd2 ? c->generation_buffer_size : maxd2);
     uint8_t *buf = malloc(bufsize);
     if (!buf)
@@ -154,9 +253,11 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         else
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
         unlink(tmp); /* our own leftover name only (pid-specific) */
+        g_partial = tmp; /* a failure from here on removes it (die) */
         write_one(L, phase, i, buf, bufsize, tmp, &out->bytes);
         if (!c->subfiling && rename(tmp, path) != 0)
             die(EXIT_RUNTIME, "rename %s -> %s: %s", tmp, path, strerror(errno));
+        g_partial = NULL;
         out->created[out->ncreated++] = strdup(path);
         out->files++;
     }

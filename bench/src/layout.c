@@ -28,25 +28,24 @@ void layout_init(layout_t *L, const config_t *c)
         die(EXIT_BADINPUT, "key 'dlio-version': no entry for '%s'", c->dlio_version);
     L->nfiles[PH_TRAIN] = c->num_files_train;
     L->nfiles[PH_EVAL] = c->num_files_eval;
-    int64_t total = c->num_files_train + (c->num_files_eval > 0 ? c->num_files_eval : 0);
-    L->dims = malloc((size_t)(2 * total + 2) * sizeof *L->dims);
-    if (!L->dims)
-        die(EXIT_RUNTIME, "out of memory for %lld file dimensions", (long long)total);
-    /* DLIO: dimension = int(sqrt(record_length)); stdev = record_length_stdev / 2 / sqrt(record_length) */
+    /* DLIO: dimension = int(sqrt(record_length)); stdev = record_length_stdev / 2 / sqrt(record_length).
+     * Without a stdev every file has the same dimensions: nothing is stored (a config with 10^9 files costs no
+     * memory); with one, the draws are sequential, so they are stored (config_validate bounds the file count). */
     double sq = sqrt((double)c->record_length);
-    int64_t dim = (int64_t)sq;
+    L->dim = (int64_t)sq;
     double stdev = (double)c->record_length_stdev / 2.0 / sq;
     if (stdev > 0) {
+        int64_t total = c->num_files_train + (c->num_files_eval > 0 ? c->num_files_eval : 0);
+        L->dims = malloc((size_t)(2 * total + 2) * sizeof *L->dims);
+        if (!L->dims)
+            die(EXIT_RUNTIME, "out of memory for %lld file dimensions", (long long)total);
         nprand_t r;
         nprand_seed(&r, 10);
         for (int64_t k = 0; k < 2 * total; k++) {
-            double d = nprand_normal(&r, (double)dim, stdev);
+            double d = nprand_normal(&r, (double)L->dim, stdev);
             int64_t v = (int64_t)d; /* Python int(): truncation toward zero */
             L->dims[k] = v > 1 ? v : 1;
         }
-    } else {
-        for (int64_t k = 0; k < 2 * total; k++)
-            L->dims[k] = dim;
     }
 }
 
@@ -58,6 +57,10 @@ void layout_free(layout_t *L)
 
 void layout_dims(const layout_t *L, int phase, int64_t i, int64_t *d1, int64_t *d2)
 {
+    if (!L->dims) {
+        *d1 = *d2 = L->dim;
+        return;
+    }
     int64_t k = (phase == PH_TRAIN ? 0 : L->nfiles[PH_TRAIN]) + i;
     *d1 = L->dims[2 * k];
     *d2 = L->dims[2 * k + 1];

@@ -22,7 +22,8 @@ typedef struct {
     const config_t *cfg;
     const dlio_entry_t *dlio;
     int64_t nfiles[2];    /* train, eval */
-    int64_t *dims;        /* 2 x (train+eval) sample dimensions, DLIO's generator order */
+    int64_t dim;          /* int(sqrt(record-length)): every file's dimensions when record-length-stdev is 0 */
+    int64_t *dims;        /* record-length-stdev > 0: 2 x (train+eval) drawn dimensions, DLIO's order; else NULL */
 } layout_t;
 
 /* Compute per-file dimensions exactly as DLIO 2.0.0 draws them (numpy legacy RNG, seed 10). */

@@ -6,8 +6,10 @@
 #include "reader.h"
 #include "report.h"
 #include "run.h"
+#include "trace.h"
 #include "util.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,7 +19,7 @@
 typedef struct {
     const char *config;
     char **sets;
-    int nsets, dry_run, help, version;
+    int nsets, dry_run, help, version, dry_ranks; /* dry_ranks: --ranks N, validate as for N ranks (--dry-run) */
     char argerr[512];
 } args_t;
 
@@ -33,6 +35,15 @@ static void parse_args(int argc, char **argv, args_t *a)
             a->version = 1;
         else if (!strcmp(s, "--dry-run"))
             a->dry_run = 1;
+        else if (!strcmp(s, "--ranks")) {
+            char *end = NULL;
+            long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (!end || *end || n < 1 || n > 1 << 24) {
+                snprintf(a->argerr, sizeof a->argerr, "--ranks needs a rank count in [1, %d]", 1 << 24);
+                return;
+            }
+            a->dry_ranks = (int)n, i++;
+        }
         else if (!strcmp(s, "--log-vfd"))
             a->sets[a->nsets++] = "log-vfd=true";
         else if (!strcmp(s, "--config") || !strcmp(s, "--set")) {
@@ -147,6 +158,15 @@ int main(int argc, char **argv)
     static config_t cfg;
     char err[CFG_ERRLEN] = "";
     int bad = *a.argerr ? (snprintf(err, sizeof err, "%s", a.argerr), 1) : config_load(&cfg, a.config, a.nsets, a.sets, err) != 0;
+    if (!bad && a.dry_ranks && !a.dry_run)
+        bad = (snprintf(err, sizeof err, "--ranks is for --dry-run (mpirun sets the rank count)"), 1);
+    /* everything the rank count does not change is checked before any allocation or fork (1 rank is the most
+     * permissive count): a bad config never costs memory or time */
+    if (!bad)
+        bad = config_validate(&cfg, 1, err) != 0;
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit: a write fails with EFBIG and is reported, not a silent kill */
+    cleanup_on_signals();     /* a killed generation leaves no partial file behind (see gen.c) */
+    trace_init();
     /* Reader processes are forked before MPI_Init (forking an MPI process is unsafe); they never call MPI. */
     layout_t L;
     pool_t pool = {0};
@@ -169,7 +189,7 @@ int main(int argc, char **argv)
     g_rank = rank;
     if (bad)
         return input_error(rank, err);
-    if (config_validate(&cfg, nranks, err) != 0) {
+    if (config_validate(&cfg, a.dry_ranks ? a.dry_ranks : nranks, err) != 0) {
         pool_stop(&pool);
         return input_error(rank, err);
     }
@@ -189,6 +209,9 @@ int main(int argc, char **argv)
     }
     if (pool.n)
         pool_start(&pool, rank);
+    void *tr_rank = trace_begin("rank_info"); /* lets a trace reader map this process to its rank */
+    trace_int(tr_rank, "rank", rank);
+    trace_end(tr_rank);
     prepare_output(&cfg, rank);
     double t_start = now();
 
@@ -211,18 +234,21 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
         runner_t R;
         runner_init(&R, &cfg, &L, rank, nranks, pool.n ? &pool : NULL, rseed);
+        char samples[4600] = "", samples_tmp[4700] = ""; /* written under a temporary name, renamed when whole */
         if (cfg.record_samples) {
-            char p[4600];
-            snprintf(p, sizeof p, "%s/%s.samples.rank%d.csv", cfg.output_folder, cfg.output_csv_name, rank);
-            R.samples_log = fopen(p, "w");
+            snprintf(samples, sizeof samples, "%s/%s.samples.rank%d.csv", cfg.output_folder, cfg.output_csv_name, rank);
+            snprintf(samples_tmp, sizeof samples_tmp, "%s.tmp.%d", samples, (int)getpid());
+            R.samples_log = fopen(samples_tmp, "w");
             if (!R.samples_log)
-                die(EXIT_BADINPUT, "key 'record-samples': cannot write %s: %s", p, strerror(errno));
+                die(EXIT_BADINPUT, "key 'record-samples': cannot write %s: %s", samples_tmp, strerror(errno));
             fprintf(R.samples_log, "phase,epoch,step,sample,file,index,use\n");
         }
         res.nepochs = cfg.epochs;
         res.train = calloc((size_t)cfg.epochs, sizeof *res.train);
         res.eval = calloc((size_t)cfg.epochs, sizeof *res.eval);
         res.eval_epoch = calloc((size_t)cfg.epochs, sizeof *res.eval_epoch);
+        if (!res.train || !res.eval || !res.eval_epoch)
+            die(EXIT_RUNTIME, "out of memory for the statistics of %lld epochs", (long long)cfg.epochs);
         int64_t next_eval = cfg.eval_after_epoch;
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
         for (int64_t e = 1; e <= cfg.epochs; e++) {
@@ -237,7 +263,10 @@ int main(int argc, char **argv)
                 run_eval_epoch(&R, e, &res.eval[res.neval++]);
             }
         }
+        int samples_bad = R.samples_log && (ferror(R.samples_log) || fflush(R.samples_log));
         runner_free(&R);
+        if (*samples_tmp && (samples_bad || rename(samples_tmp, samples) != 0))
+            die(EXIT_RUNTIME, "key 'record-samples': cannot write %s: %s", samples, strerror(errno));
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     res.wall_s = now() - t_start;

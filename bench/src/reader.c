@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "reader.h"
+#include "trace.h"
 #include "util.h"
 #include <errno.h>
 #include <signal.h>
@@ -38,6 +39,9 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     char path[4600];
     layout_path(r->L, phase, file, path, sizeof path);
 
+    void *tr = trace_begin("read_sample");
+    trace_int(tr, "file", file);
+    trace_int(tr, "sample", sample);
     double t0 = now();
     hid_t f = H5_CHECK_INPUT(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path);
     hid_t ds = H5_CHECK_INPUT(H5Dopen2(f, c->records_dataset_name, H5P_DEFAULT), path);
@@ -79,6 +83,7 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     acc->bytes += (int64_t)need;
     acc->opens += 1;
     acc->reads += 1;
+    trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
         double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
                                                 : c->preprocess_time;
@@ -134,6 +139,10 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
         if (q.op == 2) {
             rank = (int)q.batch;
             g_rank = rank;
+            void *tr = trace_begin("rank_info");
+            trace_int(tr, "rank", rank);
+            trace_int(tr, "reader_process", index);
+            trace_end(tr);
             sample_reader_init(&r, c, L, (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u + (uint64_t)index + 1));
             started = 1;
             continue;

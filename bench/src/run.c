@@ -1,4 +1,5 @@
 #include "run.h"
+#include "trace.h"
 #include "util.h"
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,26 @@ static void log_batch(runner_t *R, int phase, int64_t epoch, int64_t step, const
                 (long long)(idx[i] % R->cfg->num_samples_per_file), use);
 }
 
+/* Hand batch b to its reader process; fault-skip-read (negative controls) drops one sample on rank 0. */
+static void send_batch(runner_t *R, int phase, int64_t b, const int64_t *idx, int64_t n)
+{
+    const config_t *c = R->cfg;
+    int W = R->pool->n;
+    if (c->fault_skip_read > 0 && R->rank == 0 && R->reads_done < c->fault_skip_read &&
+        R->reads_done + n >= c->fault_skip_read) {
+        int64_t skip = c->fault_skip_read - R->reads_done - 1, m = 0;
+        int64_t tmp[n > 1 ? n - 1 : 1];
+        for (int64_t i = 0; i < n; i++)
+            if (i != skip)
+                tmp[m++] = idx[i];
+        R->reads_done += n;
+        pool_send(R->pool, (int)(b % W), phase, b, tmp, m);
+        return;
+    }
+    R->reads_done += n;
+    pool_send(R->pool, (int)(b % W), phase, b, idx, n);
+}
+
 /* One phase of one epoch: the batches of this rank in order, loaded in the rank or by the reader processes
  * (PyTorch: batch k to worker k % W, prefetch_factor x W batches in flight, one more sent per batch consumed),
  * then emulated compute, then (training) a barrier. */
@@ -70,6 +91,8 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
 {
     const config_t *c = R->cfg;
     memset(st, 0, sizeof *st);
+    void *tr_epoch = trace_begin(phase == PH_TRAIN ? "train_epoch" : "eval_epoch");
+    trace_int(tr_epoch, "epoch", epoch);
     st->start = now();
     sampler_t *s = &R->sampler[phase];
     sampler_epoch(s, epoch);
@@ -91,18 +114,21 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
         window = pf * W;
         for (; issued < batches && issued < window; issued++) {
             int64_t n = issued * bs + bs <= s->nout ? bs : s->nout - issued * bs;
-            pool_send(R->pool, (int)(issued % W), phase, issued, s->out + issued * bs, n);
+            send_batch(R, phase, issued, s->out + issued * bs, n);
         }
     }
     double t0 = now();
     for (int64_t k = 0; k < steps; k++) {
         int64_t n = k * bs + bs <= s->nout ? bs : s->nout - k * bs;
         const int64_t *idx = s->out + k * bs;
+        void *tr_step = trace_begin(phase == PH_TRAIN ? "step" : "eval_step");
+        trace_int(tr_step, "step", k + 1);
+        void *tr_load = trace_begin("load_batch");
         if (W > 0) {
             pool_recv(R->pool, (int)(k % W), k, &st->io);
             if (issued < batches) {
                 int64_t m = issued * bs + bs <= s->nout ? bs : s->nout - issued * bs;
-                pool_send(R->pool, (int)(issued % W), phase, issued, s->out + issued * bs, m);
+                send_batch(R, phase, issued, s->out + issued * bs, m);
                 issued++;
             }
         } else {
@@ -112,11 +138,14 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
                 sample_reader_read(&R->reader, phase, idx[i], &st->io);
             }
         }
+        trace_end(tr_load);
         double t_loaded = now();
         st->load_s += t_loaded - t0;
         log_batch(R, phase, epoch, k + 1, idx, n, "step");
         double want = cstd > 0 ? nprand_normal(&R->compute_rng, ctime, cstd) : ctime;
+        void *tr_compute = trace_begin("compute");
         double got = emulate(want);
+        trace_end(tr_compute);
         st->compute_s += got;
         if (k == 0)
             st->proc0_s = now() - t0;
@@ -126,9 +155,11 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
         st->samples += n;
         if (phase == PH_TRAIN && (!h5b || k < main_batches))
             MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        trace_end(tr_step);
         t0 = now();
     }
     st->end = now();
+    trace_end(tr_epoch);
     /* batches prefetched by the reader processes but not consumed: they were read (as PyTorch's workers do) */
     for (int64_t k = steps; k < issued; k++) {
         io_acc_t extra = {0};

@@ -60,8 +60,10 @@ node_t *tree_get(const node_t *map, const char *key)
     return NULL;
 }
 
-/* Recursive descent over the event stream. Returns NULL on error (err filled). */
-static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, char *err, size_t errlen);
+/* Recursive descent over the event stream. Returns NULL on error (err filled). Nesting is bounded: a config is a
+ * few levels deep, and unbounded recursion on hostile input would overflow the stack. */
+#define TREE_MAX_DEPTH 64
+static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, char *err, size_t errlen, int depth);
 
 static int next_event(yaml_parser_t *p, yaml_event_t *ev, const char *name, char *err, size_t errlen)
 {
@@ -74,7 +76,7 @@ static int next_event(yaml_parser_t *p, yaml_event_t *ev, const char *name, char
     return 0;
 }
 
-static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, char *err, size_t errlen)
+static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, char *err, size_t errlen, int depth)
 {
     int line = (int)ev->start_mark.line + 1;
     if (ev->type == YAML_ALIAS_EVENT) {
@@ -97,6 +99,10 @@ static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, 
         return NULL;
     }
     yaml_event_delete(ev);
+    if (depth >= TREE_MAX_DEPTH) {
+        snprintf(err, errlen, "%s:%d: nested deeper than %d levels", name, line, TREE_MAX_DEPTH);
+        return NULL;
+    }
     node_t *n = new_node(is_map ? NODE_MAP : NODE_SEQ, line);
     for (;;) {
         yaml_event_t e;
@@ -126,7 +132,7 @@ static node_t *parse_node(yaml_parser_t *p, yaml_event_t *ev, const char *name, 
                 goto fail;
             }
         }
-        node_t *child = parse_node(p, &e, name, err, errlen);
+        node_t *child = parse_node(p, &e, name, err, errlen, depth + 1);
         if (!child) {
             free(key);
             goto fail;
@@ -169,7 +175,7 @@ int tree_parse(const char *text, size_t len, int is_json, const char *name, node
     yaml_event_delete(&e);
     if (next_event(&p, &e, name, err, errlen) < 0)
         goto done;
-    root = parse_node(&p, &e, name, err, errlen);
+    root = parse_node(&p, &e, name, err, errlen, 0);
     if (!root)
         goto done;
     if (next_event(&p, &e, name, err, errlen) < 0) /* document end */

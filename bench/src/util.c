@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "util.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 int g_rank = -1;
 int g_mpi_up = 0;
+const char *g_partial = NULL;
 void worker_report_failure(int code, const char *msg);
 
 void die(int code, const char *fmt, ...)
@@ -24,25 +26,71 @@ void die(int code, const char *fmt, ...)
     else
         fprintf(stderr, "h5dlio: error: %s\n", msg);
     fflush(stderr);
+    if (g_partial)
+        unlink(g_partial);
     worker_report_failure(code, msg);
     if (g_mpi_up)
         MPI_Abort(MPI_COMM_WORLD, code);
     _exit(code);
 }
 
+/* The top of HDF5's error stack (what failed) and its bottom (why: e.g. the errno text of a failed write). */
+typedef struct {
+    char top[512], cause[512];
+} h5err_t;
+
+static void on_signal(int sig)
+{
+    if (g_partial)
+        unlink(g_partial); /* async-signal-safe, like everything here: no stdio */
+    char msg[96] = "h5dlio: rank ", num[16];
+    size_t n = strlen(msg);
+    for (int v = g_rank < 0 ? 0 : g_rank, k = 0, first = 1; first || v; first = 0, v /= 10)
+        num[k++] = (char)('0' + v % 10), num[k] = 0;
+    for (size_t k = strlen(num); k > 0; k--)
+        msg[n++] = num[k - 1];
+    const char *tail = sig == SIGINT ? ": interrupted (SIGINT)\n" : sig == SIGTERM ? ": terminated (SIGTERM)\n"
+                                                                                   : ": hung up (SIGHUP)\n";
+    memcpy(msg + n, tail, strlen(tail) + 1);
+    if (g_mpi_up && write(STDERR_FILENO, msg, strlen(msg)) < 0) { /* ranks only (reader processes: g_mpi_up 0) */ }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cleanup_on_signals(void)
+{
+    int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) /* keep an inherited SIG_IGN */
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *data)
 {
-    char *buf = data;
-    if (n == 0 && e->desc)
-        snprintf(buf, 512, "%s (in %s)", e->desc, e->func_name ? e->func_name : "?");
+    h5err_t *h = data;
+    if (!e->desc)
+        return 0;
+    if (n == 0)
+        snprintf(h->top, sizeof h->top, "%s (in %s)", e->desc, e->func_name ? e->func_name : "?");
+    else
+        snprintf(h->cause, sizeof h->cause, "%s", e->desc);
+    for (char *c = n == 0 ? h->top : h->cause; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' '; /* one-line messages (HDF5's write errors embed ctime()'s newline) */
     return 0;
 }
 
 void h5_fail(int code, const char *call, const char *what, const char *file, int line)
 {
-    char buf[512] = "no HDF5 error detail";
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, buf);
-    die(code, "%s: %s failed: %s [%s:%d]", what ? what : "?", call, buf, file, line);
+    h5err_t h = {"no HDF5 error detail", ""};
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, &h);
+    die(code, "%s: %s failed: %s%s%s [%s:%d]", what ? what : "?", call, h.top, *h.cause ? "; cause: " : "",
+        h.cause, file, line);
 }
 
 double emulate(double t)

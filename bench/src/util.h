@@ -11,6 +11,11 @@
 
 extern int g_rank; /* this process's MPI rank, for messages only (-1 before MPI_Init) */
 extern int g_mpi_up;
+/* A file this process is writing under a temporary name (generation): die() removes it before ending the job,
+ * so a failed generation leaves neither a file that looks whole nor a partial one taking space. NULL: none. */
+extern const char *g_partial;
+/* SIGTERM/SIGINT/SIGHUP (mpirun ending a job, Ctrl-C): remove g_partial, then die of the signal as before. */
+void cleanup_on_signals(void);
 
 /* Print "h5dlio: rank R: message" and end the whole job with the code (MPI_Abort when MPI is up). */
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

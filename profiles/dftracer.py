@@ -1,0 +1,168 @@
+"""DFTracer profile: POSIX events (and the programs' own regions) of a training launch, as DLIO 2.0.0 records
+them (pydftracer 1.0.2, DFTRACER_ENABLE=1, DFTRACER_INC_METADATA=1 -> output.folder/trace-<rank>-of-<size>.pfw)
+and, for the kernel, through DFTracer's preload library (POSIX calls) plus the kernel's regions (epoch, step,
+load_batch, read_sample, compute) that it emits through DFTracer's C API when the library is loaded."""
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+
+# names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
+CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
+         "__fxstat": "fstat", "__fxstat64": "fstat", "fstat64": "fstat", "__lxstat": "lstat", "__lxstat64": "lstat",
+         "lstat64": "lstat", "__xstat": "stat", "__xstat64": "stat", "stat64": "stat", "openat64": "openat"}
+READS = {"pread", "read"}
+
+
+def preload_library(dlio_venv: Path) -> Path | None:
+    """DFTracer's preload library as shipped in the reference venv's dftracer wheel."""
+    hits = sorted(dlio_venv.glob("lib/python3*/site-packages/dftracer/lib/libdftracer_preload.so"))
+    return hits[0] if hits else None
+
+
+def available(dlio_venv: Path) -> tuple[bool, str]:
+    lib = preload_library(dlio_venv)
+    return (True, str(lib)) if lib else (False, f"no libdftracer_preload.so in {dlio_venv} (pydftracer not installed)")
+
+
+def wrap(argv: list[str], env: dict, outdir: Path, side: str, *, dlio_venv: Path, data_dir: Path) -> tuple[list, dict]:
+    env = dict(env)
+    env.update({"DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1"})
+    if side == "kernel":
+        env.update({"LD_PRELOAD": str(preload_library(dlio_venv)), "DFTRACER_INIT": "PRELOAD",
+                    "DFTRACER_LOG_FILE": str(outdir / "trace"), "DFTRACER_DATA_DIR": str(data_dir)})
+    return argv, env
+
+
+def read_events(path: Path) -> list[dict]:
+    """A .pfw (or .pfw.gz) file: a JSON array written one event per line; tolerate a missing closing bracket."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    out = []
+    with opener(path, "rt", errors="replace") as f:
+        for line in f:
+            line = line.strip().rstrip(",")
+            if not line.startswith("{"):
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut by a crash; counted by nothing on purpose: the trace is best effort
+    return out
+
+
+def trace_files(outdir: Path) -> list[Path]:
+    return sorted([*outdir.rglob("*.pfw"), *outdir.rglob("*.pfw.gz")])
+
+
+def _num(x, default=0):
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return default
+
+
+def normalize(events: list[dict], side: str) -> list[dict]:
+    """Events -> {rank, pid, cat, name, ts (s), dur (s), fname, offset, count, ret}; ranks from DLIO's pid field
+    (DLIO passes its rank as DFTracer's process id) or from the kernel's rank_info region."""
+    pid_rank: dict[str, int] = {}
+    for e in events:
+        if e.get("name") == "rank_info":
+            pid_rank[str(e.get("pid"))] = _num(e.get("args", {}).get("rank"), -1)
+    out = []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        a = e.get("args", {}) or {}
+        pid = str(e.get("pid"))
+        rank = _num(pid, -1) if side == "dlio" else pid_rank.get(pid, -1)
+        cat = e.get("cat", "")
+        name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+        out.append({"rank": rank, "pid": pid, "tid": str(e.get("tid")), "cat": cat, "name": name,
+                    "ts": _num(e.get("ts")) / 1e6, "dur": _num(e.get("dur")) / 1e6, "fname": a.get("fname"),
+                    "offset": _num(a.get("offset"), -1), "count": _num(a.get("count"), -1),
+                    "ret": _num(a.get("ret"), -1)})
+    return out
+
+
+def file_table(events: list[dict], data_dir: Path) -> dict:
+    """Per file under the data folder (path relative to it): opens, reads, bytes, access sizes and offsets; every
+    other POSIX call is kept as an 'other' row for classification."""
+    root = str(data_dir).rstrip("/") + "/"
+    files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "reads": 0, "bytes": 0, "calls": Counter(),
+                                                  "accesses": Counter(), "read_time_s": 0.0})
+    other: Counter = Counter()
+    for e in events:
+        if e["cat"] != "POSIX":
+            continue
+        f = e["fname"] or ""
+        if not f.startswith(root):
+            other[(e["name"], f)] += 1
+            continue
+        row = files[f[len(root):]]
+        row["calls"][e["name"]] += 1
+        if e["name"] in ("open", "openat"):
+            row["opens"] += 1
+        elif e["name"] == "close":
+            row["closes"] += 1
+        elif e["name"] in READS:
+            row["reads"] += 1
+            row["bytes"] += max(e["ret"], 0)
+            row["accesses"][f"{e['offset']}+{e['count']}"] += 1
+            row["read_time_s"] += e["dur"]
+    return {"files": {k: {**v, "calls": dict(v["calls"]), "accesses": dict(v["accesses"])}
+                      for k, v in sorted(files.items())},
+            "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(other.items())]}
+
+
+def features(events: list[dict], data_dir: Path) -> dict:
+    """The DLIO paper's I/O features over the data-file reads of one side."""
+    root = str(data_dir).rstrip("/") + "/"
+    reads = [e for e in events if e["cat"] == "POSIX" and e["name"] in READS and (e["fname"] or "").startswith(root)]
+    reads.sort(key=lambda e: (e["rank"], e["pid"], e["ts"]))
+    sizes = [max(e["ret"], 0) for e in reads]
+    if not reads:
+        return {}
+    seq = consec = 0
+    last: dict[tuple, int] = {}
+    for e in reads:
+        key = (e["pid"], e["fname"])
+        if key in last:
+            seq += e["offset"] >= last[key]
+            consec += e["offset"] == last[key]
+        last[key] = e["offset"] + max(e["ret"], 0)
+    t = sum(e["dur"] for e in reads)
+    bw = [s / e["dur"] for s, e in zip(sizes, reads, strict=True) if e["dur"] > 0]
+    n_follow = max(len(reads) - len({(e["pid"], e["fname"]) for e in reads}), 1)
+    return {"io_time_s": t, "bytes": sum(sizes), "xfer_min": min(sizes), "xfer_max": max(sizes),
+            "xfer_mean": statistics.fmean(sizes), "xfer_median": statistics.median(sizes),
+            "bandwidth_per_op": statistics.fmean(bw) if bw else 0.0,
+            "pct_sequential": 100.0 * seq / n_follow, "pct_consecutive": 100.0 * consec / n_follow,
+            "files": len({e["fname"] for e in reads})}
+
+
+KIND = {"pread": "read", "read": "read", "open": "open", "openat": "open", "close": "close",
+        "compute": "compute", "TorchFramework.compute": "compute"}
+
+
+def timeline(events: list[dict]) -> dict:
+    """Lanes per rank and process for the reports (times relative to the first event)."""
+    if not events:
+        return {"lanes": []}
+    t0 = min(e["ts"] for e in events)
+    lanes: dict[tuple, list] = defaultdict(list)
+    for e in events:
+        kind = KIND.get(e["name"])
+        if kind is None:
+            continue
+        lanes[(e["rank"], e["pid"])].append({"t": round(e["ts"] - t0, 6), "d": round(e["dur"], 6), "kind": kind})
+    return {"lanes": [{"rank": r, "pid": _num(p, -1), "label": f"rank {r} pid {p}", "events": ev}
+                      for (r, p), ev in sorted(lanes.items())]}
+
+
+def parse(outdir: Path, side: str, data_dir: Path) -> dict:
+    events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
+    return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir),
+            "features": features(events, data_dir), "timeline": timeline(events)}
