@@ -2,7 +2,8 @@
 #   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
 #   make test                       C unit tests (ctest) + pytest (kernel end to end, harness)
 #   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
-# Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE.
+# Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
+#   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY ?= python3
@@ -26,7 +27,7 @@ BIN := $(BUILD_DIR)/h5dlio
 
 .PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
 help:
-	@sed -n '1,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,6p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-system:
 	@bash scripts/deps-system.sh
@@ -57,7 +58,7 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 validate: build venv dlio-venv
 	@$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
-	  --dlio-venv "$$(cat build/.dlio-venv)" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
+	  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
 	  --print-run-dir build/.last-run; \
 	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \
 	  $(VENV)/bin/python -m validate "$$(cat build/.last-run)"
@@ -72,7 +73,7 @@ test-py: build venv dlio-venv
 test: lint test-c test-py
 
 lint: venv
-	@$(VENV)/bin/ruff check tests harness profiles validate
+	@$(VENV)/bin/ruff check tests harness profiles validate fidelity
 
 clean:
 	rm -rf build

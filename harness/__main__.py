@@ -78,19 +78,30 @@ def main(argv=None) -> int:
             raise WorkloadError("--ranks must be >= 1")
         if a.repeat < 1:
             raise WorkloadError("--repeat must be >= 1")
+        if not 0 < a.timeout < float("inf"):
+            raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
         for s in a.kernel_set:
             if "=" not in s:
                 raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+        from harness.dlio import info as dlio_info
         opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
                            timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat, darshan=dinfo,
                            darshan_skip_sides=skip_sides, skipped_profiles={**skipped, **{
-                               f"darshan.{k}": v for k, v in skip_sides.items()}})
+                               f"darshan.{k}": v for k, v in skip_sides.items()}},
+                           dlio_version=dlio_info(venv)["version"])
         if a.resume:
             if not (a.resume / "manifest.json").exists():
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")
+            why = hrun.check_resumable(a.resume)
+            if why:
+                raise WorkloadError(why)
             rd, wl, resume = a.resume, None, True
         else:
-            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")))
+            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
+                      dlio_version=opt.dlio_version)
+            why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
+            if why:
+                raise WorkloadError(why)
             rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
             n = 1
             while rd.exists():

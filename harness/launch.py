@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -110,12 +111,22 @@ def _kill(proc: subprocess.Popen) -> None:
             continue
 
 
+# Open MPI's boilerplate around a failed job: it would push the program's own message out of the detail
+_MPI_NOISE = re.compile(r"Primary job +terminated normally|a non-zero exit code\. Per user-direction|mpirun detected "
+                        r"that one or more|the job to be terminated\. The first|^\s*(Process name|Exit code):|"
+                        r"MPI_ABORT was invoked|^with errorcode|NOTE: invoking MPI_ABORT|You may or may not see "
+                        r"output|exactly when Open MPI kills")
+
+
 def _tail(path: Path, n: int = 6) -> str:
+    """The last lines of a launch's stderr that say what failed: the program's own lines first (the rank, file and
+    cause of a kernel error), Open MPI's summary of the job ("... exited on signal 9") kept, its boilerplate not."""
     try:
         lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip() and not ln.startswith("---")]
     except OSError:
         return ""
-    return " | ".join(lines[-n:])[-800:]
+    own = [ln for ln in lines if not _MPI_NOISE.search(ln)]
+    return " | ".join((own or lines)[-n:])[-800:]
 
 
 def eprint(*a) -> None:

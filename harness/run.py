@@ -33,12 +33,78 @@ class Options:
     darshan: dict = field(default_factory=dict)        # profiles.darshan.detect() result
     darshan_skip_sides: dict = field(default_factory=dict)  # side -> reason
     skipped_profiles: dict = field(default_factory=dict)    # profile -> reason (recorded in the manifest)
+    dlio_version: str | None = None                    # the reference DLIO's version: the kernel's dlio-version
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Readers (and a crash) see the old file or the new one, never a part: a temporary name of this process,
+    flushed to disk, then renamed over the file. On failure the old file is untouched and the temporary removed."""
+    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_json_atomic(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=str))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(obj, indent=1, default=str))
+
+
+RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
+
+
+def check_resumable(rd: Path) -> str | None:
+    """Why rd cannot be resumed (None: it can): a manifest.json this harness wrote, whole."""
+    try:
+        m = json.loads((rd / "manifest.json").read_text())
+    except OSError as e:
+        return f"--resume {rd}: cannot read manifest.json: {e.strerror or e}"
+    except ValueError as e:
+        return f"--resume {rd}: manifest.json is not valid JSON ({e})"
+    if not isinstance(m, dict):
+        return f"--resume {rd}: manifest.json is not a run manifest"
+    missing = [k for k in RESUME_KEYS if k not in m]
+    wl_missing = [k for k in ("name", "scale", "base", "config", "base_path") if k not in m.get("workload", {})]
+    if missing or wl_missing or not isinstance(m["steps"], dict):
+        return f"--resume {rd}: manifest.json lacks {missing + ['workload.' + k for k in wl_missing] or ['steps']}"
+    return None
+
+
+def merged_config(wl: Workload) -> dict:
+    """The workload both sides run: the merged config with the generation buffer bounded (DLIO's default is 2 GiB
+    per rank)."""
+    cfg = dict(wl.config)
+    ds = cfg.get("dataset") or {}
+    cfg["dataset"] = {**ds, "generation_buffer_size": ds.get("generation_buffer_size", GEN_BUFFER)}
+    return cfg
+
+
+def precheck(wl: Workload, opt: Options) -> str | None:
+    """Validate the workload (and --kernel-set) with the kernel's own validator for opt.ranks ranks, before anything
+    is launched or written: `h5dlio --dry-run --ranks N`, one process, no I/O. Returns the kernel's message when it
+    refuses the workload (exit 2); None when it accepts it or cannot tell (any other failure: the run will say)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="h5dlio-precheck-") as f:
+        f.write(yaml.safe_dump(merged_config(wl), sort_keys=False))
+        f.flush()
+        argv = [str(KERNEL_BIN), "--config", f.name, "--dry-run", "--ranks", str(opt.ranks), "--set",
+                "generate-data=true"]
+        for s in opt.kernel_sets + ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []):
+            argv += ["--set", s]
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if p.returncode != 2:
+        return None
+    msg = " ".join(ln.removeprefix("h5dlio: error: ") for ln in p.stderr.splitlines() if ln.startswith("h5dlio:"))
+    return f"workload {wl.name} ({wl.scale}) refused by the kernel for {opt.ranks} ranks: " + \
+        (msg.replace(f.name, "workload") or p.stderr.strip()[-500:])
 
 
 def _cmd(argv: list[str]) -> str:
@@ -130,6 +196,8 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
             logdir = wd / "ranks"
             if side == "kernel":
                 base = [str(KERNEL_BIN), "--config", str(rd / "workload.yaml")]
+                if opt.dlio_version:  # the kernel entry of the reference DLIO's release
+                    base += ["--set", f"dlio-version={opt.dlio_version}"]
                 for s in kernel_sets(prof, src, wd / "out", gen) + ([] if gen else opt.kernel_sets):
                     base += ["--set", s]
             else:
@@ -149,10 +217,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
 
 def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     rd.mkdir(parents=True, exist_ok=True)
-    cfg = dict(wl.config)
-    cfg.setdefault("dataset", {})
-    cfg["dataset"] = {**cfg["dataset"], "generation_buffer_size": cfg["dataset"].get("generation_buffer_size",
-                                                                                        GEN_BUFFER)}
+    cfg = merged_config(wl)
     text = f"# {wl.name} at scale {wl.scale}: {wl.base_path} <- reference-configs/{wl.name}.yaml\n" + \
         yaml.safe_dump(cfg, sort_keys=False)
     (rd / "workload.yaml").write_text(text)
@@ -162,7 +227,14 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
-            "versions": versions(str(dlio_venv / "bin" / "python")), "steps": {}, "status": "running"}
+            "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
+            "steps": {}, "status": "running"}
+
+
+def _dlio_block(dlio_venv: Path) -> dict:
+    """The reference DLIO (version, git revision, source) and the kernel entry used for it (manifest["dlio"])."""
+    from harness.dlio import describe
+    return describe(dlio_venv, KERNEL_BIN)
 
 
 def _reuse(rd: Path, src: Path, m: dict) -> None:
@@ -178,33 +250,43 @@ def _reuse(rd: Path, src: Path, m: dict) -> None:
 
 
 def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
-    """Parse every finished step's raw output into tables/ (one schema per profile, same for both sides)."""
-    from profiles import darshan, dftracer, logvfd, timing
+    """Parse every finished step's raw output into tables/ (one schema per profile, same for both sides). A step
+    whose output cannot be parsed is recorded in m["collect_errors"]; the others are still collected."""
     tables = rd / "tables"
     tables.mkdir(exist_ok=True)
     timing_t: dict = {"dlio": [], "kernel": []}
+    errors: dict = {}
     for name, rec in m["steps"].items():
         if rec.get("status") != "ok":
             continue
-        side, prof = name.split(".", 1)
-        wd = Path(rec["workdir"])
-        if prof.startswith("timing"):
-            timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
-        elif prof.startswith("logvfd"):
-            logvfd.save(logvfd.parse_dir(wd / "ranks"), tables / f"{prof}-{side}.json")
-        elif prof == "darshan":
-            write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, rd / side / "data"))
-        elif prof == "dftracer":
-            t = dftracer.parse(wd, side, rd / side / "data")
-            write_json_atomic(tables / f"dftracer-timeline-{side}.json", t.pop("timeline"))
-            write_json_atomic(tables / f"dftracer-{side}.json", t)
-        elif prof == "generate":
-            p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
-                                str(rd / side / "data")], capture_output=True, text=True)
-            if p.returncode == 0:
-                (tables / f"dataset-{side}.json").write_text(p.stdout)
+        try:
+            _collect_step(rd, name, rec, tables, timing_t, dlio_venv)
+        except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
+            errors[name] = f"{type(e).__name__}: {e}"
+    m["collect_errors"] = errors
     if timing_t["dlio"] or timing_t["kernel"]:
         write_json_atomic(tables / "timing.json", timing_t)  # per side: one entry per repetition
+
+
+def _collect_step(rd: Path, name: str, rec: dict, tables: Path, timing_t: dict, dlio_venv: Path) -> None:
+    from profiles import darshan, dftracer, logvfd, timing
+    side, prof = name.split(".", 1)
+    wd = Path(rec["workdir"])
+    if prof.startswith("timing"):
+        timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
+    elif prof.startswith("logvfd"):
+        write_text_atomic(tables / f"{prof}-{side}.json", json.dumps(logvfd.parse_dir(wd / "ranks")))
+    elif prof == "darshan":
+        write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, rd / side / "data"))
+    elif prof == "dftracer":
+        t = dftracer.parse(wd, side, rd / side / "data")
+        write_json_atomic(tables / f"dftracer-timeline-{side}.json", t.pop("timeline"))
+        write_json_atomic(tables / f"dftracer-{side}.json", t)
+    elif prof == "generate":
+        p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
+                            str(rd / side / "data")], capture_output=True, text=True)
+        if p.returncode == 0:
+            write_text_atomic(tables / f"dataset-{side}.json", p.stdout)
 
 
 def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bool, progress=print) -> dict:
@@ -214,6 +296,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         wl = Workload(**{k: m["workload"][k] for k in ("name", "scale", "base", "config", "base_path")})
         opt.ranks, opt.launcher, opt.profiles, opt.kernel_sets = m["ranks"], m["launcher"], m["profiles"], \
             m["kernel_sets"]
+        opt.dlio_version = m.get("dlio", {}).get("version", opt.dlio_version)
         opt.repeat = m.get("repeat", 1)
     else:
         assert wl is not None

@@ -55,21 +55,39 @@ def dlio_config_dir(dlio_python: str) -> Path:
     return Path(out.stdout.strip()) / "configs" / "workload"
 
 
-def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS) -> Workload:
-    """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir)."""
-    path = ref_dir / f"{name}.yaml"
+def _yaml(path: Path):
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise WorkloadError(f"{path}: cannot read: {e}") from None
+    except yaml.YAMLError as e:
+        raise WorkloadError(f"{path}: bad YAML: {' '.join(str(e).split())}") from None
+
+
+def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS,
+         dlio_version: str | None = None) -> Workload:
+    """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir). name: a reference config
+    of ref_dir, or the path of one (a name ending in .yaml/.yml or holding a '/')."""
+    if name.endswith((".yaml", ".yml")) or "/" in name:
+        path = Path(name)
+        name = path.stem
+        if not path.is_file():
+            raise WorkloadError(f"WORKLOAD={path}: no such file")
+    else:
+        path = ref_dir / f"{name}.yaml"
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in ref_dir.glob("*.yaml")))
         raise WorkloadError(f"WORKLOAD={name}: no {path} (known: {known})")
-    try:
-        ref = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise WorkloadError(f"{path}: {e}") from None
+    ref = _yaml(path)
+    if not isinstance(ref, dict):
+        raise WorkloadError(f"{path}: top level must be a mapping (base, overlay, scales, default_scale)")
     unknown = set(ref) - {"base", "overlay", "scales", "default_scale"}
     if unknown:
         raise WorkloadError(f"{path}: unknown keys {sorted(unknown)} (base, overlay, scales, default_scale)")
     scale = scale or ref.get("default_scale", "tiny")
     scales = ref.get("scales", {})
+    if not isinstance(scales, dict) or not isinstance(scale, str):
+        raise WorkloadError(f"{path}: 'scales' must be a mapping of scale name -> overrides, 'default_scale' a name")
     if scale not in scales:
         raise WorkloadError(f"SCALE={scale}: {path} has scales {sorted(scales)}")
     if "base" not in ref:
@@ -77,6 +95,14 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
     base_path = dlio_workloads / f"{ref['base']}.yaml"
     if not base_path.exists():
         raise WorkloadError(f"{path}: base '{ref['base']}' is not a workload of the installed DLIO ({base_path})")
-    base = yaml.safe_load(base_path.read_text())
-    merged = deep_merge(deep_merge(base, ref.get("overlay") or {}), scales[scale] or {})
+    base = _yaml(base_path)
+    for what, v in (("overlay", ref.get("overlay") or {}), (f"scales.{scale}", scales[scale] or {}),
+                    (f"base {base_path}", base)):
+        if not isinstance(v, dict):
+            raise WorkloadError(f"{path}: {what} must be a mapping of DLIO workload keys, not {type(v).__name__}")
+    overlay, preset = ref.get("overlay") or {}, scales[scale] or {}
+    if dlio_version:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
+        from harness.dlio import translate
+        overlay, preset = translate(overlay, dlio_version)[0], translate(preset, dlio_version)[0]
+    merged = deep_merge(deep_merge(base, overlay), preset)
     return Workload(name, scale, ref["base"], merged, str(base_path))

@@ -19,7 +19,10 @@ def parse(outdir: Path, side: str) -> dict:
                 "au_percent": s.get("train", {}).get("au_mean_percent"),
                 "throughput_samples_per_s": s.get("train", {}).get("throughput_mean_samples_per_s"),
                 "wall_s_in_program": s.get("wall_s")}
-    per = json.loads((outdir / "per_epoch_stats.json").read_text())
+    stats = outdir / "per_epoch_stats.json"
+    if not stats.exists():  # DLIO >= 2.0.1 writes one per rank: <rank>_per_epoch_stats.json
+        stats = outdir / "0_per_epoch_stats.json"
+    per = json.loads(stats.read_text())
     summ = json.loads((outdir / "summary.json").read_text())
     epochs = sorted(per, key=int)
     train = [float(per[e]["duration"]) for e in epochs if "duration" in per[e]]

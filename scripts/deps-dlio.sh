@@ -1,25 +1,71 @@
 #!/usr/bin/env bash
-# Create the reference DLIO Benchmark venv (DLIO 2.0.0 from PyPI + pinned PyTorch/TensorFlow stack) in a cache
-# outside the clone, keyed by the lock file's hash. Idempotent; prints the venv path on its last line.
+# Create a reference DLIO Benchmark venv in a cache outside the clone, keyed by what it holds. Idempotent; prints
+# the venv path on its last line.
+#   DLIO_SPEC=2.0.0 (default)     dlio-benchmark==2.0.0 from PyPI
+#   DLIO_SPEC=/path/to/checkout   a DLIO source checkout (git): pip install --no-deps of that tree
 # Plain `pip install dlio-benchmark` fails here (its nvidia-dali stub downloads from an unreachable host), so DLIO
-# is installed with --no-deps and its runtime stack from the lock file, also with --no-deps.
+# is installed with --no-deps and its runtime stack from a pinned lock file (harness/requirements/), also --no-deps:
+# dlio-<version>.lock.txt, else the newest lock of an older version (2.0.1 and later need pydftracer >= 2.0.2).
+# The venv holds .h5dlio-dlio.json: the DLIO version (for a checkout: `git describe --tags`, since DLIO's setup.py
+# still says 2.0.0 at v2.0.1 and on main), its git revision and where it came from; the harness reads it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-ver=${DLIO_VERSION:-2.0.0}
-lock="$here/harness/requirements/dlio-$ver.lock.txt"
-[ -f "$lock" ] || { echo "deps-dlio: error: no lock file $lock for DLIO $ver" >&2; exit 1; }
+spec=${DLIO_SPEC:-${DLIO_VERSION:-2.0.0}}
 cache=${H5DLIO_CACHE:-$HOME/.cache/h5dlio}
-key=$( (cat "$lock"; echo "$ver"; python3 --version) | sha256sum | cut -c1-12)
+if [ -d "$spec" ]; then
+  src=$(cd "$spec" && pwd)
+  [ -f "$src/setup.py" ] && [ -d "$src/dlio_benchmark" ] || { echo "deps-dlio: error: $src is not a DLIO source checkout (no setup.py + dlio_benchmark/)" >&2; exit 1; }
+  rev=$(git -C "$src" rev-parse HEAD 2>/dev/null) || { echo "deps-dlio: error: $src is not a git checkout (its revision is recorded)" >&2; exit 1; }
+  describe=$(git -C "$src" describe --tags --long 2>/dev/null || echo "v0.0.0-0-g${rev:0:7}")
+  # v2.0.1-17-ge1919d7 -> 2.0.1-17 ; v2.0.1-0-gb56c741 -> 2.0.1
+  ver=$(echo "$describe" | sed -E 's/^v//; s/-g[0-9a-f]+$//; s/-0$//')
+  dirty=$(git -C "$src" status --porcelain --untracked-files=no | sha256sum | cut -c1-8)
+  [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] && dirty=clean
+  origin="source:$src"
+else
+  echo "$spec" | grep -Eq '^[0-9]+(\.[0-9]+)*$' || { echo "deps-dlio: error: DLIO=$spec is neither a version nor a directory" >&2; exit 1; }
+  src=""; ver=$spec; rev="pypi"; describe="dlio-benchmark==$spec"; dirty=clean; origin="pypi"
+fi
+base=${ver%%-*}
+lock="$here/harness/requirements/dlio-$base.lock.txt"
+if [ ! -f "$lock" ]; then  # the newest lock of an older release
+  lock=""
+  for l in "$here"/harness/requirements/dlio-*.lock.txt; do
+    v=$(basename "$l" .lock.txt); v=${v#dlio-}
+    [ "$(printf '%s\n%s\n' "$v" "$base" | sort -V | tail -1)" = "$base" ] || continue
+    [ -z "$lock" ] || [ "$(printf '%s\n%s\n' "$v" "$lv" | sort -V | tail -1)" = "$v" ] && { lock=$l; lv=$v; }
+  done
+  [ -n "$lock" ] || lock="$here/harness/requirements/dlio-2.0.0.lock.txt"
+  echo "deps-dlio: no lock file for $base: using $(basename "$lock")" >&2
+fi
+if [ -n "$src" ]; then
+  key=$( (cat "$lock"; echo "$ver $rev $dirty"; python3 --version) | sha256sum | cut -c1-12)
+else
+  key=$( (cat "$lock"; echo "$ver"; python3 --version) | sha256sum | cut -c1-12)  # unchanged since 2.0.0 only
+fi
 venv="$cache/dlio-$ver-$key"
 if [ -f "$venv/.h5dlio-complete" ]; then
   echo "deps-dlio: cached at $venv" >&2; echo "$venv"; exit 0
 fi
 rm -rf "$venv.partial"; mkdir -p "$cache"
-echo "deps-dlio: creating $venv (~7 GB, a few minutes)" >&2
+echo "deps-dlio: creating $venv (DLIO $ver from $origin, $(basename "$lock"); ~7 GB, a few minutes)" >&2
 python3 -m venv "$venv.partial"
 "$venv.partial/bin/pip" install --no-cache-dir -q --upgrade pip >&2
-"$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "dlio-benchmark==$ver" >&2
+if [ -n "$src" ]; then
+  # a copy, so the build leaves the checkout untouched (setuptools writes build/ and *.egg-info)
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  git -C "$src" ls-files -z | (cd "$src" && xargs -0 cp --parents -t "$tmp")
+  "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "$tmp" >&2
+else
+  "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "dlio-benchmark==$ver" >&2
+fi
 "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps -r "$lock" >&2
+python3 - "$venv.partial/.h5dlio-dlio.json" "$ver" "$rev" "$describe" "$origin" "$(basename "$lock")" "$dirty" <<'PY'
+import json, sys
+p, ver, rev, describe, origin, lock, dirty = sys.argv[1:]
+json.dump({"version": ver, "revision": rev, "describe": describe, "source": origin, "lock": lock,
+           "dirty": dirty != "clean"}, open(p, "w"), indent=1)
+PY
 rm -rf "$venv"; mv "$venv.partial" "$venv"
 # venv scripts hard-code their path: rewrite the shebangs after the move
 grep -rlI --null "$venv.partial" "$venv/bin" | xargs -0 -r sed -i "s#$venv.partial#$venv#g"

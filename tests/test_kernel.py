@@ -257,7 +257,7 @@ def test_keep_files_false_deletes_only_what_it_generated(tmp_path):
     (data / "train").mkdir(parents=True)
     foreign = data / "train" / "notes.txt"
     foreign.write_text("not ours")
-    sets = tiny(data, **{"generate-data": True, "train": True, "keep-files": False})
+    sets = tiny(data, **{"generate-data": True, "train": True, "keep-files": False, "reuse-data-folder": True})
     r = run(tmp_path, 2, sets)
     assert r.rc == 0, r.proc.stderr
     assert foreign.read_text() == "not ours"

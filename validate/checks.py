@@ -37,6 +37,11 @@ class Run:
     def ranks(self) -> int:
         return int(self.manifest["ranks"])
 
+    @property
+    def release(self) -> str:
+        """The kernel entry the run used (manifests from before the dlio block: 2.0.0)."""
+        return (self.manifest.get("dlio") or {}).get("entry") or "2.0.0"
+
 
 def check_steps(run: Run) -> list[dict]:
     out = []
@@ -45,6 +50,25 @@ def check_steps(run: Run) -> list[dict]:
         out.append(result(f"steps.{name}", PASS if ok else FAIL, 0, rec.get("rc"),
                           "" if ok else f"{rec.get('status')}: {rec.get('detail', '')}"[:500]))
     return out
+
+
+def check_dlio_version(run: Run) -> list[dict]:
+    """Which DLIO was the reference and which kernel entry stood for it; an unknown release is validated with the
+    nearest entry, and this check says so (it passes: the other checks judge whether the entry still fits)."""
+    d = run.manifest.get("dlio")
+    if not d:
+        ver = run.manifest.get("versions", {}).get("dlio", "unknown")
+        return [result("dlio.version", PASS, "2.0.0", ver, f"DLIO {ver} (manifest without a dlio block: PyPI "
+                       "release assumed), kernel entry 2.0.0")]
+    where = d.get("source", "?") + (f" @ {d['revision'][:12]}" if d.get("revision") not in (None, "pypi") else "")
+    if not d.get("entry"):
+        return [result("dlio.version", FAIL, d.get("version"), None,
+                       f"DLIO {d.get('version')} ({where}): the kernel has no entry for it: {d.get('warning', '')}")]
+    if d.get("nearest"):
+        detail = f"nearest entry {d['entry']} used for {d['version']} ({where}); check the divergences below"
+    else:
+        detail = f"DLIO {d['version']} ({where}) validated with its own kernel entry"
+    return [result("dlio.version", PASS, d.get("version"), d["entry"], detail) | {"nearest": bool(d.get("nearest"))}]
 
 
 def check_dataset(run: Run) -> list[dict]:
@@ -130,7 +154,7 @@ def check_counts(run: Run) -> list[dict]:
     out = []
     for prof in ("logvfd", "logvfd-rt0"):
         cfg = run.cfg if prof == "logvfd" else {**run.cfg, "reader": {**run.cfg.get("reader", {}), "read_threads": 0}}
-        exp = model.workload_reads(cfg, run.ranks)
+        exp = model.workload_reads(cfg, run.ranks, run.release)
         for side in ("dlio", "kernel"):
             t = run.table(f"{prof}-{side}.json")
             if t is None:
@@ -142,11 +166,11 @@ def check_counts(run: Run) -> list[dict]:
                 blocks = tr.get("blocks", [])
                 got = [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
                        for b in blocks for x in b if x.endswith("DRAW Read")]
-                e = {"opens": len(e_bytes), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
+                e = {"opens": sum(s["opens"] for s in segs), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
                 o = {"opens": tr.get("opens"), "raw_reads": tr.get("raw_reads"), "raw_bytes": tr.get("raw_read_bytes")}
                 name = f"counts.{side}.{prof}.rank{r}"
                 out.append(result(name, PASS if e == o else FAIL, e, o,
-                                  "model: DLIO sampler + steps + prefetch + per-file dims (seed 10)"))
+                                  f"model of DLIO {run.release}: sampler + steps + prefetch + per-file dims (seed 10)"))
                 if prof == "logvfd-rt0" or int(cfg.get("reader", {}).get("read_threads", 1)) == 0:
                     pos, bad = 0, []
                     for s in segs:
@@ -298,7 +322,8 @@ def check_darshan(run: Run) -> list[dict]:
                    f"first difference: {bad[0] if bad else 'no data files'}")]
 
 
-CHECKS = [check_steps, check_dataset, check_logvfd, check_counts, check_dftracer, check_darshan, check_runtime]
+CHECKS = [check_dlio_version, check_steps, check_dataset, check_logvfd, check_counts, check_dftracer, check_darshan,
+          check_runtime]
 
 
 def validate(path: Path) -> dict:

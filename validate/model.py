@@ -1,11 +1,28 @@
-"""Analytic model of DLIO 2.0.0's PyTorch-path reads, written from DLIO's source (torch_data_loader.dlio_sampler,
+"""Analytic model of DLIO's PyTorch-path reads, written from DLIO's source (torch_data_loader.dlio_sampler,
 main._train/_eval, config.get_global_map_index), independent of the kernel: which samples each rank reads in each
-epoch, and the opens/reads/bytes that follow."""
+epoch, and the opens/reads/bytes that follow. RELEASES says what differs between DLIO releases."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+# What changes the reads between releases (paths in the dlio_benchmark package of that revision):
+#   shuffles      dlio_sampler shuffles its slice (PyPI 2.0.0 torch_data_loader.py:104-108; gone in v2.0.1 :84-103)
+#   cap_on_fetch  the step cap is checked when a batch arrives, so one more batch is loaded when there is one
+#                 (v2.0.1 main.py:328 and :242; PyPI 2.0.0 checks after the step, main.py:287 and :239)
+#   trim          training trims file counts to multiples of samples-per-file x batch x ranks (main.py:230-246 at
+#                 e1919d7, from ad8ce8b)
+#   v201_keys     dataset.record_length_bytes*, record_dims, hdf5.num_dset_per_record (v2.0.1 utils/config.py:792-839)
+RELEASES = {
+    "2.0.0": {"shuffles": True, "cap_on_fetch": False, "trim": False, "v201_keys": False},
+    "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "v201_keys": True},
+    "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "v201_keys": True},
+}
+
+
+def release(name: str | None) -> dict:
+    return RELEASES.get(name or "2.0.0", RELEASES["2.0.0"])
 
 
 def dlio_rank_slice(total: int, ranks: int, rank: int) -> list[int]:
@@ -13,15 +30,16 @@ def dlio_rank_slice(total: int, ranks: int, rank: int) -> list[int]:
     return list(range(rank * spp, min((rank + 1) * spp, total)))
 
 
-def train_steps(total: int, ranks: int, batch: int, n_rank: int, total_training_steps: int = -1) -> int:
+def train_steps(total: int, ranks: int, batch: int, n_rank: int, total_training_steps: int = -1,
+                least: int = 1) -> int:
     cap = total // batch // ranks
     if 0 < total_training_steps < cap:
         cap = total_training_steps
-    return min(n_rank // batch, max(cap, 1))
+    return min(n_rank // batch, max(cap, least))
 
 
-def eval_steps(total: int, ranks: int, batch: int, n_rank: int) -> int:
-    return min(n_rank // batch, max(total // batch // ranks, 1))
+def eval_steps(total: int, ranks: int, batch: int, n_rank: int, least: int = 1) -> int:
+    return min(n_rank // batch, max(total // batch // ranks, least))
 
 
 def dlio_reads(total: int, ranks: int, batch: int, seed: int, epochs: int, shuffle: bool, *, phase: str = "train",
@@ -69,11 +87,16 @@ def _get(cfg: dict, path: str, default):
     return node
 
 
-def file_dims(cfg: dict) -> list[tuple[int, int]]:
-    """DLIO 2.0.0 DataGenerator.get_dimension: per file (train files, then eval files) the sample dimensions."""
-    rl = int(_get(cfg, "dataset.record_length", 65536))
-    rls = int(_get(cfg, "dataset.record_length_stdev", 0))
+def file_dims(cfg: dict, rel: str | None = None) -> list[tuple[int, int]]:
+    """DataGenerator.get_dimension: per file (train files, then eval files) the dimensions of one samples dataset."""
+    suffix = "_bytes" if release(rel)["v201_keys"] else ""
+    rl = int(_get(cfg, f"dataset.record_length{suffix}", 65536))
+    rls = int(_get(cfg, f"dataset.record_length{suffix}_stdev", 0))
     nfiles = int(_get(cfg, "dataset.num_files_train", 8)) + int(_get(cfg, "dataset.num_files_eval", 0))
+    dims = _get(cfg, "dataset.record_dims", None) if release(rel)["v201_keys"] else None
+    if dims:  # v2.0.1 hdf5_generator.py:60-63: (d1 / num_dset_per_record, d2) in every file
+        n = int(_get(cfg, "dataset.hdf5.num_dset_per_record", 1))
+        return [(int(dims[0]) // n, int(dims[1]))] * nfiles
     dim = int(math.sqrt(rl))
     sd = rls / 2.0 / math.sqrt(rl)
     if sd > 0:
@@ -84,45 +107,56 @@ def file_dims(cfg: dict) -> list[tuple[int, int]]:
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(nfiles)]
 
 
-def workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
-    """rank -> ordered segments {phase, epoch, samples, bytes: [per sample], prefetched: n} of a training launch."""
+def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
+    """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
+    launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
+    r_ = release(rel)
     spf = int(_get(cfg, "dataset.num_samples_per_file", 1))
     ntrain = int(_get(cfg, "dataset.num_files_train", 8))
     neval = int(_get(cfg, "dataset.num_files_eval", 0))
     bs = int(_get(cfg, "reader.batch_size", 1))
     bse = int(_get(cfg, "reader.batch_size_eval", 1))
+    ndset = int(_get(cfg, "dataset.hdf5.num_dset_per_record", 1)) if r_["v201_keys"] else 1
+    files = {"train": ntrain, "eval": neval}
+    if r_["trim"]:
+        files = {"train": ntrain // (spf * bs * ranks) * (spf * bs * ranks),
+                 "eval": neval // (spf * bse * ranks) * (spf * bse * ranks)}
     seed = int(_get(cfg, "train.seed", 123))
     epochs = int(_get(cfg, "train.epochs", 1))
     tts = int(_get(cfg, "train.total_training_steps", -1))
-    shuffle = str(_get(cfg, "reader.sample_shuffle", "off")).lower() in ("seed", "random", "true")
+    shuffle = str(_get(cfg, "reader.sample_shuffle", "off")).lower() in ("seed", "random", "true") and r_["shuffles"]
     do_eval = bool(_get(cfg, "workflow.evaluation", False))
     rt = int(_get(cfg, "reader.read_threads", 1))
     prefetch = int(_get(cfg, "reader.prefetch_size", 2))
-    dims = file_dims(cfg)
+    dims = file_dims(cfg, rel)
     evals = eval_epochs(epochs, int(_get(cfg, "evaluation.eval_after_epoch", 1)),
                         int(_get(cfg, "evaluation.epochs_between_evals", 1))) if do_eval else []
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
         segs = []
-        lists = {"train": dlio_rank_slice(ntrain * spf, ranks, r), "eval": dlio_rank_slice(neval * spf, ranks, r)}
+        lists = {ph: dlio_rank_slice(files[ph] * spf, ranks, r) for ph in ("train", "eval")}
         for e in range(1, epochs + 1):
             for phase in ["train"] + (["eval"] if e in evals else []):
                 idx = lists[phase]
                 b = bs if phase == "train" else bse
-                total = (ntrain if phase == "train" else neval) * spf
+                total = files[phase] * spf
                 if shuffle:
                     np.random.seed(seed)
                     np.random.shuffle(idx)
-                steps = train_steps(total, ranks, b, len(idx), tts) if phase == "train" else \
-                    eval_steps(total, ranks, b, len(idx))
-                issued = steps
-                if rt > 0:  # PyTorch workers: prefetch_factor x workers batches in flight
+                least = 0 if r_["cap_on_fetch"] else 1
+                steps = train_steps(total, ranks, b, len(idx), tts, least) if phase == "train" else \
+                    eval_steps(total, ranks, b, len(idx), least)
+                batches = len(idx) // b
+                fetched = steps + 1 if r_["cap_on_fetch"] and steps < batches else steps  # next() calls
+                issued = fetched
+                if rt > 0:  # PyTorch workers: prefetch_factor x workers batches in flight, one more per next()
                     window = (math.ceil(prefetch / rt) if prefetch > 0 else 2) * rt
-                    issued = min(len(idx) // b, steps + window)
+                    issued = min(batches, fetched + window)
                 read = idx[: issued * b]
                 off = 0 if phase == "train" else ntrain
                 segs.append({"phase": phase, "epoch": e, "samples": list(idx[: steps * b]),
-                             "prefetched": (issued - steps) * b,
-                             "bytes": [dims[off + s // spf][0] * dims[off + s // spf][1] for s in read]})
+                             "prefetched": (issued - steps) * b, "opens": len(read),
+                             "bytes": [dims[off + s // spf][0] * dims[off + s // spf][1] for s in read
+                                       for _ in range(ndset)]})
         out[r] = segs
     return out

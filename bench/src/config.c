@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <hdf5.h>
+#include "layout.h"
 
-enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION };
+enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS };
 
 typedef struct {
     const char *name;     /* canonical key (h5bench style) */
@@ -30,12 +31,18 @@ static const opt_t OPTS[] = {
     {"generate-data", "workflow.generate_data", T_BOOL, F(generate_data), "false", "false", 0, 1, "generate the dataset"},
     {"train", "workflow.train", T_BOOL, F(train), "false", "true", 0, 1, "run training epochs"},
     {"evaluation", "workflow.evaluation", T_BOOL, F(evaluation), "false", "false", 0, 1, "run evaluation after epochs"},
-    {"record-length", "dataset.record_length", T_INT, F(record_length), "67108864", "65536", 1, BIG,
+    /* record-length*, chunking, chunk-size, record-dims, chunk-dims, num-dset-per-record: their DLIO YAML names
+     * depend on the release (VERSIONED below) */
+    {"record-length", NULL, T_INT, F(record_length), "67108864", "65536", 1, BIG,
      "bytes per sample; samples are int(sqrt(n)) x int(sqrt(n)) uint8"},
-    {"record-length-stdev", "dataset.record_length_stdev", T_INT, F(record_length_stdev), "0", "0", 0, BIG,
+    {"record-length-stdev", NULL, T_INT, F(record_length_stdev), "0", "0", 0, BIG,
      "stdev of the sample size in bytes (per-file dimensions drawn as DLIO draws them)"},
-    {"record-length-resize", "dataset.record_length_resize", T_INT, F(record_length_resize), "0", "0", 0, BIG,
+    {"record-length-resize", NULL, T_INT, F(record_length_resize), "0", "0", 0, BIG,
      "DLIO's resize target (no I/O effect; kept for the record)"},
+    {"record-dims", NULL, T_DIMS, F(record_dims), "", "", 2, 2, "DLIO >= 2.0.1: sample dimensions d1,d2 (uint8; "
+     "instead of record-length)"},
+    {"num-dset-per-record", NULL, T_INT, F(num_dset_per_record), "1", "1", 1, 1e6,
+     "DLIO >= 2.0.1: samples datasets per file (records_0..); each holds d1/n x d2 of a sample"},
     {"num-files-train", "dataset.num_files_train", T_INT, F(num_files_train), "32", "8", 0, 1e9, "training files"},
     {"num-files-eval", "dataset.num_files_eval", T_INT, F(num_files_eval), "8", "0", 0, 1e9, "evaluation files"},
     {"num-samples-per-file", "dataset.num_samples_per_file", T_INT, F(num_samples_per_file), "4", "1", 1, 1e9,
@@ -46,9 +53,11 @@ static const opt_t OPTS[] = {
     {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, "evaluation sub-folder"},
     {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0, "samples dataset"},
     {"labels-dataset-name", NULL, T_STR, F(labels_dataset_name), "labels", "labels", 0, 0, "labels dataset"},
-    {"chunking", "dataset.enable_chunking", T_BOOL, F(chunking), "false", "false", 0, 1, "chunked layout (1,c,c)"},
-    {"chunk-size", "dataset.chunk_size", T_INT, F(chunk_size), "1024", "1024", 1, BIG,
+    {"chunking", NULL, T_BOOL, F(chunking), "false", "false", 0, 1, "chunked layout (1,c,c)"},
+    {"chunk-size", NULL, T_INT, F(chunk_size), "1024", "1024", 1, BIG,
      "chunk bytes; c = ceil(sqrt(chunk-size)) capped at the sample dimension"},
+    {"chunk-dims", NULL, T_DIMS, F(chunk_dims), "", "", 3, 3, "DLIO >= 2.0.1: explicit chunk shape n,d1,d2 (chunked "
+     "layout)"},
     {"compression", "dataset.compression", T_COMPRESSION, F(compression), "none", "none", 0, 1,
      "none | gzip (true = gzip); needs chunking"},
     {"compression-level", "dataset.compression_level", T_INT, F(compression_level), "4", "4", 1, 9, "gzip level"},
@@ -96,7 +105,8 @@ static const opt_t OPTS[] = {
      "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
     {"naming", NULL, T_NAMING, F(naming), "h5bench", "dlio", 0, 0,
      "dlio: <prefix>_<i>_of_<N>.hdf5 | h5bench: <prefix>_<i+1>_of_<N>.h5"},
-    {"dlio-version", NULL, T_VERSION, F(dlio_version), "2.0.0", "2.0.0", 0, 0, "DLIO release to emulate"},
+    {"dlio-version", NULL, T_VERSION, F(dlio_version), "2.0.0", "2.0.0", 0, 0,
+     "DLIO release to emulate (X.Y.Z or X.Y.Z-N past a tag; no entry of its own: the nearest entry, with a warning)"},
     {"output-folder", "output.folder", T_STR, F(output_folder), ".", "output", 0, 0, "where results are written"},
     {"output-csv-name", NULL, T_STR, F(output_csv_name), "output", "output", 0, 0,
      "results basename: <name>.csv and <name>.json"},
@@ -141,10 +151,86 @@ static const known_t KNOWN[] = {
     {"storage.storage_type", "local_fs", "only local/parallel file systems are supported"},
     {"storage.storage_root", NULL, NULL},
     {"output.log_file", NULL, NULL},
+    /* DLIO >= 2.0.1 keys with no I/O effect on the HDF5 PyTorch path */
+    {"output.metric", NULL, NULL},                  /* exclude_start_steps/exclude_end_steps: metrics only */
+    {"reader.pin_memory", NULL, NULL},
+    {"reader.transformed_record_dims", NULL, NULL}, /* the resized image handed to the framework */
+    {"reader.transformed_record_element_type", NULL, NULL},
+    {"dataset.record_element_bytes", NULL, NULL},   /* recomputed from the type (utils/config.py:448-449 at v2.0.1) */
+    {"storage.storage_options", NULL, NULL},
+    {"dataset.record_element_type", "uint8", "the kernel writes and reads uint8 samples"},
+    {"reader.odirect", "false", "DLIO's HDF5 reader refuses O_DIRECT (reader/reader_factory.py:42-43 at v2.0.1)"},
+    {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
 
+/* DLIO workload keys read only by some releases: DLIO reads `yaml` in releases [since, until) (NULL: open) and
+ * silently ignores it in the others. The kernel does the same, with a warning. Releases compare with the entry in
+ * use (layout.c). */
+typedef struct {
+    const char *yaml, *opt, *since, *until, *note;
+} versioned_t;
+static const versioned_t VERSIONED[] = {
+    /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored */
+    {"dataset.record_length", "record-length", NULL, "2.0.1", "renamed dataset.record_length_bytes in 2.0.1"},
+    {"dataset.record_length_stdev", "record-length-stdev", NULL, "2.0.1",
+     "renamed dataset.record_length_bytes_stdev in 2.0.1"},
+    {"dataset.record_length_resize", "record-length-resize", NULL, "2.0.1",
+     "renamed dataset.record_length_bytes_resize in 2.0.1"},
+    {"dataset.record_length_bytes", "record-length", "2.0.1", NULL, "2.0.0 reads dataset.record_length"},
+    {"dataset.record_length_bytes_stdev", "record-length-stdev", "2.0.1", NULL,
+     "2.0.0 reads dataset.record_length_stdev"},
+    {"dataset.record_length_bytes_resize", "record-length-resize", "2.0.1", NULL,
+     "2.0.0 reads dataset.record_length_resize"},
+    /* hdf5_generator.py:58-67 (2.0.0) chunks from enable_chunking/chunk_size; v2.0.1 :54-55 from hdf5.chunk_dims */
+    {"dataset.enable_chunking", "chunking", NULL, "2.0.1",
+     "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
+    {"dataset.chunk_size", "chunk-size", NULL, "2.0.1", "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
+    {"dataset.hdf5.chunk_dims", "chunk-dims", "2.0.1", NULL, "a DLIO 2.0.1 key"},
+    {"dataset.hdf5.num_dset_per_record", "num-dset-per-record", "2.0.1", NULL, "a DLIO 2.0.1 key"},
+    {"dataset.record_dims", "record-dims", "2.0.1", NULL, "a DLIO 2.0.1 key"},
+};
+#define NVERSIONED (sizeof VERSIONED / sizeof VERSIONED[0])
+
+static int versioned_reads(const versioned_t *k, const dlio_entry_t *e)
+{
+    return (!k->since || dlio_version_cmp(k->since, e->version) <= 0) &&
+           (!k->until || dlio_version_cmp(e->version, k->until) < 0);
+}
+
+static const versioned_t *find_versioned(const char *path)
+{
+    for (size_t i = 0; i < NVERSIONED; i++)
+        if (!strcmp(VERSIONED[i].yaml, path))
+            return &VERSIONED[i];
+    return NULL;
+}
+
+static void warn(config_t *c, const char *fmt, ...)
+{
+    size_t n = strlen(c->warnings);
+    if (n + 2 >= sizeof c->warnings)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->warnings + n, sizeof c->warnings - n - 1, fmt, ap);
+    va_end(ap);
+    n = strlen(c->warnings);
+    for (char *p = c->warnings; *p; p++) /* one line per warning, whatever the input held */
+        if ((unsigned char)*p < 0x20 && *p != '\n') *p = ' ';
+    c->warnings[n] = '\n';
+    c->warnings[n + 1] = 0;
+}
+
 const char *shuffle_name(int m) { return m == SHUFFLE_SEED ? "seed" : m == SHUFFLE_RANDOM ? "random" : "off"; }
+
+/* One line, whatever the input held (keys and values are quoted into messages). */
+static void one_line(char *err)
+{
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+}
 
 static int fail(char *err, const char *fmt, ...)
 {
@@ -152,6 +238,7 @@ static int fail(char *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, CFG_ERRLEN, fmt, ap);
     va_end(ap);
+    one_line(err);
     return -1;
 }
 
@@ -227,6 +314,7 @@ static const char *type_name(enum opt_type t)
     case T_NAMING: return "one of dlio|h5bench";
     case T_COMPRESSION: return "one of none|gzip";
     case T_VERSION: return "a DLIO version such as 2.0.0";
+    case T_DIMS: return "a list of positive integers";
     }
     return "?";
 }
@@ -281,6 +369,27 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
         else if (lowereq(v, "h5bench")) *(int *)p = 1;
         else goto bad;
         return 0;
+    case T_DIMS: { /* "a,b,c" or "[a, b, c]" */
+        int64_t *dims = (int64_t *)p;
+        int *count = o->off == offsetof(config_t, record_dims) ? &c->nrecord_dims : &c->nchunk_dims;
+        int n = 0, want = (int)o->max;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *q = buf; *q; q++)
+            if (*q == '[' || *q == ']') *q = ' ';
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            if (n == want) return fail(err, "%s: key '%s': '%s' has more than %d dimensions", where, o->name, v, want);
+            int r = parse_i64(t, &dims[n]);
+            if (r || dims[n] < 1 || dims[n] > (int64_t)1e12)
+                return fail(err, "%s: key '%s': '%s' is not %d positive integers", where, o->name, v, want);
+            n++;
+        }
+        if (n != want && n != 0)
+            return fail(err, "%s: key '%s': '%s' has %d dimensions, the kernel's datasets need %d", where, o->name, v,
+                        n, want);
+        *count = n;
+        return 0;
+    }
     case T_COMPRESSION:
         if (lowereq(v, "none") || lowereq(v, "false") || lowereq(v, "0")) *(int *)p = 0;
         else if (lowereq(v, "gzip") || lowereq(v, "true") || lowereq(v, "1")) *(int *)p = 1;
@@ -335,6 +444,10 @@ static const char *closest_key(const char *key)
         if (d < bd) bd = d, best = OPTS[i].name;
         if (OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
     }
+    for (size_t i = 0; i < NVERSIONED; i++) {
+        size_t d = lev(key, VERSIONED[i].yaml);
+        if (d < bd) bd = d, best = VERSIONED[i].yaml;
+    }
     return best;
 }
 
@@ -366,8 +479,23 @@ static int check_known(const known_t *k, const char *path, const char *v, const 
     return fail(err, "%s: key '%s': value '%s' is not supported (expected %s: %s)", where, path, v, k->allowed, k->why);
 }
 
+/* A release-specific DLIO key (VERSIONED): applied when the entry's release reads it, else ignored with a warning
+ * (as DLIO ignores it). e == NULL: the first pass, which only looks for dlio-version: skipped. */
+static int apply_versioned(config_t *c, const versioned_t *k, const char *v, const char *where, char *err,
+                           const dlio_entry_t *e)
+{
+    if (!e)
+        return 0;
+    if (!versioned_reads(k, e)) {
+        warn(c, "%s: key '%s' is ignored by DLIO %s (%s): ignored here too", where, k->yaml, e->version, k->note);
+        return 0;
+    }
+    return set_opt(c, find_opt(k->opt), v, where, err);
+}
+
 /* ---------- DLIO YAML ---------- */
-static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err);
+static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err,
+                          const dlio_entry_t *e);
 
 static int apply_time_dist(config_t *c, const node_t *n, const char *path, const char *file, char *err)
 {
@@ -393,11 +521,28 @@ static int apply_time_dist(config_t *c, const node_t *n, const char *path, const
     return 0;
 }
 
-static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const char *file, char *err)
+static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const char *file, char *err,
+                           const dlio_entry_t *e)
 {
     char where[4200];
     snprintf(where, sizeof where, "%s:%d", file, v->line);
     const opt_t *o = NULL;
+    const versioned_t *vk = find_versioned(path);
+    if (vk) {
+        char list[512] = "";
+        const char *text = v->text;
+        if (v->kind == NODE_SEQ) { /* dimension lists: [a, b, c] */
+            size_t n = 0;
+            for (size_t i = 0; i < v->n && n < sizeof list; i++) {
+                if (v->items[i]->kind != NODE_SCALAR)
+                    return fail(err, "%s: key '%s' must be a list of integers", where, path);
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? "," : "", v->items[i]->text);
+            }
+            text = list;
+        } else if (v->kind != NODE_SCALAR)
+            return fail(err, "%s: key '%s' must be a scalar", where, path);
+        return apply_versioned(c, vk, text, where, err, e);
+    }
     if (!strncmp(path, "h5dlio.", 7)) {
         o = find_opt(path);
         if (!o) return unknown_key(where, path, err);
@@ -414,19 +559,21 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     const known_t *k = find_known(path);
     if (k) {
         if (!k->allowed) return 0;
+        if (!*k->allowed) return fail(err, "%s: key '%s' is not emulated: %s", where, path, k->why);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return check_known(k, path, v->text, where, err);
     }
-    if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err);
+    if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err, e);
     return unknown_key(where, path, err);
 }
 
-static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err)
+static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err,
+                          const dlio_entry_t *e)
 {
     for (size_t i = 0; i < n->n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", n->keys[i]);
-        if (apply_dlio_node(c, n->items[i], path, file, err)) return -1;
+        if (apply_dlio_node(c, n->items[i], path, file, err, e)) return -1;
     }
     return 0;
 }
@@ -522,7 +669,10 @@ static char *read_file(const char *path, size_t *len, char *err)
     return buf;
 }
 
-int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err)
+/* One pass over the defaults, the file and the --set overrides. e: the DLIO entry whose key names apply (NULL: the
+ * first pass, which only finds dlio-version; release-specific keys are skipped). */
+static int load_pass(config_t *c, const char *path, int nset, char *const sets[], char *err, const dlio_entry_t *e,
+                     int nearest)
 {
     int source = SRC_DEFAULTS, is_json = 0;
     char *text = NULL;
@@ -537,17 +687,21 @@ int config_load(config_t *c, const char *path, int nset, char *const sets[], cha
     }
     set_defaults(c, source == SRC_DLIO_YAML);
     c->source = source;
+    if (e) {
+        snprintf(c->dlio_entry, sizeof c->dlio_entry, "%s", e->version);
+        c->dlio_nearest = nearest;
+    }
     if (path) {
         snprintf(c->config_path, sizeof c->config_path, "%s", path);
         node_t *root = NULL;
         int rc = tree_parse(text, len, is_json, path, &root, err, CFG_ERRLEN);
         free(text);
-        if (rc) return -1;
+        if (rc) return one_line(err), -1;
         if (root->kind != NODE_MAP) {
             tree_free(root);
             return fail(err, "%s: top level must be a mapping/object", path);
         }
-        rc = is_json ? apply_h5bench(c, root, path, err) : apply_dlio_map(c, root, "", path, err);
+        rc = is_json ? apply_h5bench(c, root, path, err) : apply_dlio_map(c, root, "", path, err, e);
         tree_free(root);
         if (rc) return -1;
     }
@@ -564,13 +718,35 @@ int config_load(config_t *c, const char *path, int nset, char *const sets[], cha
             if (set_opt(c, o, eq + 1, "--set", err)) return -1;
             continue;
         }
+        const versioned_t *vk = find_versioned(key);
+        if (vk) {
+            if (apply_versioned(c, vk, eq + 1, "--set", err, e)) return -1;
+            continue;
+        }
         const known_t *k = find_known(key);
         if (k) {
+            if (k->allowed && !*k->allowed) return fail(err, "--set: key '%s' is not emulated: %s", key, k->why);
             if (check_known(k, key, eq + 1, "--set", err)) return -1;
             continue;
         }
         return unknown_key("--set", key, err);
     }
+    return 0;
+}
+
+int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err)
+{
+    /* the key names of a DLIO workload depend on the release: find dlio-version first, then read for real */
+    if (load_pass(c, path, nset, sets, err, NULL, 0)) return -1;
+    int nearest = 0;
+    const dlio_entry_t *e = dlio_entry_resolve(c->dlio_version, &nearest);
+    if (!e)
+        return fail(err, "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
+                    "release tag; entries: %s)", c->dlio_version, dlio_entry_list());
+    if (load_pass(c, path, nset, sets, err, e, nearest)) return -1;
+    if (nearest)
+        warn(c, "dlio-version %s has no kernel entry: nearest entry %s used for %s (%s)", c->dlio_version,
+             e->version, c->dlio_version, e->source);
     return 0;
 }
 
@@ -582,8 +758,29 @@ int config_validate(const config_t *c, int nranks, char *err)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
     if (c->evaluation && !c->train)
         return fail(err, "key 'evaluation': evaluation runs after training epochs; set train=true too");
-    if (strcmp(c->dlio_version, "2.0.0"))
-        return fail(err, "key 'dlio-version': '%s' has no kernel entry (known: 2.0.0)", c->dlio_version);
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    if (!e)
+        return fail(err, "key 'dlio-version': '%s' has no kernel entry (entries: %s)", c->dlio_version,
+                    dlio_entry_list());
+    if (!e->indexed_records && c->num_dset_per_record > 1)
+        return fail(err, "key 'num-dset-per-record': DLIO %s writes one '%s' dataset per file (records_0.. and "
+                    "dataset.hdf5.num_dset_per_record came with 2.0.1)", e->version, c->records_dataset_name);
+    if (!e->indexed_records && (c->nrecord_dims || c->nchunk_dims))
+        return fail(err, "key '%s': a DLIO 2.0.1 key; DLIO %s does not read it", c->nrecord_dims ? "record-dims" :
+                    "chunk-dims", e->version);
+    if (c->num_dset_per_record > 1 && !c->nrecord_dims)
+        return fail(err, "key 'num-dset-per-record': %lld datasets per file need record-dims (dataset.record_dims): "
+                    "DLIO %s's HDF5 generator fails without them (hdf5_generator.py:64 subscripts an integer "
+                    "dimension)", (long long)c->num_dset_per_record, e->version);
+    if (c->nrecord_dims && c->record_dims[0] % c->num_dset_per_record)
+        return fail(err, "key 'record-dims': %lld is not divisible by num-dset-per-record %lld (DLIO refuses it: "
+                    "utils/config.py:327-329 at v2.0.1)", (long long)c->record_dims[0], (long long)c->num_dset_per_record);
+    if (c->nrecord_dims && c->record_length_stdev > 0)
+        return fail(err, "key 'record-dims': cannot be combined with record-length-stdev (DLIO refuses it: "
+                    "utils/config.py:340-341 at v2.0.1)");
+    if (c->nrecord_dims && c->record_dims[0] / c->num_dset_per_record == 1)
+        return fail(err, "key 'record-dims': a first dimension of 1 per dataset makes DLIO write 2-D datasets "
+                    "(hdf5_generator.py:66-67 at v2.0.1): not emulated");
     int64_t d = dim_of(c->record_length);
     if (d > 0 && (double)c->num_samples_per_file * (double)d * (double)d > 9.0e18)
         return fail(err, "key 'num-samples-per-file': %lld samples of %lld bytes overflow a 64-bit file size",
@@ -613,8 +810,9 @@ int config_validate(const config_t *c, int nranks, char *err)
     if (c->record_length_stdev > 0 && (double)c->num_files_train + (double)c->num_files_eval > 1e8)
         return fail(err, "key 'num-files-train': more than 10^8 files with record-length-stdev > 0 (their drawn "
                     "dimensions would take more than 1.6 GB per rank)");
-    if (c->compression && !c->chunking)
-        return fail(err, "key 'compression': gzip needs a chunked layout: set chunking=true");
+    if (c->compression && !c->chunking && !c->nchunk_dims)
+        return fail(err, "key 'compression': gzip needs a chunked layout: set chunking=true (DLIO >= 2.0.1: "
+                    "chunk-dims); h5py's guessed chunk shape is not reproduced");
     if (c->subfiling && (c->collective_data || c->collective_meta))
         return fail(err, "key 'subfiling': cannot be combined with collective-meta/collective-data");
 #ifndef H5_HAVE_SUBFILING_VFD
@@ -633,7 +831,13 @@ int config_validate(const config_t *c, int nranks, char *err)
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
     if (c->train) {
         if (c->num_files_train < 1) return fail(err, "key 'num-files-train': training needs at least one file");
-        int64_t total = c->num_files_train * c->num_samples_per_file;
+        int64_t used = layout_files_used(c, e, PH_TRAIN, nranks);
+        if (used < 1)
+            return fail(err, "key 'num-files-train': DLIO %s trims %lld training files to a multiple of "
+                        "num-samples-per-file x batch-size x ranks = %lld (main.py:230-237), i.e. to none: it would "
+                        "read nothing", e->version, (long long)c->num_files_train,
+                        (long long)(c->num_samples_per_file * c->batch_size * nranks));
+        int64_t total = used * c->num_samples_per_file;
         if (total < nranks)
             return fail(err, "key 'num-files-train': %lld training samples for %d ranks: every rank needs a sample",
                         (long long)total, nranks);
@@ -650,7 +854,13 @@ int config_validate(const config_t *c, int nranks, char *err)
     }
     if (c->evaluation) {
         if (c->num_files_eval < 1) return fail(err, "key 'num-files-eval': evaluation needs at least one file");
-        int64_t total = c->num_files_eval * c->num_samples_per_file;
+        int64_t used = layout_files_used(c, e, PH_EVAL, nranks);
+        if (used < 1)
+            return fail(err, "key 'num-files-eval': DLIO %s trims %lld evaluation files to a multiple of "
+                        "num-samples-per-file x batch-size-eval x ranks = %lld (main.py:239-246), i.e. to none",
+                        e->version, (long long)c->num_files_eval,
+                        (long long)(c->num_samples_per_file * c->batch_size_eval * nranks));
+        int64_t total = used * c->num_samples_per_file;
         if (total < nranks)
             return fail(err, "key 'num-files-eval': %lld evaluation samples for %d ranks", (long long)total, nranks);
         int64_t per = c->ordering == ORDER_DLIO ? (total + nranks - 1) / nranks : total / nranks;
@@ -676,14 +886,25 @@ void config_print_help(const char *prog)
            "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",
            prog);
     printf("%-24s %-34s %-10s %-10s %s\n", "KEY", "DLIO YAML KEY", "DEFAULT", "DLIO-YAML", "MEANING");
-    for (size_t i = 0; i < NOPTS; i++)
-        printf("%-24s %-34s %-10s %-10s %s\n", OPTS[i].name, OPTS[i].yaml ? OPTS[i].yaml : "-", OPTS[i].def_h5,
-               OPTS[i].def_dlio, OPTS[i].help);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *y = OPTS[i].yaml ? OPTS[i].yaml : "-";
+        for (size_t k = NVERSIONED; k-- > 0;) /* the newest release's name */
+            if (!strcmp(VERSIONED[k].opt, OPTS[i].name)) {
+                y = VERSIONED[k].yaml;
+                break;
+            }
+        printf("%-24s %-34s %-10s %-10s %s\n", OPTS[i].name, y, OPTS[i].def_h5, OPTS[i].def_dlio, OPTS[i].help);
+    }
     printf("\nDEFAULT applies to h5bench JSON and to runs without --config; DLIO-YAML to a DLIO workload YAML.\n"
            "Accepted DLIO keys with no I/O effect: model, reader.multiprocessing_context, reader.dont_use_mmap,\n"
            "reader.computation_threads, reader.transfer_size, reader.shuffle_size, workflow.profiling, checkpoint.*,\n"
            "profiling.*, output.log_file. Checked DLIO keys: framework=pytorch, dataset.format=hdf5,\n"
            "reader.data_loader=pytorch, reader.read_type=on_demand, workflow.checkpoint=false.\n");
+    printf("\nDLIO keys that depend on the release (read by DLIO in [since, until), ignored with a warning otherwise;\n"
+           "dlio-version selects the release, entries: %s):\n", dlio_entry_list());
+    for (size_t k = 0; k < NVERSIONED; k++)
+        printf("  %-36s -> %-22s [%s, %s)\n", VERSIONED[k].yaml, VERSIONED[k].opt, VERSIONED[k].since ?
+               VERSIONED[k].since : "-", VERSIONED[k].until ? VERSIONED[k].until : "-");
 }
 
 static void json_str(char **buf, size_t *len, size_t *cap, const char *s)
@@ -738,8 +959,32 @@ char *config_to_json(const config_t *c)
         case T_ORDER:
         case T_NAMING: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
         case T_COMPRESSION: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
+        case T_DIMS: {
+            int n = o->off == offsetof(config_t, record_dims) ? c->nrecord_dims : c->nchunk_dims;
+            append(&b, &len, &cap, "[");
+            for (int k = 0; k < n; k++)
+                append(&b, &len, &cap, "%s%lld", k ? ", " : "", (long long)((const int64_t *)p)[k]);
+            append(&b, &len, &cap, "]");
+            break;
+        }
         }
     }
+    append(&b, &len, &cap, ", \"dlio-entry\": \"");
+    json_str(&b, &len, &cap, c->dlio_entry);
+    append(&b, &len, &cap, "\", \"dlio-entry-nearest\": %s, \"warnings\": [", c->dlio_nearest ? "true" : "false");
+    int first = 1;
+    for (const char *w = c->warnings; *w;) {
+        const char *nl = strchr(w, '\n');
+        size_t wl = nl ? (size_t)(nl - w) : strlen(w);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(wl < sizeof line ? wl : sizeof line - 1), w);
+        append(&b, &len, &cap, "%s\"", first ? "" : ", ");
+        json_str(&b, &len, &cap, line);
+        append(&b, &len, &cap, "\"");
+        first = 0;
+        w += wl + (nl ? 1 : 0);
+    }
+    append(&b, &len, &cap, "]");
     append(&b, &len, &cap, ", \"config-source\": \"%s\", \"config-file\": \"",
            c->source == SRC_H5BENCH_JSON ? "h5bench-json" : c->source == SRC_DLIO_YAML ? "dlio-yaml" : "defaults");
     json_str(&b, &len, &cap, c->config_path);

@@ -14,6 +14,8 @@ typedef struct {
     int generate_data, train, evaluation;
     /* dataset */
     int64_t record_length, record_length_stdev, record_length_resize;
+    int64_t record_dims[2], chunk_dims[3], num_dset_per_record; /* DLIO >= 2.0.1: dataset.record_dims, dataset.hdf5.* */
+    int nrecord_dims, nchunk_dims;
     int64_t num_files_train, num_files_eval, num_samples_per_file;
     char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
     char records_dataset_name[256], labels_dataset_name[256];
@@ -34,6 +36,9 @@ typedef struct {
     /* kernel behaviour */
     int ordering, naming; /* enum ordering_mode, enum naming_mode */
     char dlio_version[32];
+    char dlio_entry[32];  /* the kernel entry used: dlio-version's own, or the nearest one (dlio_nearest) */
+    int dlio_nearest;
+    char warnings[2048];  /* one line each: printed once by rank 0, kept in the JSON summary */
     /* output */
     char output_folder[4096], output_csv_name[256];
     int output_ranks_data, quiet, record_samples, overwrite, reuse_data_folder;

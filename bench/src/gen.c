@@ -111,33 +111,13 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
                  "(they are never modified or deleted)", c->data_folder, (long long)foreign, first);
 }
 
-static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, size_t bufsize, const char *path,
-                      int64_t *bytes)
+/* Create one samples dataset and fill it in pieces of at most the generation buffer: whole samples when they fit,
+ * else row slabs. */
+static void write_records(hid_t f, const char *dname, hid_t fs, hid_t dcpl, hid_t dxpl, const hsize_t dims[3],
+                          const uint8_t *buf, size_t bufsize, const char *path)
 {
-    const config_t *c = L->cfg;
-    int64_t d1, d2;
-    layout_dims(L, phase, i, &d1, &d2);
-    const driver_t *drv = driver_select(c, 1);
-    hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
-    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path);
-    if (L->dlio->libver_low != H5F_LIBVER_EARLIEST)
-        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path);
-    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path);
-    hsize_t n = (hsize_t)c->num_samples_per_file;
-    hsize_t dims[3] = {n, (hsize_t)d1, (hsize_t)d2};
-    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path);
-    hid_t dcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path);
-    H5_CHECK(H5Pset_obj_track_times(dcpl, L->dlio->track_times), path);
-    if (c->chunking) { /* DLIO: c = ceil(sqrt(chunk_size)), capped (here at each sample dimension) */
-        hsize_t cd = (hsize_t)ceil(sqrt((double)c->chunk_size));
-        hsize_t chunk[3] = {1, cd < (hsize_t)d1 ? cd : (hsize_t)d1, cd < (hsize_t)d2 ? cd : (hsize_t)d2};
-        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path);
-        if (c->compression)
-            H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path);
-    }
-    hid_t ds = H5_CHECK(H5Dcreate2(f, c->records_dataset_name, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT), path);
-    /* Write in pieces of at most the generation buffer: whole samples when they fit, else row slabs. */
-    hsize_t sample_bytes = dims[1] * dims[2];
+    hsize_t n = dims[0], sample_bytes = dims[1] * dims[2];
+    hid_t ds = H5_CHECK(H5Dcreate2(f, dname, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT), path);
     if (sample_bytes <= bufsize) {
         hsize_t per = bufsize / sample_bytes;
         for (hsize_t s = 0; s < n; s += per) {
@@ -161,6 +141,43 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
             }
     }
     H5Dclose(ds);
+}
+
+static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *buf, size_t bufsize, const char *path,
+                      int64_t *bytes)
+{
+    const config_t *c = L->cfg;
+    int64_t d1, d2;
+    layout_dims(L, phase, i, &d1, &d2);
+    const driver_t *drv = driver_select(c, 1);
+    hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
+    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path);
+    if (L->dlio->libver_low != H5F_LIBVER_EARLIEST)
+        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path);
+    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path);
+    hsize_t n = (hsize_t)c->num_samples_per_file;
+    hsize_t dims[3] = {n, (hsize_t)d1, (hsize_t)d2};
+    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path);
+    hid_t dcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path);
+    H5_CHECK(H5Pset_obj_track_times(dcpl, L->dlio->track_times), path);
+    if (c->nchunk_dims) { /* DLIO >= 2.0.1: dataset.hdf5.chunk_dims as given (hdf5_generator.py:54-55) */
+        hsize_t chunk[3] = {(hsize_t)c->chunk_dims[0], (hsize_t)c->chunk_dims[1], (hsize_t)c->chunk_dims[2]};
+        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path);
+    } else if (c->chunking) { /* DLIO 2.0.0: c = ceil(sqrt(chunk_size)), capped (here at each sample dimension) */
+        hsize_t cd = (hsize_t)ceil(sqrt((double)c->chunk_size));
+        hsize_t chunk[3] = {1, cd < (hsize_t)d1 ? cd : (hsize_t)d1, cd < (hsize_t)d2 ? cd : (hsize_t)d2};
+        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path);
+    }
+    if (c->compression && (c->chunking || c->nchunk_dims))
+        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path);
+    /* DLIO >= 2.0.1 creates and writes records_0, records_1, ... in turn (hdf5_generator.py:45-47), then labels */
+    hsize_t sample_bytes = dims[1] * dims[2];
+    for (int64_t k = 0; k < (L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
+        char dname[300];
+        layout_records_name(L, k, dname, sizeof dname);
+        write_records(f, dname, fs, dcpl, dxpl, dims, buf, bufsize, path);
+        *bytes += (int64_t)(sample_bytes * n);
+    }
     H5Sclose(fs);
     /* labels: int64 zeros, created after the records were written (DLIO's order: fixes the file layout) */
     hsize_t ln = n;
@@ -182,7 +199,6 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
     H5Pclose(fapl);
     if (dxpl != H5P_DEFAULT)
         H5Pclose(dxpl);
-    *bytes += (int64_t)(sample_bytes * n);
 }
 
 void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
@@ -191,7 +207,7 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     memset(out, 0, sizeof *out);
     /* Rank 0 decides, before anyone writes, whether this folder may be written (see check_data_folder) and
      * refuses to replace a file that is already there; on refusal every rank leaves with status 2. */
-    char msg[8192] = "";
+    char msg[CHECK_MSG] = "";
     if (rank == 0) {
         check_data_folder(L, msg, sizeof msg);
         if (!c->overwrite)
@@ -216,13 +232,7 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
             out->created_dirs[k] = r;
         }
     }
-    MPI_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD));
-    if (*msg) {
-        if (rank == 0)
-            fprintf(stderr, "h5dlio: error: %s\n", msg);
-        MPI_Finalize();
-        exit(EXIT_BADINPUT);
-    }
+    agree_or_exit(msg, rank);
     double t0 = now();
     int64_t total = L->nfiles[PH_TRAIN] + L->nfiles[PH_EVAL];
     int64_t maxd2 = 1;
@@ -286,4 +296,13 @@ void cleanup_generated(const layout_t *L, gen_result_t *g, int rank)
             rmdir(p); /* only if empty: a folder holding anything else stays */
         }
     }
+}
+
+void gen_result_free(gen_result_t *g)
+{
+    for (int64_t i = 0; i < g->ncreated; i++)
+        free(g->created[i]);
+    free(g->created);
+    g->created = NULL;
+    g->ncreated = 0;
 }

@@ -15,4 +15,5 @@ typedef struct {
 void generate(const layout_t *L, int rank, int nranks, gen_result_t *out);
 /* keep-files=false: delete exactly the files this run created, then the folders it created if empty. */
 void cleanup_generated(const layout_t *L, gen_result_t *g, int rank);
+void gen_result_free(gen_result_t *g);
 #endif

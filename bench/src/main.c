@@ -86,7 +86,7 @@ static int input_error(int rank, const char *msg)
 static void check_dataset(const layout_t *L, int rank)
 {
     const config_t *c = L->cfg;
-    char msg[8192] = "";
+    char msg[CHECK_MSG] = "";
     if (rank == 0) {
         for (int ph = 0; ph < 2 && !*msg; ph++) {
             if ((ph == PH_TRAIN && !c->train) || (ph == PH_EVAL && !c->evaluation))
@@ -107,31 +107,19 @@ static void check_dataset(const layout_t *L, int rank)
             }
         }
     }
-    MPI_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD));
-    if (*msg) {
-        if (rank == 0)
-            fprintf(stderr, "h5dlio: error: %s\n", msg);
-        MPI_Finalize();
-        exit(EXIT_BADINPUT);
-    }
+    agree_or_exit(msg, rank);
 }
 
 static void prepare_output(const config_t *c, int rank)
 {
-    char msg[8192] = "";
+    char msg[CHECK_MSG] = "";
     if (rank == 0) {
         if (mkdir_p(c->output_folder) < 0)
             snprintf(msg, sizeof msg, "key 'output-folder': cannot create '%s': %s", c->output_folder, strerror(errno));
         else if (access(c->output_folder, W_OK) != 0)
             snprintf(msg, sizeof msg, "key 'output-folder': '%s' is not writable", c->output_folder);
     }
-    MPI_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD));
-    if (*msg) {
-        if (rank == 0)
-            fprintf(stderr, "h5dlio: error: %s\n", msg);
-        MPI_Finalize();
-        exit(EXIT_BADINPUT);
-    }
+    agree_or_exit(msg, rank);
 }
 
 int main(int argc, char **argv)
@@ -140,24 +128,27 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &a);
     if (a.help && !*a.argerr) {
         config_print_help(argv[0]);
+        free(a.sets);
         return 0;
     }
     if (a.version && !*a.argerr) {
         unsigned maj, min, rel;
         H5get_libversion(&maj, &min, &rel);
-        printf("h5dlio %s (git %s) HDF5 %u.%u.%u subfiling %s dlio-versions 2.0.0\n", H5DLIO_VERSION, H5DLIO_GIT, maj,
+        printf("h5dlio %s (git %s) HDF5 %u.%u.%u subfiling %s dlio-versions %s\n", H5DLIO_VERSION, H5DLIO_GIT, maj,
                min, rel,
 #ifdef H5_HAVE_SUBFILING_VFD
-               "yes"
+               "yes",
 #else
-               "no"
+               "no",
 #endif
-        );
+               dlio_entry_list());
+        free(a.sets);
         return 0;
     }
     static config_t cfg;
     char err[CFG_ERRLEN] = "";
     int bad = *a.argerr ? (snprintf(err, sizeof err, "%s", a.argerr), 1) : config_load(&cfg, a.config, a.nsets, a.sets, err) != 0;
+    free(a.sets); /* the --set strings are argv's; only config_load needed the list */
     if (!bad && a.dry_ranks && !a.dry_run)
         bad = (snprintf(err, sizeof err, "--ranks is for --dry-run (mpirun sets the rank count)"), 1);
     /* everything the rank count does not change is checked before any allocation or fork (1 rank is the most
@@ -193,6 +184,13 @@ int main(int argc, char **argv)
         pool_stop(&pool);
         return input_error(rank, err);
     }
+    if (rank == 0 && cfg.warnings[0]) /* release-specific keys ignored as DLIO ignores them; nearest DLIO entry */
+        for (const char *w = cfg.warnings; *w;) {
+            const char *nl = strchr(w, '\n');
+            int n = nl ? (int)(nl - w) : (int)strlen(w);
+            fprintf(stderr, "h5dlio: warning: %.*s\n", n, w);
+            w += n + (nl ? 1 : 0);
+        }
     if (cfg.subfiling && provided < MPI_THREAD_MULTIPLE) {
         pool_stop(&pool);
         return input_error(rank, "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE");
@@ -276,6 +274,8 @@ int main(int argc, char **argv)
     if (pool.n)
         pool_stop(&pool);
     layout_free(&L);
+    gen_result_free(&gen);
+    free(res.train), free(res.eval), free(res.eval_epoch);
     int rc_all = 0;
     MPI_Allreduce(&rc, &rc_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Finalize();

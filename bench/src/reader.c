@@ -32,19 +32,12 @@ void sample_reader_close(sample_reader_t *r)
     memset(r, 0, sizeof *r);
 }
 
-void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
+/* Read sample `sample` of one samples dataset of an open file (h5py: f[dname][sample]): open, select, read, close. */
+static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t sample, const char *path,
+                         io_acc_t *acc)
 {
-    const config_t *c = r->cfg;
-    int64_t file = g / c->num_samples_per_file, sample = g % c->num_samples_per_file;
-    char path[4600];
-    layout_path(r->L, phase, file, path, sizeof path);
-
-    void *tr = trace_begin("read_sample");
-    trace_int(tr, "file", file);
-    trace_int(tr, "sample", sample);
     double t0 = now();
-    hid_t f = H5_CHECK_INPUT(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path);
-    hid_t ds = H5_CHECK_INPUT(H5Dopen2(f, c->records_dataset_name, H5P_DEFAULT), path);
+    hid_t ds = H5_CHECK_INPUT(H5Dopen2(f, dname, H5P_DEFAULT), path);
     hid_t fs = H5_CHECK(H5Dget_space(ds), path);
     hsize_t dims[3];
     int nd = H5Sget_simple_extent_ndims(fs);
@@ -53,12 +46,12 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     H5Tclose(ty);
     if (nd != 3 || tsize != 1)
         die(EXIT_BADINPUT, "%s: dataset '%s' is not an (n, d1, d2) byte array (rank %d, element size %zu): not a "
-            "DLIO dataset", path, c->records_dataset_name, nd, tsize);
+            "DLIO dataset", path, dname, nd, tsize);
     H5Sget_simple_extent_dims(fs, dims, NULL);
     if ((int64_t)dims[0] <= sample)
         die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)",
-            path, c->records_dataset_name, (unsigned long long)dims[0], (long long)sample,
-            (long long)c->num_samples_per_file);
+            path, dname, (unsigned long long)dims[0], (long long)sample,
+            (long long)r->cfg->num_samples_per_file);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
     H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path);
     hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path); /* like h5py: dset[i] is (d1, d2) */
@@ -76,13 +69,36 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     H5Sclose(ms);
     H5Sclose(fs);
     H5Dclose(ds);
-    H5_CHECK(H5Fclose(f), path);
     double t3 = now();
     acc->meta_s += (t1 - t0) + (t3 - t2);
     acc->read_s += t2 - t1;
     acc->bytes += (int64_t)need;
-    acc->opens += 1;
     acc->reads += 1;
+}
+
+void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
+{
+    const config_t *c = r->cfg;
+    int64_t file = g / c->num_samples_per_file, sample = g % c->num_samples_per_file;
+    char path[4600];
+    layout_path(r->L, phase, file, path, sizeof path);
+
+    void *tr = trace_begin("read_sample");
+    trace_int(tr, "file", file);
+    trace_int(tr, "sample", sample);
+    double t0 = now();
+    hid_t f = H5_CHECK_INPUT(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path);
+    acc->meta_s += now() - t0;
+    /* DLIO >= 2.0.1 reads records_0..records_{n-1} of the sample inside one open (reader/hdf5_reader.py:47-48) */
+    for (int64_t k = 0; k < (r->L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
+        char dname[300];
+        layout_records_name(r->L, k, dname, sizeof dname);
+        read_dataset(r, f, dname, sample, path, acc);
+    }
+    double t4 = now();
+    H5_CHECK(H5Fclose(f), path);
+    acc->meta_s += now() - t4;
+    acc->opens += 1;
     trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
         double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
@@ -166,6 +182,7 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
         if (xfer(fd, &a, sizeof a, 1))
             break;
     }
+    free(idx);
     _exit(0);
 }
 

@@ -17,7 +17,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
         sample_reader_init(&R->reader, c, L, (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u));
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
     for (int ph = 0; ph < 2; ph++) {
-        int64_t total = (ph == PH_TRAIN ? c->num_files_train : c->num_files_eval) * c->num_samples_per_file;
+        int64_t total = layout_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
         sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)c->random_seed,
                      random_seed + (uint32_t)rank, total, rank, nranks);
     }
@@ -34,22 +34,25 @@ void runner_free(runner_t *R)
         fclose(R->samples_log);
 }
 
-int64_t runner_planned_steps(const config_t *c, int phase, int64_t batches, int nranks)
+int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase, int64_t batches, int nranks)
 {
     int64_t spf = c->num_samples_per_file;
+    /* 2.0.0 checks the cap after a step, so at least one step runs; later releases check it first (none may run) */
+    int64_t floor_steps = e->cap_checked_on_fetch ? 0 : 1;
     if (phase == PH_TRAIN) {
-        /* DLIO _train: break when overall_step >= max_steps or == total_training_steps (checked after a step) */
-        int64_t cap = c->num_files_train * spf / c->batch_size / nranks;
+        /* DLIO _train: break when overall_step >= max_steps or == total_training_steps (2.0.0: after a step;
+         * >= 2.0.1: overall_step > max_steps or > total_training_steps when the batch arrives) */
+        int64_t cap = layout_files_used(c, e, PH_TRAIN, nranks) * spf / c->batch_size / nranks;
         if (c->total_training_steps > 0 && c->total_training_steps < cap)
             cap = c->total_training_steps;
-        if (cap < 1)
-            cap = 1;
+        if (cap < floor_steps)
+            cap = floor_steps;
         return batches < cap ? batches : cap;
     }
-    /* DLIO _eval: break when step > floor(samples/batch_eval/ranks), checked after a step */
-    int64_t cap = c->num_files_eval * spf / c->batch_size_eval / nranks;
-    if (cap < 1)
-        cap = 1;
+    /* DLIO _eval: break when step > floor(samples/batch_eval/ranks) (2.0.0: after a step; >= 2.0.1: before) */
+    int64_t cap = layout_files_used(c, e, PH_EVAL, nranks) * spf / c->batch_size_eval / nranks;
+    if (cap < floor_steps)
+        cap = floor_steps;
     return batches < cap ? batches : cap;
 }
 
@@ -101,10 +104,12 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     int h5b = c->ordering == ORDER_H5BENCH;
     int64_t batches = h5b ? (s->nout + bs - 1) / bs : nfull; /* h5bench keeps the partial tail batch */
     int64_t main_batches = h5b ? s->main_part / bs : batches;
-    int64_t steps = runner_planned_steps(c, phase, batches, R->nranks);
+    int64_t steps = runner_planned_steps(c, R->L->dlio, phase, batches, R->nranks);
     if (h5b) /* the thesis kernel reads everything; total-training-steps still caps training */
         steps = phase == PH_TRAIN && c->total_training_steps > 0 && c->total_training_steps < batches
                     ? c->total_training_steps : batches;
+    /* DLIO >= 2.0.1 checks the cap when the next batch arrives: that batch is loaded, then the loop breaks */
+    int64_t fetched = !h5b && R->L->dlio->cap_checked_on_fetch && steps < batches ? steps + 1 : steps;
     double ctime = phase == PH_TRAIN ? c->computation_time : c->eval_time;
     double cstd = phase == PH_TRAIN ? c->computation_time_stdev : c->eval_time_stdev;
     int W = R->pool ? R->pool->n : 0;
@@ -118,7 +123,7 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
         }
     }
     double t0 = now();
-    for (int64_t k = 0; k < steps; k++) {
+    for (int64_t k = 0; k < fetched; k++) {
         int64_t n = k * bs + bs <= s->nout ? bs : s->nout - k * bs;
         const int64_t *idx = s->out + k * bs;
         void *tr_step = trace_begin(phase == PH_TRAIN ? "step" : "eval_step");
@@ -141,6 +146,12 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
         trace_end(tr_load);
         double t_loaded = now();
         st->load_s += t_loaded - t0;
+        if (k == steps) { /* fetched past the cap: read, not used */
+            trace_end(tr_step);
+            log_batch(R, phase, epoch, k + 1, idx, n, "fetched");
+            st->prefetched_unused += n;
+            break;
+        }
         log_batch(R, phase, epoch, k + 1, idx, n, "step");
         double want = cstd > 0 ? nprand_normal(&R->compute_rng, ctime, cstd) : ctime;
         void *tr_compute = trace_begin("compute");
@@ -161,7 +172,7 @@ static void run_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     st->end = now();
     trace_end(tr_epoch);
     /* batches prefetched by the reader processes but not consumed: they were read (as PyTorch's workers do) */
-    for (int64_t k = steps; k < issued; k++) {
+    for (int64_t k = fetched; k < issued; k++) {
         io_acc_t extra = {0};
         pool_recv(R->pool, (int)(k % W), k, &extra);
         int64_t n = k * bs + bs <= s->nout ? bs : s->nout - k * bs;

@@ -31,7 +31,8 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
                  uint32_t random_seed);
 void runner_free(runner_t *R);
 /* Steps of one phase per epoch on this rank (what DLIO's loop does given its break conditions). */
-int64_t runner_planned_steps(const config_t *c, int phase, int64_t batches_available, int nranks);
+int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase, int64_t batches_available,
+                             int nranks);
 void run_train_epoch(runner_t *R, int64_t epoch, epoch_stats_t *st);
 void run_eval_epoch(runner_t *R, int64_t epoch, epoch_stats_t *st);
 #endif

@@ -93,6 +93,17 @@ void h5_fail(int code, const char *call, const char *what, const char *file, int
         h.cause, file, line);
 }
 
+void agree_or_exit(char *msg, int rank)
+{
+    MPI_CHECK(MPI_Bcast(msg, CHECK_MSG, MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (!*msg)
+        return;
+    if (rank == 0)
+        fprintf(stderr, "h5dlio: error: %s\n", msg);
+    MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
 double emulate(double t)
 {
     if (!(t > 0))

@@ -51,6 +51,10 @@ void h5_fail(int code, const char *call, const char *what, const char *file, int
     })
 
 static inline double now(void) { return MPI_Wtime(); }
+/* Rank 0 found bad input (msg non-empty) or not: every rank learns it; if bad, rank 0 prints it once and every rank
+ * leaves with status 2 after MPI_Finalize (nobody is left waiting, no MPI_Abort noise). msg must be CHECK_MSG long. */
+#define CHECK_MSG 8192
+void agree_or_exit(char *msg, int rank);
 /* Sleep for t seconds (t <= 0: no sleep); returns the measured seconds slept. */
 double emulate(double t);
 /* mkdir -p; returns 1 if this call created the last component, 0 if it existed, -1 on error (errno). */

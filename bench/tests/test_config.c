@@ -112,7 +112,11 @@ int main(void)
     char *s_nothing[] = {"record-length=10"};
     char *s_rt_mpio[] = {"train=true", "num-files-train=4", "batch-size=1", "collective-data=true"};
     char *s_sample_overflow[] = {"generate-data=true", "record-length=4611686018427387904", "num-samples-per-file=1000"};
-    char *s_version[] = {"generate-data=true", "dlio-version=9.9"};
+    char *s_version[] = {"generate-data=true", "dlio-version=nine"};
+    char *s_nearest[] = {"generate-data=true", "dlio-version=9.9"};
+    char *s_dset_200[] = {"generate-data=true", "num-dset-per-record=2"};
+    char *s_dset_nodims[] = {"generate-data=true", "dlio-version=2.0.1", "num-dset-per-record=2"};
+    char *s_trim[] = {"train=true", "dlio-version=2.0.1-17", "num-files-train=13", "batch-size=7"};
     char *s_empty[] = {"data-folder="};
     char *s_eval[] = {"evaluation=true"};
     check("defaults + sets ok", NULL, NULL, 4, s_ok, 2, NULL);
@@ -133,7 +137,11 @@ int main(void)
     check("nothing to do", NULL, NULL, 1, s_nothing, 1, "nothing to do");
     check("reader processes + MPI-IO", NULL, NULL, 4, s_rt_mpio, 1, "'read-threads'|MPI-IO");
     check("file size overflow", NULL, NULL, 3, s_sample_overflow, 1, "'num-samples-per-file'|overflow");
-    check("unknown dlio version", NULL, NULL, 2, s_version, 1, "'dlio-version'|9.9");
+    check("not a dlio version", NULL, NULL, 2, s_version, 1, "'dlio-version'|nine|not a DLIO version");
+    check("unknown dlio version: nearest entry", NULL, NULL, 2, s_nearest, 1, NULL);
+    check("2.0.0 has one records dataset", NULL, NULL, 2, s_dset_200, 1, "'num-dset-per-record'|2.0.0");
+    check("2.0.1 datasets need record dims", NULL, NULL, 3, s_dset_nodims, 1, "'num-dset-per-record'|record-dims");
+    check("main trims files to none", NULL, NULL, 4, s_trim, 2, "'num-files-train'|trims|56");
     check("empty string", NULL, NULL, 1, s_empty, 1, "'data-folder'|empty");
     check("evaluation without train", NULL, NULL, 1, s_eval, 1, "'evaluation'|train");
     check("json syntax", ".json", "{\"train\": true,, }\n", 0, NULL, 1, ".json:1");

@@ -1,0 +1,1 @@
+"""DLIO version matrix and divergence reports (make fidelity)."""

@@ -1,0 +1,251 @@
+"""The DLIO version matrix: one row per DLIO version validated (version, date, kernel revision, each check's status),
+built from run directories (manifest.json + verdict.json), and for a failing version a divergence report: the first
+differing Log VFD block per rank with both sides, the differing dataset layout, the differing config keys."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _load(p: Path):
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def dlio_of(manifest: dict) -> dict:
+    """The reference DLIO of a run (runs from before manifest["dlio"]: PyPI, version from the package)."""
+    d = manifest.get("dlio") or {}
+    ver = d.get("version") or manifest.get("versions", {}).get("dlio", "unknown")
+    return {"version": ver, "revision": d.get("revision", "pypi"), "source": d.get("source", "pypi"),
+            "entry": d.get("entry") or ("2.0.0" if not d else None), "nearest": bool(d.get("nearest"))}
+
+
+def row_of(run: Path) -> dict | None:
+    """A matrix row from one run directory, or None if it has no verdict."""
+    m, v = _load(run / "manifest.json"), _load(run / "verdict.json")
+    if not isinstance(m, dict) or not isinstance(v, dict):
+        return None
+    d = dlio_of(m)
+    ver = m.get("versions", {})
+    return {
+        "version": d["version"], "dlio_revision": d["revision"], "dlio_source": d["source"], "entry": d["entry"],
+        "nearest": d["nearest"], "date": m.get("created", "")[:10], "created": m.get("created", ""),
+        "kernel_revision": (ver.get("git_revision") or "unknown")[:12] + ("+dirty" if ver.get("git_dirty") else ""),
+        "workload": f"{m.get('workload', {}).get('name')}-{m.get('workload', {}).get('scale')}",
+        "ranks": m.get("ranks"), "run": run.name, "verdict": v.get("verdict"), "summary": v.get("summary", {}),
+        "checks": {c["name"]: c["status"] for c in v.get("checks", [])},
+        "failed": v.get("failed", []),
+    }
+
+
+def find_runs(paths: list[Path]) -> list[Path]:
+    """Run directories among paths (each a run directory or a folder of them, searched one level deep)."""
+    out = []
+    for p in paths:
+        if (p / "verdict.json").exists():
+            out.append(p)
+        elif p.is_dir():
+            out.extend(sorted(q for q in p.iterdir() if (q / "verdict.json").exists()))
+    return out
+
+
+def update(matrix: dict, rows: list[dict]) -> dict:
+    """Rows keyed by DLIO version; a newer run of a version replaces its row, other versions' rows are kept."""
+    by = {r["version"]: r for r in matrix.get("rows", [])}
+    for r in rows:
+        old = by.get(r["version"])
+        if old is None or r["created"] >= old.get("created", ""):
+            by[r["version"]] = r
+    from harness.dlio import version_key
+
+    def order(v: str):
+        try:
+            return (0, version_key(v))
+        except ValueError:
+            return (1, (v,))
+    return {"rows": [by[k] for k in sorted(by, key=order)]}
+
+
+# check families shown as matrix columns (each cell: pass/fail/skip counts of that family)
+FAMILIES = ["dlio.version", "steps", "dataset", "logvfd", "counts", "dftracer", "darshan", "runtime"]
+
+
+def family(name: str) -> str:
+    return "dlio.version" if name == "dlio.version" else name.split(".", 1)[0]
+
+
+def cell(row: dict, fam: str) -> str:
+    st = [s for n, s in row["checks"].items() if family(n) == fam]
+    if not st:
+        return "-"
+    f, p = st.count("fail"), st.count("pass")
+    return f"FAIL {f}/{len(st)}" if f else (f"pass {p}" if p else f"skip {len(st)}")
+
+
+def render_md(matrix: dict, reports: dict[str, str]) -> str:
+    lines = ["# DLIO version matrix", "",
+             "Written by `make fidelity` from run directories (`runs/*/verdict.json`); one row per DLIO version, the "
+             "newest run of each. Columns: pass/fail counts per check family (see README: Reading the verdict).", "",
+             "| DLIO | source | kernel entry | date | kernel rev | workload | verdict | "
+             + " | ".join(FAMILIES) + " |",
+             "|" + "---|" * (7 + len(FAMILIES))]
+    for r in matrix["rows"]:
+        src = r["dlio_source"] if r["dlio_source"] == "pypi" else f"git {r['dlio_revision'][:7]}"
+        entry = (r["entry"] or "none") + (" (nearest)" if r["nearest"] else "")
+        verdict = r["verdict"].upper() + (f" ([report]({reports[r['version']]}))" if r["version"] in reports else "")
+        lines.append(f"| {r['version']} | {src} | {entry} | {r['date']} | {r['kernel_revision']} | {r['workload']} "
+                     f"x{r['ranks']} | {verdict} | " + " | ".join(cell(r, f) for f in FAMILIES) + " |")
+    lines += ["", "Failed checks:", ""]
+    for r in matrix["rows"]:
+        lines.append(f"- {r['version']}: " + (", ".join(r["failed"]) if r["failed"] else "none"))
+    return "\n".join(lines) + "\n"
+
+
+# ---------- divergence report of a failing version ----------
+
+def _flat(d, prefix=""):
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+    else:
+        out[prefix[:-1]] = d
+    return out
+
+
+def config_diff(cfg: dict, ref: dict | None) -> list[tuple[str, object, object]]:
+    """(key, reference value, this value) for every workload key that differs from the reference run's."""
+    if ref is None:
+        return []
+    a, b = _flat(ref), _flat(cfg)
+    return [(k, a.get(k, "(absent)"), b.get(k, "(absent)")) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+
+def first_block_diffs(run: Path) -> list[dict]:
+    """Per rank of the deterministic Log VFD variant: the first differing per-open block, both sides."""
+    out = []
+    for prof in ("logvfd-rt0", "logvfd"):
+        d, k = _load(run / "tables" / f"{prof}-dlio.json"), _load(run / "tables" / f"{prof}-kernel.json")
+        if not d or not k:
+            continue
+        for r in sorted(set(d.get("ranks", {})) | set(k.get("ranks", {})), key=int):
+            db = d["ranks"].get(r, {}).get("blocks", [])
+            kb = k["ranks"].get(r, {}).get("blocks", [])
+            i = next((j for j, (x, y) in enumerate(zip(db, kb, strict=False)) if x != y), min(len(db), len(kb)))
+            if db != kb:
+                out.append({"variant": prof, "rank": int(r), "open": i, "opens": [len(db), len(kb)],
+                            "dlio": db[i] if i < len(db) else None, "kernel": kb[i] if i < len(kb) else None})
+        return out  # the first variant present: rt0 is the ordered one
+    return out
+
+
+def _h5dump(path: Path) -> str:
+    prefix = (REPO / "build" / ".hdf5-prefix")
+    tool = None
+    if prefix.exists():
+        cand = Path(prefix.read_text().strip()) / "bin" / "h5dump"
+        tool = str(cand) if cand.exists() else None
+    tool = tool or shutil.which("h5dump")
+    if not tool or not path.exists():
+        return "(h5dump or the file is not available)"
+    p = subprocess.run([tool, "-H", "-p", "-B", str(path)], capture_output=True, text=True, timeout=60)
+    return "\n".join(ln for ln in p.stdout.splitlines()[1:])  # without the file name line
+
+
+def layout_diff(run: Path) -> dict | None:
+    """The first file whose datasets differ between the sides: both h5py descriptions and h5dump -H -p -B."""
+    d, k = _load(run / "tables" / "dataset-dlio.json"), _load(run / "tables" / "dataset-kernel.json")
+    if not d or not k:
+        return None
+    names = sorted(set(d["files"]) | set(k["files"]))
+    for f in names:
+        if d["files"].get(f) != k["files"].get(f):
+            return {"file": f, "dlio": d["files"].get(f), "kernel": k["files"].get(f),
+                    "h5dump_dlio": _h5dump(run / "dlio" / "data" / f),
+                    "h5dump_kernel": _h5dump(run / "kernel" / "data" / f)}
+    # same h5py description: the headers may still differ (libver, track times): compare h5dump of the first file
+    if names:
+        f = names[0]
+        a, b = _h5dump(run / "dlio" / "data" / f), _h5dump(run / "kernel" / "data" / f)
+        if a != b:
+            return {"file": f, "dlio": d["files"].get(f), "kernel": k["files"].get(f), "h5dump_dlio": a,
+                    "h5dump_kernel": b}
+    return None
+
+
+def divergence_report(run: Path, row: dict, ref_cfg: dict | None, ref_version: str | None) -> str:
+    m = _load(run / "manifest.json") or {}
+    v = _load(run / "verdict.json") or {}
+    cfg = m.get("workload", {}).get("config", {})
+    L = [f"# Divergence report: DLIO {row['version']}", "",
+         f"Run `{run}` ({row['created']}), kernel {row['kernel_revision']}, DLIO {row['dlio_source']} "
+         f"@ {row['dlio_revision']}, kernel entry {row['entry']}{' (nearest)' if row['nearest'] else ''}.", "",
+         "## Failed checks", ""]
+    for c in v.get("checks", []):
+        if c["status"] == "fail":
+            L.append(f"- `{c['name']}`: {str(c.get('detail', ''))[:400]}")
+    L += ["", "## First differing Log VFD block per rank", ""]
+    blocks = first_block_diffs(run)
+    if not blocks:
+        L.append("No difference in the Log VFD blocks (or no Log VFD tables).")
+    for b in blocks:
+        L += [f"### rank {b['rank']} ({b['variant']}): open #{b['open']} of {b['opens'][0]} (DLIO) / "
+              f"{b['opens'][1]} (kernel)", "", "| DLIO | kernel |", "|---|---|"]
+        da, ka = b["dlio"] or [], b["kernel"] or []
+        for i in range(max(len(da), len(ka))):
+            x = da[i] if i < len(da) else ""
+            y = ka[i] if i < len(ka) else ""
+            mark = "" if x == y else " **≠**"
+            L.append(f"| `{x}` | `{y}`{mark} |")
+        L.append("")
+    L += ["## Dataset layout", ""]
+    ld = layout_diff(run)
+    if ld is None:
+        L += ["Both sides' files have the same datasets, shapes, dtypes, layout, chunks, filters and headers.", ""]
+    else:
+        L += [f"First differing file: `{ld['file']}`", "", f"- DLIO (h5py): `{json.dumps(ld['dlio'])}`",
+              f"- kernel (h5py): `{json.dumps(ld['kernel'])}`", "", "h5dump -H -p -B, DLIO:", "", "```",
+              ld["h5dump_dlio"], "```", "", "kernel:", "", "```", ld["h5dump_kernel"], "```", ""]
+    L += ["## Config keys", ""]
+    diffs = config_diff(cfg, ref_cfg)
+    if ref_cfg is None:
+        L.append("No reference run to compare the workload with.")
+    elif not diffs:
+        L.append(f"The merged workload is the same as the {ref_version} row's.")
+    else:
+        L += [f"Workload keys that differ from the {ref_version} row's run (DLIO's bundled config and renamed keys):",
+              "", f"| key | {ref_version} | {row['version']} |", "|---|---|---|"]
+        L += [f"| `{k}` | `{a}` | `{b}` |" for k, a, b in diffs]
+    return "\n".join(L) + "\n"
+
+
+def write(out: Path, runs: list[Path], reference: str = "2.0.0") -> dict:
+    """Update out/matrix.json and out/matrix.md from runs; write out/divergence-<version>.md for failing versions."""
+    out.mkdir(parents=True, exist_ok=True)
+    old = _load(out / "matrix.json") or {"rows": []}
+    rows = [r for r in (row_of(p) for p in runs) if r]
+    matrix = update(old, rows)
+    run_of = {r["version"]: p for p, r in ((p, row_of(p)) for p in runs) if r}
+    ref_run = next((run_of[r["version"]] for r in matrix["rows"] if r["version"] == reference
+                    and r["version"] in run_of and r["run"] == run_of[r["version"]].name), None)
+    ref_cfg = (_load(ref_run / "manifest.json") or {}).get("workload", {}).get("config") if ref_run else None
+    reports = {}
+    for r in matrix["rows"]:
+        name = f"divergence-{r['version']}.md"
+        p = run_of.get(r["version"])
+        if r["verdict"] != "fail":
+            (out / name).unlink(missing_ok=True)
+            continue
+        if p is not None and p.name == r["run"]:  # the row's own run is here: (re)write its report
+            (out / name).write_text(divergence_report(p, r, ref_cfg, reference if ref_cfg else None))
+        if (out / name).exists():
+            reports[r["version"]] = name
+    (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n")
+    (out / "matrix.md").write_text(render_md(matrix, reports))
+    return matrix
