@@ -2,6 +2,7 @@
 #   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
 #   make test                       C unit tests (ctest) + pytest (kernel end to end, harness)
 #   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
+#   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0).
 SHELL := /bin/bash
@@ -27,7 +28,7 @@ BIN := $(BUILD_DIR)/h5dlio
 
 .PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
 help:
-	@sed -n '1,6p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,7p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-system:
 	@bash scripts/deps-system.sh
@@ -61,19 +62,20 @@ validate: build venv dlio-venv
 	  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
 	  --print-run-dir build/.last-run; \
 	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \
-	  $(VENV)/bin/python -m validate "$$(cat build/.last-run)"
+	  $(VENV)/bin/python -m validate "$$(cat build/.last-run)"; rc=$$?; \
+	  $(VENV)/bin/python -m reports "$$(cat build/.last-run)" | tail -n1; exit $$rc
 
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
-test-py: build venv dlio-venv
+test-py: build venv dlio-venv chromium
 	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  $(VENV)/bin/python -m pytest -q tests
+	  $(VENV)/bin/python -m pytest -q -rs tests
 
 test: lint test-c test-py
 
 lint: venv
-	@$(VENV)/bin/ruff check tests harness profiles validate fidelity
+	@$(VENV)/bin/ruff check tests harness profiles validate fidelity reports
 
 clean:
 	rm -rf build

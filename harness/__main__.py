@@ -48,6 +48,9 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder
+    if a.resume:
+        a.resume = a.resume.resolve()
     try:
         venv = _venv(a.dlio_venv)
         if not (venv / "bin" / "dlio_benchmark").exists():

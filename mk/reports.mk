@@ -1,0 +1,50 @@
+# Reports (issue 5): included by the Makefile (-include mk/*.mk).
+#   make report RUN=runs/<id>   report.md, report.html (self-contained) and figures/ into runs/<id>/report/
+#   make paper                  the thesis experiment set (A rt0/rt4, B, C kernel vs DLIO; D-H kernel strong
+#                               scaling) at PAPER_SCALE into runs/paper-<time>/, rendered as one report
+#   make chromium               headless Chromium (Debian package) for the report's rendering tests
+# Variables: RUN, PAPER_SCALE (tiny|small|full, default tiny), PAPER_RANKS (kernel vs DLIO, default $(RANKS)),
+# PAPER_REPEAT (timing launches per side, default 2), PAPER_SCALING_RANKS (default 1,2,4,8),
+# PAPER_WORKLOADS, PAPER_SCALING (default thesis-d..h), PAPER_DIR (default runs/paper-<time>).
+PAPER_SCALE ?= tiny
+PAPER_RANKS ?= $(RANKS)
+PAPER_REPEAT ?= 2
+PAPER_SCALING_RANKS ?= 1,2,4,8
+# A with 4 read threads also runs the Log VFD and DFTracer profiles: the thesis measured its Table 6.1 and its
+# DFTracer timelines on configuration A
+PAPER_WORKLOADS ?= thesis-a-rt0:timing thesis-a-rt4:timing,logvfd,dftracer thesis-b:timing thesis-c:timing
+PAPER_SCALING ?= thesis-d,thesis-e,thesis-f,thesis-g,thesis-h
+PAPER_DIR ?= runs/paper-$(shell date +%Y%m%d-%H%M%S)
+
+.PHONY: report paper chromium
+
+report: venv
+	@[ -n "$(RUN)" ] || { echo "make report: set RUN=runs/<id> (a run directory)" >&2; exit 2; }
+	@$(VENV)/bin/python -m reports "$(RUN)"
+
+# kernel vs DLIO through the harness (a failed run still gets its report: its verdict says what failed), then the
+# kernel-only strong scaling, then one report over everything under PAPER_DIR. Exit status 1 if a run, a verdict or
+# a scaling launch failed (after rendering the report), 130 if interrupted.
+paper: build venv dlio-venv
+	@set -u; d="$(abspath $(PAPER_DIR))"; venv="$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"; t0=$$(date +%s); failed=""; \
+	$(VENV)/bin/python -m reports.paper init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
+	  --repeat $(PAPER_REPEAT) --scaling-ranks $(PAPER_SCALING_RANKS) || exit $$?; \
+	for wp in $(PAPER_WORKLOADS); do w=$${wp%%:*}; p=$${wp#*:}; rm -f "$$d/.last-run"; \
+	  $(VENV)/bin/python -m harness run --workload $$w --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
+	    --repeat $(PAPER_REPEAT) --profiles $$p --dlio-venv "$$venv" --runs-dir "$$d/runs" \
+	    --print-run-dir "$$d/.last-run"; rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed $$w"; \
+	  if [ -s "$$d/.last-run" ]; then $(VENV)/bin/python -m validate --quiet "$$(cat $$d/.last-run)" || \
+	    failed="$$failed $$w(verdict)"; fi; \
+	done; rm -f "$$d/.last-run"; \
+	$(VENV)/bin/python -m reports.paper scaling "$$d" --kernel $(abspath build/h5dlio) --dlio-venv "$$venv" \
+	  --configs $(PAPER_SCALING); rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed scaling"; \
+	$(VENV)/bin/python -m reports "$$d" || exit $$?; \
+	echo "make paper: $$(( $$(date +%s) - t0 )) s$${failed:+; failed:$$failed}"; [ -z "$$failed" ]
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "chromium: installing the Debian package (headless report tests)"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	@chromium --version

@@ -1,0 +1,46 @@
+"""python -m reports DIR: render DIR/report/{report.md, report.html, figures/*.png} from a run directory (made by
+`python -m harness run`) or a paper directory (made by `make paper`), and print the report's path last.
+
+Exit status: 0 rendered, 2 DIR is not a run or paper directory."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reports import doc, sections
+from reports.rundir import NotARunDir, load_run
+
+
+def setup_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", type=Path, help="a run directory (manifest.json) or a paper directory (paper.json)")
+    p.add_argument("--out", type=Path, default=None, help="report folder (default: DIR/report)")
+
+
+def render(run_dir: Path, out: Path | None = None) -> Path:
+    """Render one run or paper directory; returns the report.md path. Raises NotARunDir."""
+    if (run_dir / "paper.json").exists():
+        from reports import paper
+        return paper.render(run_dir, out)
+    run = load_run(run_dir)
+    title, blocks = sections.build(run)
+    return doc.write(out or run_dir / "report", title, blocks)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m reports", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    try:
+        md = render(a.run_dir, a.out)
+    except NotARunDir as e:
+        print(f"reports: error: {e}", file=sys.stderr)
+        return 2
+    print(f"reports: {md.with_name('report.html')} (figures in {md.parent / 'figures'})")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Figures: each plot function takes its rows (plain dicts built by the sections) and an optional ax, returns the
+matplotlib Figure it drew on, and uses only fig/ax methods. Figures are created without pyplot (no global figure
+registry to leak into) on an explicit Agg canvas, rendered to PNG bytes and cleared (`png`)."""
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from reports.doc import Figure as FigureBlock
+
+COLORS = {"dlio": "#d9822b", "kernel": "#2b5797"}
+KIND_COLORS = {"read": "#2b8a3e", "compute": "#9aa5b1", "open": "#c92a2a", "close": "#e67700", "other": "#7048e8"}
+LINE_COLORS = ["#2b5797", "#d9822b", "#2b8a3e", "#c92a2a", "#7048e8", "#0c8599"]
+
+
+@dataclass
+class FigureSpec:
+    """A declared figure: file name (figures/<name>.png), caption, and how to draw it."""
+    name: str
+    caption: str
+    draw: Callable[[], Figure]
+
+    def render(self) -> FigureBlock:
+        return FigureBlock(id=f"fig-{self.name}", path=f"figures/{self.name}.png", caption=self.caption,
+                           png=png(self.draw()))
+
+
+def new_figure(width: float = 8.0, height: float = 4.2, nrows: int = 1, ncols: int = 1, **kw):
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _fig_ax(ax, width=8.0, height=4.2):
+    if ax is not None:
+        return ax.figure, ax
+    fig, axes = new_figure(width, height)
+    return fig, axes[0][0]
+
+
+def png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    fig.clear()
+    return buf.getvalue()
+
+
+def runtime_bars(rows: list[dict], ax=None, title: str = "") -> Figure:
+    """rows: {label, dlio: stats|None, kernel: stats|None}; bars = mean, error bars = standard deviation, the
+    DLIO/kernel ratio of the means above each group; log scale (start-up and epochs differ by orders)."""
+    fig, ax = _fig_ax(ax, max(6.0, 1.3 * len(rows) + 2), 4.4)
+    w = 0.38
+    for i, side in enumerate(("dlio", "kernel")):
+        xs = [j + (i - 0.5) * w for j in range(len(rows))]
+        means = [(r[side] or {}).get("mean", 0.0) for r in rows]
+        sds = [(r[side] or {}).get("stdev", 0.0) for r in rows]
+        ax.bar(xs, means, w, yerr=sds, capsize=4, color=COLORS[side], label="DLIO" if side == "dlio" else "kernel",
+               error_kw={"elinewidth": 1.2, "ecolor": "#222"})
+    for j, r in enumerate(rows):
+        d, k = r["dlio"] or {}, r["kernel"] or {}
+        if d.get("mean") and k.get("mean"):
+            top = max(d["mean"] + d.get("stdev", 0.0), k["mean"] + k.get("stdev", 0.0))
+            ax.annotate(f"{d['mean'] / k['mean']:.1f}x", (j, top), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=9)
+    ax.set_xticks(range(len(rows)), [r["label"] for r in rows], rotation=20 if len(rows) > 4 else 0, ha="right"
+                  if len(rows) > 4 else "center", fontsize=9)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds (mean, error bar = stdev)")
+    tops = [(r[s] or {}).get("mean", 0.0) + (r[s] or {}).get("stdev", 0.0) for r in rows for s in ("dlio", "kernel")]
+    lows = [(r[s] or {}).get("mean") for r in rows for s in ("dlio", "kernel") if (r[s] or {}).get("mean")]
+    if lows:
+        ax.set_ylim(min(lows) / 2, max(tops) * 8)     # head room (log scale) for the ratios and the legend
+    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.legend(loc="upper left", ncols=2, fontsize=9)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+def timelines(sides: list[dict]) -> Figure:
+    """sides: {title, lanes: [{label, events: [{t, d, kind}]}]}; one panel per side (each on its own time range, as
+    start-up differs by seconds), one lane per rank/worker; compute as a low grey band, I/O events drawn over it with
+    a minimum visible width so that sub-millisecond reads still show."""
+    n_lanes = [max(1, len(s["lanes"])) for s in sides]
+    fig, axes = new_figure(9.0, 1.2 + 0.45 * sum(n_lanes) + 0.7 * len(sides), nrows=len(sides), ncols=1,
+                           gridspec_kw={"height_ratios": n_lanes})
+    seen: set = set()
+    order = ["compute", "open", "read", "close", "other"]
+    for ax, s in zip((a[0] for a in axes), sides, strict=True):
+        lo, hi = float("inf"), 0.0
+        for y, lane in enumerate(s["lanes"]):
+            by_kind: dict[str, list] = {}
+            for e in lane["events"]:
+                t, d = float(e["t"]), max(float(e["d"]), 0.0)
+                by_kind.setdefault(e.get("kind", "other"), []).append((t, d))
+                lo, hi = min(lo, t), max(hi, t + d)
+            for kind in sorted(by_kind, key=lambda k: order.index(k) if k in order else len(order)):
+                io = kind != "compute"
+                color = KIND_COLORS.get(kind, KIND_COLORS["other"])
+                ax.broken_barh(by_kind[kind], (y - 0.4, 0.8) if io else (y - 0.1, 0.5), facecolors=color,
+                               edgecolors=color if io else "none", linewidth=0.7 if io else 0, zorder=3 if io else 1,
+                               label=kind if kind not in seen else None)
+                seen.add(kind)
+        ax.set_yticks(range(len(s["lanes"])), [ln["label"] for ln in s["lanes"]], fontsize=8)
+        ax.set_ylim(-0.6, len(s["lanes"]) - 0.4)
+        ax.invert_yaxis()
+        if hi > lo:
+            pad = 0.02 * (hi - lo)
+            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_title(s["title"], fontsize=10, loc="left")
+        ax.set_xlabel("seconds since launch start", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    handles, labels = [], []
+    for a in axes:
+        h, lab = a[0].get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if handles:
+        fig.legend(handles, labels, loc="outside upper right", ncols=len(labels), fontsize=8)
+    return fig
+
+
+def files_scatter(points: list[dict], ax=None) -> Figure:
+    """points: {file, dlio: bytes, kernel: bytes, same: bool}; per file bytes DLIO vs kernel, diagonal = equal."""
+    fig, ax = _fig_ax(ax, 5.5, 5.0)
+    for same, color, lab in ((True, "#2b8a3e", "same"), (False, "#c92a2a", "differs")):
+        ps = [p for p in points if p["same"] == same]
+        if ps:
+            ax.scatter([max(p["dlio"], 1) for p in ps], [max(p["kernel"], 1) for p in ps], s=18, color=color,
+                       label=f"{lab} ({len(ps)} files)", alpha=0.8)
+    hi = max([max(p["dlio"], p["kernel"], 1) for p in points] + [10])
+    ax.plot([1, hi], [1, hi], color="#888", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes read by DLIO (files only one side touched at 1)")
+    ax.set_ylabel("bytes read by the kernel")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def scaling_lines(series: list[dict], ax=None, title: str = "", ylabel: str = "MiB/s", logy: bool = False) -> Figure:
+    """series: {label, x: [ranks], y: [value], dashed: bool}; log2 x axis, rank counts as ticks."""
+    fig, ax = _fig_ax(ax, 7.0, 4.2)
+    xs_all: set = set()
+    for i, s in enumerate(series):
+        pts = [(x, y) for x, y in zip(s["x"], s["y"], strict=True) if y is not None]
+        if not pts:
+            continue
+        xs_all.update(x for x, _ in pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4,
+                ls="--" if s.get("dashed") else "-", color=s.get("color", LINE_COLORS[i % len(LINE_COLORS)]),
+                label=s["label"])
+    if xs_all:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(xs_all), [str(x) for x in sorted(xs_all)])
+    ax.set_xlabel("MPI ranks")
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3, which="both" if logy else "major")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+def two_panels(draws: list[Callable], width: float = 12.0, height: float = 4.4) -> Figure:
+    """draw functions (ax -> None) side by side in one figure"""
+    fig, axes = new_figure(width, height, nrows=1, ncols=len(draws))
+    for ax, draw in zip(axes[0], draws, strict=True):
+        draw(ax)
+    return fig

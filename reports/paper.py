@@ -1,0 +1,602 @@
+"""`make paper`: the thesis' experiment set in one directory and one report.
+
+    runs/paper-<time>/
+      paper.json          what was asked: scale, ranks, repetitions, scaling rank counts (python -m reports.paper init)
+      runs/<workload>-.../  kernel vs DLIO run directories of configurations A-C (python -m harness run + validate)
+      scaling/sweep.json  kernel-only strong scaling of configurations D-H (python -m reports.paper scaling), and
+      scaling/<config>/   workload.yaml, launches.json, np<N>/rep<k>/out/output.{json,ranks.csv}
+      report/             report.md, report.html, figures/ (python -m reports runs/paper-<time>)
+
+The strong-scaling sweep launches the kernel alone (`mpirun -np N build/h5dlio --config ...`), so it lives here with
+the report that needs it; it never imports harness/ (workloads are resolved from reference-configs/ and the installed
+DLIO's bundled configs, as files). Everything the report shows is read back from the directory: re-render any time
+with `python -m reports runs/paper-<time>`."""
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from reports import doc, figures, sections
+from reports.doc import Block, Bullets, Heading, Para, Table
+from reports.rundir import NotARunDir, RunData, f1, f3, load_run, plain, ratio, stats
+
+REPO = Path(__file__).resolve().parent.parent
+MIB = 1024 * 1024
+
+# The thesis' measured runtimes (../shared/reference/thesis-configs.md, "Results to compare with"), min:s averages
+# of 10 runs: (configuration, file system, phase, kernel, DLIO).
+THESIS_RUNTIME = [
+    ("A, read threads 0", "Lustre", "whole run", "2:56", "6:27"),
+    ("A, read threads 4", "Lustre", "whole run", "3:20", "13:17"),
+    ("A, read threads 0", "BeeOND", "whole run", "1:54", "3:17"),
+    ("A, read threads 4", "BeeOND", "whole run", "1:47", "5:43"),
+    ("B (UNet3D)", "Lustre", "generation", "5:54", "7:48"),
+    ("B (UNet3D)", "Lustre", "training", "1:22", "2:40"),
+]
+THESIS_SCALING = ("independent mode on BeeOND, total raw read rate (GB/s): 2.41 (1 rank), 4.22, 8.68, 14.79, 16.68, "
+                  "17.02, 17.70 (64 ranks); collective mode peaks near 16 ranks (~12-16 GB/s); chunking on Lustre "
+                  "reached 45 GB/s raw / 25 GB/s observed at 64 ranks; gzip-4 on random data compresses < 1% and "
+                  "performs like chunking; subfiling with default settings scaled poorly (< 1 GB/s observed at 64 "
+                  "ranks)")
+
+
+def ms(seconds) -> str:
+    return "-" if seconds is None else f3(seconds * 1000.0)
+
+
+def _mmss(s: str) -> int:
+    m, sec = s.split(":")
+    return int(m) * 60 + int(sec)
+
+
+# ================================================================ directory and workloads
+
+def write_json_atomic(path: Path, obj) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+    return out
+
+
+def resolve(name: str, scale: str, dlio_workloads: Path, ref_dir: Path = REPO / "reference-configs") -> dict:
+    """reference-configs/<name>.yaml: DLIO's bundled base <- overlay <- scales[scale] (the harness' merge order)"""
+    path = ref_dir / f"{name}.yaml"
+    if not path.exists():
+        raise ValueError(f"{path}: no such reference config")
+    ref = yaml.safe_load(path.read_text())
+    if scale not in (ref.get("scales") or {}):
+        raise ValueError(f"{path}: no scale {scale!r} (has {sorted(ref.get('scales') or {})})")
+    base = dlio_workloads / f"{ref['base']}.yaml"
+    if not base.exists():
+        raise ValueError(f"{path}: base {ref['base']!r} is not a workload of the installed DLIO ({base})")
+    return deep_merge(deep_merge(yaml.safe_load(base.read_text()), ref.get("overlay") or {}),
+                      ref["scales"][scale] or {})
+
+
+def dlio_workloads_dir(dlio_venv: Path) -> Path:
+    probe = "import dlio_benchmark, os; print(os.path.dirname(dlio_benchmark.__file__))"
+    p = subprocess.run([str(dlio_venv / "bin" / "python"), "-c", probe], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise ValueError(f"cannot import dlio_benchmark from {dlio_venv}: {p.stderr.strip()[-300:]}")
+    return Path(p.stdout.strip()) / "configs" / "workload"
+
+
+def _cmd(argv: list[str]) -> str:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        return (p.stdout or p.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unavailable: {e}"
+
+
+# ================================================================ the kernel-only sweep
+
+def mpirun(n: int) -> list[str]:
+    a = ["mpirun", "-np", str(n)]
+    if os.geteuid() == 0:
+        a.append("--allow-run-as-root")
+    if n > (os.cpu_count() or 1):
+        a.append("--oversubscribe")
+    return a
+
+
+def launch(argv: list[str], workdir: Path, timeout: float) -> dict:
+    """One launch: argv list, copied environment, own process group, timeout; the outcome is data."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    rec = {"argv": argv, "started": t0}
+    with open(workdir / "launch.stdout", "w") as out, open(workdir / "launch.stderr", "w") as err:
+        try:
+            proc = subprocess.Popen(argv, env=dict(os.environ), stdout=out, stderr=err, cwd=workdir,
+                                    start_new_session=True)
+        except OSError as e:
+            return {**rec, "status": "failed", "rc": None, "wall_s": 0.0, "detail": f"cannot start: {e}"}
+        try:
+            rc = proc.wait(timeout=timeout)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                    proc.wait(timeout=5)
+                    break
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    continue
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            return {**rec, "status": "timeout", "rc": None, "wall_s": time.time() - t0,
+                    "detail": f"killed after {timeout:.0f} s"}
+    wall = time.time() - t0
+    tail = ""
+    if rc != 0:
+        lines = [ln for ln in (workdir / "launch.stderr").read_text(errors="replace").splitlines()
+                 if ln.startswith("h5dlio") or "error" in ln.lower()]
+        tail = " | ".join(lines[-4:])[-600:]
+    return {**rec, "status": "ok" if rc == 0 else "failed", "rc": rc, "wall_s": wall, "detail": tail}
+
+
+def _layout(cfg: dict) -> str:
+    """dataset identity: configurations that read the same files share one generated dataset"""
+    ds, k = cfg.get("dataset", {}), cfg.get("h5dlio", {}) or {}
+    keys = [ds.get(x) for x in ("num_files_train", "num_files_eval", "num_samples_per_file", "record_length",
+                                "record_length_stdev", "enable_chunking", "chunk_size", "compression",
+                                "compression_level")]
+    return "data-" + "-".join(str(x) for x in keys) + ("-subfiling" if k.get("subfiling") else "")
+
+
+def run_scaling(d: Path, kernel: Path, dlio_venv: Path, configs: list[str], timeout: float, keep_data: bool,
+                progress=print) -> int:
+    meta = json.loads((d / "paper.json").read_text())
+    scale, ranks, repeat = meta["scale"], meta["scaling_ranks"], meta["repeat"]
+    wl_dir = dlio_workloads_dir(dlio_venv)
+    sd = d / "scaling"
+    sd.mkdir(parents=True, exist_ok=True)
+    sweep = {"configs": configs, "scale": scale, "ranks": ranks, "repeat": repeat, "started": time.time(),
+             "kernel_version": _cmd([str(kernel), "--version"]), "mpi": _cmd(["mpirun", "--version"]).splitlines()[0],
+             "host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
+             "page_cache": "warm: no cache drop between launches (the dataset fits in memory at tiny/small scale)"}
+    resolved = {c: resolve(c, scale, wl_dir) for c in configs}
+    failed = 0
+    generated: dict[str, dict] = {}
+    total = len(configs) * len(ranks) * repeat
+    i = 0
+    for c in configs:
+        cfg = resolved[c]
+        cdir = sd / c
+        cdir.mkdir(exist_ok=True)
+        (cdir / "workload.yaml").write_text(f"# {c} at scale {scale}: {wl_dir}/... <- reference-configs/{c}.yaml\n"
+                                            + yaml.safe_dump(cfg, sort_keys=False))
+        lfile = cdir / "launches.json"
+        launches = json.loads(lfile.read_text()) if lfile.exists() else {}
+        data = sd / _layout(cfg)
+        if data.name not in generated:
+            gen = launches.get("generate")
+            if not (gen and gen["status"] == "ok" and data.exists()):
+                if data.exists():
+                    shutil.rmtree(data)      # this sweep's own, unfinished generation
+                argv = mpirun(min(2, os.cpu_count() or 1)) + [
+                    str(kernel), "--config", str(cdir / "workload.yaml"), "--set", f"data-folder={data}",
+                    "--set", f"output-folder={cdir / 'generate' / 'out'}", "--set", "quiet=true",
+                    "--set", "generate-data=true", "--set", "train=false", "--set", "evaluation=false",
+                    "--set", "h5dlio.collective-meta=false", "--set", "h5dlio.collective-data=false"]
+                progress(f"scaling: {c}: generating {data.name} ...")
+                gen = launch(argv, cdir / "generate", timeout)
+                progress(f"scaling: {c}: generation {gen['status']} in {gen['wall_s']:.1f} s {gen['detail']}")
+            generated[data.name] = gen
+        launches["generate"] = {**generated[data.name], "data": data.name}
+        write_json_atomic(lfile, launches)
+        for n in ranks:
+            for k in range(1, repeat + 1):
+                i += 1
+                key = f"np{n}/rep{k}"
+                wd = cdir / f"np{n}" / f"rep{k}"
+                prev = launches.get(key)
+                if prev and prev["status"] == "ok" and (wd / "out" / "output.ranks.csv").exists():
+                    continue
+                if generated[data.name]["status"] != "ok":
+                    launches[key] = {"status": "skipped", "rc": None, "wall_s": 0.0,
+                                     "detail": "the dataset generation failed"}
+                    failed += 1
+                    continue
+                if wd.exists():
+                    shutil.rmtree(wd)
+                argv = mpirun(n) + [str(kernel), "--config", str(cdir / "workload.yaml"), "--set",
+                                    f"data-folder={data}", "--set", f"output-folder={wd / 'out'}", "--set",
+                                    "output-ranks-data=true", "--set", "quiet=true", "--set", "generate-data=false"]
+                res = launch(argv, wd, timeout)
+                launches[key] = res
+                write_json_atomic(lfile, launches)
+                failed += res["status"] != "ok"
+                progress(f"scaling [{i}/{total}] {c} {n} ranks rep {k}: {res['status']} in {res['wall_s']:.1f} s"
+                         + (f" ({res['detail']})" if res["status"] != "ok" else ""))
+        write_json_atomic(lfile, launches)
+    if not keep_data:
+        for name in generated:
+            shutil.rmtree(sd / name, ignore_errors=True)
+    sweep["finished"] = time.time()
+    sweep["wall_s"] = sweep["finished"] - sweep["started"]
+    sweep["failed_launches"] = failed
+    write_json_atomic(sd / "sweep.json", sweep)
+    progress(f"scaling: {total - failed}/{total} launches ok in {sweep['wall_s']:.0f} s")
+    return 0 if failed == 0 else 1
+
+
+# ================================================================ reading the sweep back
+
+def describe(cfg: dict) -> str:
+    ds, k = cfg.get("dataset", {}), cfg.get("h5dlio", {}) or {}
+    parts = []
+    if k.get("collective-meta") or k.get("collective-data"):
+        parts.append("collective " + "+".join(x for x, on in (("meta", k.get("collective-meta")),
+                                                              ("data", k.get("collective-data"))) if on))
+    if ds.get("enable_chunking"):
+        parts.append(f"chunking ({ds.get('chunk_size', 1024)} B chunks)")
+    if ds.get("compression") not in (None, "none", False):
+        parts.append(f"{ds.get('compression')} {ds.get('compression_level', 4)}")
+    if k.get("subfiling"):
+        parts.append("subfiling")
+    return ", ".join(parts) or "independent"
+
+
+def config_letter(name: str) -> str:
+    """thesis-a-rt0 -> A; other workload names stay as they are"""
+    p = name.split("-")
+    return p[1].upper() if p[0] == "thesis" and len(p) > 1 else name
+
+
+def rank_rates(path: Path) -> dict[str, dict] | None:
+    """output.ranks.csv -> per phase {ranks, per-rank and total raw and observed rates (MiB/s), metadata and raw
+    read seconds per rank}. Per rank, over the phase's epochs: raw rate = bytes / time in H5Dread; observed rate =
+    bytes / (epoch wall time - emulated compute). Per-rank = the mean over ranks, total = the sum over ranks."""
+    if not path.exists():
+        return None
+    acc: dict[str, dict[int, dict]] = {}
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            a = acc.setdefault(r["phase"], {}).setdefault(int(r["rank"]), {
+                "bytes": 0, "raw_s": 0.0, "obs_s": 0.0, "compute_s": 0.0, "meta_s": 0.0})
+            a["bytes"] += int(r["bytes"])
+            a["raw_s"] += float(r["raw_read_s"])
+            a["obs_s"] += float(r["observed_s"])
+            a["compute_s"] += float(r["compute_s"]) + float(r.get("preprocess_s") or 0.0)
+            a["meta_s"] += float(r["metadata_s"])
+    out = {}
+    for phase, ranks in acc.items():
+        raw = [a["bytes"] / MIB / a["raw_s"] for a in ranks.values() if a["raw_s"] > 0]
+        obs = [a["bytes"] / MIB / (a["obs_s"] - a["compute_s"]) for a in ranks.values() if a["obs_s"] > a["compute_s"]]
+        n = len(ranks)
+        out[phase] = {"ranks": n, "bytes": sum(a["bytes"] for a in ranks.values()),
+                      "raw_per_rank": sum(raw) / len(raw) if raw else None, "raw_total": sum(raw) if raw else None,
+                      "obs_per_rank": sum(obs) / len(obs) if obs else None, "obs_total": sum(obs) if obs else None,
+                      "meta_s": sum(a["meta_s"] for a in ranks.values()) / n,
+                      "raw_s": sum(a["raw_s"] for a in ranks.values()) / n}
+    return out
+
+
+def scaling_rows(cdir: Path, ranks: list[int], repeat: int, phase: str) -> list[dict]:
+    """per rank count: the mean over successful repetitions of each rate, and n"""
+    rows = []
+    for n in ranks:
+        reps = [rank_rates(cdir / f"np{n}" / f"rep{k}" / "out" / "output.ranks.csv") for k in range(1, repeat + 1)]
+        reps = [r[phase] for r in reps if r and phase in r]
+        row = {"ranks": n, "n": len(reps)}
+        for key in ("raw_per_rank", "raw_total", "obs_per_rank", "obs_total", "meta_s", "raw_s"):
+            s = stats([r[key] for r in reps if r[key] is not None])
+            row[key] = s["mean"] if s else None
+            row[key + "_sd"] = s["stdev"] if s else None
+        rows.append(row)
+    return rows
+
+
+# ================================================================ the paper report
+
+def comparison_runs(d: Path) -> list[RunData]:
+    runs = []
+    for m in sorted((d / "runs").glob("*/manifest.json")):
+        try:
+            runs.append(load_run(m.parent))
+        except NotARunDir:
+            continue
+    return sorted(runs, key=lambda r: (r.manifest["workload"]["name"], r.manifest.get("created", "")))
+
+
+def run_label(run: RunData) -> str:
+    name = run.manifest["workload"]["name"]
+    rt = run.config.get("reader", {}).get("read_threads", 1)
+    return f"{config_letter(name)} rt{rt}" if name.startswith("thesis-") else f"{name} rt{rt}"
+
+
+def _demote(blocks: list[Block], prefix: str) -> list[Block]:
+    out: list[Block] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(Heading(b.level + 1, b.text, f"{prefix}-{b.id or doc.slug(b.text)}"))
+        elif isinstance(b, Table):
+            out.append(Table(f"{b.id}-{prefix}", b.columns, b.rows, b.caption, b.numeric))
+        else:
+            out.append(b)
+    return out
+
+
+def comparison_section(d: Path, runs: list[RunData], out_dir: Path) -> list[Block]:
+    out: list[Block] = [Heading(2, "Kernel vs DLIO: configurations A-C", "comparison")]
+    if not runs:
+        out.append(Para("No kernel-vs-DLIO runs under `runs/`: the harness runs did not start (see the `make paper` "
+                        "output)."))
+        return out
+    out.append(Para("Each configuration ran through the harness (`python -m harness run --workload thesis-...`): "
+                    "both sides generate, then train under the timing profile (repeated), and configuration A with 4 "
+                    "read threads also under the Log VFD. Each run has its own full report (linked)."))
+    rows = []
+    for r in runs:
+        v = r.verdict or {}
+        s = v.get("summary", {})
+        link = os.path.relpath(r.path / "report" / "report.html", out_dir)
+        rows.append([run_label(r), r.manifest["workload"]["name"], str(r.manifest.get("ranks")),
+                     str(r.config.get("reader", {}).get("read_threads", 1)),
+                     (v.get("verdict") or "not validated").upper() if v else "not validated",
+                     str(s.get("pass", 0)), str(s.get("fail", 0)), str(s.get("skip", 0)),
+                     f"[{r.path.name}]({link})"])
+    out.append(Table("tbl-paper-runs", ["config", "workload", "ranks", "read threads", "verdict", "pass", "fail",
+                                        "skip", "run report"], rows, "The runs and their verdicts",
+                     [False, False, True, True, False, True, True, True, False]))
+    mrows = []
+    phases = ("generation (launch wall)", "training (launch wall)", "training, all epochs (in program)",
+              "evaluation, all (in program)")
+    per_phase: dict[str, list[dict]] = {p: [] for p in phases}
+    for r in runs:
+        for row in sections.runtime_rows(r):
+            if row["label"] in per_phase:
+                per_phase[row["label"]].append({**row, "label": run_label(r)})
+                d_, k_ = row["dlio"] or {}, row["kernel"] or {}
+                mrows.append([run_label(r), row["label"], f3(d_.get("mean")), f3(d_.get("stdev")),
+                              f3(k_.get("mean")), f3(k_.get("stdev")), ratio(d_.get("mean"), k_.get("mean"))])
+    out.append(Table("tbl-paper-runtime", ["config", "phase", "DLIO mean s", "DLIO stdev", "kernel mean s",
+                                           "kernel stdev", "DLIO/kernel"], mrows,
+                     "Runtime means per configuration and phase (full min/max tables below)",
+                     [False, False, True, True, True, True, True]))
+    shown = [p for p in phases[:3] if any(x["dlio"] or x["kernel"] for x in per_phase[p])]
+    if shown:
+        out.append(figures.FigureSpec(
+            "paper-runtime", "Runtime per configuration, DLIO vs kernel: mean over the repetitions, error bars one "
+            "standard deviation, DLIO/kernel ratio above each pair; one panel per phase (log scale)",
+            lambda: figures.two_panels([lambda ax, p=p: figures.runtime_bars(per_phase[p], ax=ax, title=p)
+                                        for p in shown], width=5.0 * len(shown))).render())
+    out.append(Table("tbl-thesis-runtime", ["configuration", "file system", "phase", "kernel", "DLIO",
+                                            "DLIO/kernel"],
+                     [[c, fs, ph, k, dl, ratio(_mmss(dl), _mmss(k))] for c, fs, ph, k, dl in THESIS_RUNTIME],
+                     "For comparison, the thesis' runtimes (min:s, averages of 10 runs on CLAIX-2023; "
+                     "32 processes)", [False, False, False, True, True, True]))
+    for r in runs:
+        out.append(Heading(3, f"{run_label(r)}: runtime (thesis Tables C.1-C.4 form)", f"runtime-{r.path.name}"))
+        out.append(sections.stat_table(f"tbl-runtime-{r.path.name}", sections.runtime_rows(r),
+                                       f"{r.manifest['workload']['name']}: seconds per phase, min/max/mean/stdev "
+                                       f"over repetitions (n per side)"))
+    return out
+
+
+def table61_section(runs: list[RunData]) -> list[Block]:
+    out: list[Block] = [Heading(2, "Log VFD records per open (thesis Table 6.1)", "table-6-1")]
+    src = next((r for r in runs if r.table("logvfd-dlio.json") or r.table("logvfd-kernel.json")), None)
+    if src is None:
+        out.append(Para("No run of this paper ran the Log VFD profile (`PAPER_WORKLOADS` gives each workload its "
+                        "profiles; the default runs it for configuration A with 4 read threads)."))
+        return out
+    out.append(Para(f"From the run of `{src.manifest['workload']['name']}` ({run_label(src)}), as the thesis "
+                    "measured configuration A."))
+    return out + _demote(sections.logvfd_section(src)[1:], "t61")
+
+
+def timeline_section(runs: list[RunData]) -> list[Block]:
+    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer")]
+    src = next((r for r in runs if r.table("dftracer-timeline-dlio.json") or r.table("dftracer-timeline-kernel.json")),
+               None)
+    if src is None:
+        out.append(Para("No run of this paper ran the DFTracer profile (`PAPER_WORKLOADS` gives each workload its "
+                        "profiles; the default runs it for configuration A with 4 read threads)."))
+        return out
+    out.append(Para(f"From the run of `{src.manifest['workload']['name']}` ({run_label(src)}, "
+                    f"{src.config.get('reader', {}).get('read_threads', 1)} reader processes per rank), as the "
+                    "thesis traced configuration A. Lanes are as the DFTracer profile attributes events (its "
+                    "`tables/dftracer-timeline-<side>.json`)."))
+    return out + _demote(sections.dftracer_section(src)[1:], "dft")
+
+
+def scaling_section(d: Path) -> tuple[list[Block], list[dict]]:
+    out: list[Block] = [Heading(2, "Strong scaling: configurations D-H (kernel only)", "scaling")]
+    sweep_f = d / "scaling" / "sweep.json"
+    if not sweep_f.exists():
+        out.append(Para("The strong-scaling sweep did not finish (no `scaling/sweep.json`): run `python -m "
+                        "reports.paper scaling` on this directory (see `make paper`)."))
+        return out, []
+    sw = json.loads(sweep_f.read_text())
+    ranks, repeat = sw["ranks"], sw["repeat"]
+    cpus = sw.get("cpus") or 1
+    over = f"oversubscribed above {cpus} ranks" if max(ranks) > cpus else "not oversubscribed"
+    out.append(Para(f"The kernel alone, read threads 0, over {', '.join(map(str, ranks))} ranks on {cpus} "
+                    f"cores ({over}), "
+                    f"{repeat} repetition(s) per point, scale `{sw['scale']}`, page cache {sw.get('page_cache')}. "
+                    "Rates in MiB/s over the phase's epochs: raw = bytes / time inside H5Dread, observed = bytes / "
+                    "(epoch wall time - emulated compute); per rank = mean over ranks, total = sum over ranks (which "
+                    "assumes the ranks read at the same time: with more ranks than cores it overstates); "
+                    "each the mean over the repetitions. "
+                    f"Thesis, for comparison: {THESIS_SCALING}."))
+    all_series: list[dict] = []
+    for c in sw["configs"]:
+        cdir = d / "scaling" / c
+        wl = cdir / "workload.yaml"
+        cfg = yaml.safe_load(wl.read_text()) if wl.exists() else {}
+        label = f"{config_letter(c)}: {describe(cfg)}"
+        out.append(Heading(3, label, f"scaling-{c}"))
+        launches = json.loads((cdir / "launches.json").read_text()) if (cdir / "launches.json").exists() else {}
+        bad = {k: v for k, v in launches.items() if v.get("status") != "ok"}
+        if bad:
+            out.append(Bullets([f"`{k}` {v.get('status')}: {v.get('detail', '')}" for k, v in sorted(bad.items())]))
+        ds, rd = cfg.get("dataset", {}), cfg.get("reader", {})
+        out.append(Para(f"`reference-configs/{c}.yaml`: {ds.get('num_files_train')} + {ds.get('num_files_eval')} "
+                        f"files of {ds.get('num_samples_per_file')} samples of {ds.get('record_length')} bytes, batch "
+                        f"{rd.get('batch_size')} / eval {rd.get('batch_size_eval')}, "
+                        f"compute {cfg.get('train', {}).get('computation_time')} s per batch."))
+        per_phase = {}
+        for phase in ("train", "eval"):
+            rows = scaling_rows(cdir, ranks, repeat, phase)
+            if not any(r["n"] for r in rows):
+                continue
+            per_phase[phase] = rows
+            body = [[str(r["ranks"]), str(r["n"]), f1(r["raw_per_rank"]), f1(r["raw_total"]), f1(r["obs_per_rank"]),
+                     f1(r["obs_total"]), ms(r["meta_s"]), ms(r["raw_s"])] for r in rows]
+            out.append(Table(f"tbl-scaling-{c}-{phase}",
+                             ["ranks", "runs", "raw MiB/s per rank", "raw MiB/s total", "observed MiB/s per rank",
+                              "observed MiB/s total", "metadata ms per rank", "raw read ms per rank"], body,
+                             f"{config_letter(c)} {phase} (thesis Tables C.5-C.9 form)", [True] * 8))
+        if "train" in per_phase:
+            rows = per_phase["train"]
+            xs = [r["ranks"] for r in rows]
+            series = [{"label": "raw, total", "x": xs, "y": [r["raw_total"] for r in rows], "color": "#2b5797"},
+                      {"label": "observed, total", "x": xs, "y": [r["obs_total"] for r in rows], "color": "#d9822b"},
+                      {"label": "raw, per rank", "x": xs, "y": [r["raw_per_rank"] for r in rows], "dashed": True,
+                       "color": "#2b5797"},
+                      {"label": "observed, per rank", "x": xs, "y": [r["obs_per_rank"] for r in rows],
+                       "dashed": True, "color": "#d9822b"}]
+            out.append(figures.FigureSpec(
+                f"scaling-{c}", f"{label}: training read rates against ranks (thesis Figures 6.8-6.12 form)",
+                lambda s=series, t=label: figures.scaling_lines(s, title=t, ylabel="MiB/s (training)")).render())
+            all_series.append({"label": label, "x": xs, "raw": [r["raw_total"] for r in rows],
+                               "obs": [r["obs_total"] for r in rows]})
+    if all_series:
+        out.insert(2, figures.FigureSpec(
+            "scaling-all", "All configurations: total raw (left) and total observed (right) training read rate "
+            "against ranks",
+            lambda: figures.two_panels([
+                lambda ax: figures.scaling_lines([{"label": s["label"], "x": s["x"], "y": s["raw"]}
+                                                  for s in all_series], ax=ax, title="raw read rate, total",
+                                                 ylabel="MiB/s (log scale)", logy=True),
+                lambda ax: figures.scaling_lines([{"label": s["label"], "x": s["x"], "y": s["obs"]}
+                                                  for s in all_series], ax=ax, title="observed read rate, total",
+                                                 ylabel="MiB/s (log scale)", logy=True)])).render())
+    return out, all_series
+
+
+def environment_section(d: Path, runs: list[RunData]) -> list[Block]:
+    out: list[Block] = [Heading(2, "Environment", "environment")]
+    rows = []
+    if runs:
+        rows += [[f"{k} (harness runs)", plain(v)] for k, v in runs[0].manifest.get("versions", {}).items()]
+    sw_f = d / "scaling" / "sweep.json"
+    if sw_f.exists():
+        sw = json.loads(sw_f.read_text())
+        rows += [[f"{k} (scaling)", plain(sw.get(k))] for k in ("kernel_version", "mpi", "host", "cpus", "platform")]
+        rows.append(["scaling sweep wall s", f3(sw.get("wall_s"))])
+    out.append(Table("tbl-paper-env", ["item", "value"], rows, "Versions and host"))
+    out.append(Bullets([
+        "Scale: the thesis ran 32 processes on 4 nodes (A, B) and 1 node with 8 (C) and up to 64 ranks (D-H) on "
+        "Lustre and BeeOND; this machine has the cores listed above, a local file system and a warm page cache, so "
+        "absolute rates are not comparable, only the shapes and the DLIO/kernel ratios.",
+        "Configurations A-C read independently on both sides (DLIO's h5py has no collective mode); the thesis' "
+        "kernel used collective metadata and data for them.",
+        "Configuration B uses the thesis' fixed sample size (record_length_stdev 0), not DLIO's UNet3D size "
+        "distribution.",
+    ]))
+    return out
+
+
+def render(d: Path, out: Path | None = None) -> Path:
+    meta_f = d / "paper.json"
+    try:
+        meta = json.loads(meta_f.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise NotARunDir(f"{meta_f}: {e}") from None
+    out = out or d / "report"
+    runs = comparison_runs(d)
+    for r in runs:  # each run's own full report, linked from the comparison table
+        title, blocks = sections.build(r)
+        doc.write(r.path / "report", title, blocks)
+    blocks: list[Block] = [Para(
+        f"The thesis' experiment set (kernel vs DLIO for configurations A-C, kernel strong scaling for D-H) at "
+        f"scale `{meta.get('scale')}`, created {meta.get('created')}. Rendered from this directory alone; render "
+        f"again with `python -m reports {d.name}`.")]
+    blocks.append(Heading(2, "Overview", "overview"))
+    blocks.append(Table("tbl-paper", ["item", "value"], [[k, plain(v)] for k, v in meta.items()],
+                        "What `make paper` was asked to run (paper.json)"))
+    blocks += comparison_section(d, runs, out)
+    blocks += table61_section(runs)
+    blocks += timeline_section(runs)
+    sc, _ = scaling_section(d)
+    blocks += sc
+    blocks += environment_section(d, runs)
+    return doc.write(out, f"h5dlio paper report: {d.name}", blocks)
+
+
+# ================================================================ CLI
+
+def setup_parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="cmd", required=True)
+    i = sub.add_parser("init", help="create a paper directory (paper.json)")
+    i.add_argument("dir", type=Path)
+    i.add_argument("--scale", default="tiny")
+    i.add_argument("--ranks", type=int, default=2, help="ranks per side for the kernel-vs-DLIO runs")
+    i.add_argument("--repeat", type=int, default=2, help="timing launches per side / scaling repetitions")
+    i.add_argument("--scaling-ranks", default="1,2,4,8")
+    s = sub.add_parser("scaling", help="kernel-only strong scaling of configurations D-H into DIR/scaling/")
+    s.add_argument("dir", type=Path)
+    s.add_argument("--kernel", type=Path, default=REPO / "build" / "h5dlio")
+    s.add_argument("--dlio-venv", type=Path, required=True, help="the reference DLIO venv (for its bundled configs)")
+    s.add_argument("--configs", default="thesis-d,thesis-e,thesis-f,thesis-g,thesis-h")
+    s.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch")
+    s.add_argument("--keep-data", action="store_true", help="keep the generated datasets")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m reports.paper", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    try:
+        if a.cmd == "init":
+            ranks = [int(x) for x in a.scaling_ranks.split(",") if x]
+            if not ranks or min(ranks) < 1 or a.ranks < 1 or a.repeat < 1:
+                raise ValueError("--ranks, --repeat and every --scaling-ranks must be >= 1")
+            meta = {"kind": "h5dlio-paper", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "scale": a.scale,
+                    "ranks": a.ranks, "repeat": a.repeat, "scaling_ranks": ranks,
+                    "git_revision": _cmd(["git", "-C", str(REPO), "rev-parse", "HEAD"])}
+            a.dir.mkdir(parents=True, exist_ok=True)
+            if (a.dir / "paper.json").exists():
+                print(f"paper: {a.dir / 'paper.json'} exists: continuing that paper directory")
+            else:
+                write_json_atomic(a.dir / "paper.json", meta)
+            print(f"paper: {a.dir}")
+            return 0
+        a.dir, a.kernel = a.dir.resolve(), a.kernel.resolve()    # launches run in their own folders
+        if not (a.dir / "paper.json").exists():
+            raise ValueError(f"{a.dir}: no paper.json (run `python -m reports.paper init` first)")
+        if not a.kernel.exists():
+            raise ValueError(f"--kernel {a.kernel}: not built (make build)")
+        configs = [c for c in a.configs.split(",") if c]
+        return run_scaling(a.dir, a.kernel, a.dlio_venv, configs, a.timeout, a.keep_data,
+                           progress=lambda s: print(s, flush=True))
+    except ValueError as e:
+        print(f"paper: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

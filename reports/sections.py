@@ -1,0 +1,464 @@
+"""The sections of a run's report, in order: verdict, workload and environment, Log VFD records (thesis Table 6.1),
+counts against the analytic model, runtime (thesis Tables C.1-C.4), DFTracer timelines, per-file comparison,
+similarity. Each section is a function RunData -> blocks; tables are built from the run's files here, figures are
+declared as FigureSpecs and drawn by reports.figures."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from reports import figures
+from reports.doc import Block, Bullets, Heading, Para, Table
+from reports.rundir import (
+    SIDE_LABEL,
+    SIDES,
+    RunData,
+    f3,
+    flatten,
+    plain,
+    ratio,
+    stats,
+    status_cell,
+    timing_reps,
+    value,
+)
+
+MAX_EXTENTS = 8          # a record kind with more distinct extents than this is one row (per-file sizes differ)
+MAX_FILE_ROWS = 200
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "NO"
+
+
+# ---------------------------------------------------------------- 1. verdict
+
+def verdict_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Verdict", "verdict")]
+    v = run.verdict
+    if v is None:
+        out.append(Para(f"This run was never validated (no `verdict.json`): run `python -m validate "
+                        f"{run.path.name}` and render again. The sections below use the tables alone."))
+        return out
+    s = v.get("summary", {})
+    out.append(Para(f"**Verdict: {v['verdict'].upper()}** for workload `{v.get('workload')}` at scale "
+                    f"`{v.get('scale')}` with {v.get('ranks')} ranks: {s.get('pass', 0)} pass, {s.get('fail', 0)} "
+                    f"fail, {s.get('skip', 0)} skip. Only required checks decide the verdict; `runtime.*` checks are "
+                    "reported, not judged."))
+    if v.get("failed"):
+        out.append(Para("Failed required checks: " + ", ".join(f"`{n}`" for n in v["failed"]) + "."))
+    rows = [[c["name"], status_cell(c["status"]), "required" if c.get("required", True) else "info",
+             value(c.get("expected")), value(c.get("observed")), str(c.get("detail") or "")] for c in v["checks"]]
+    out.append(Table("tbl-verdict", ["check", "status", "required", "expected", "observed", "detail"], rows,
+                     "Every check of verdict.json, in its order"))
+    return out
+
+
+# ---------------------------------------------------------------- 2. workload and environment
+
+def workload_section(run: RunData) -> list[Block]:
+    m = run.manifest
+    wl = m.get("workload", {})
+    out: list[Block] = [Heading(2, "Workload and environment", "workload-and-environment")]
+    info = [("run", m.get("run_id", run.path.name)), ("created", m.get("created")), ("status", m.get("status")),
+            ("workload", wl.get("name")), ("scale", wl.get("scale")), ("DLIO base config", wl.get("base")),
+            ("ranks per side", m.get("ranks")), ("launcher", m.get("launcher")),
+            ("profiles", ", ".join(m.get("profiles", []))), ("timing repetitions", m.get("repeat", 1)),
+            ("extra kernel settings", ", ".join(m.get("kernel_sets", [])) or "none"),
+            ("failed steps", ", ".join(m.get("failed_steps", [])) or "none")]
+    if isinstance(m.get("dlio"), dict):          # the reference DLIO release and the kernel entry standing for it
+        info.append(("DLIO reference", value(m["dlio"])))
+    out.append(Table("tbl-run", ["item", "value"], [[k, value(x)] for k, x in info], "The run (manifest.json)"))
+    out.append(Para(f"Both sides ran one merged workload: DLIO's bundled `{wl.get('base')}` overlaid with "
+                    f"`reference-configs/{wl.get('name')}.yaml` at scale `{wl.get('scale')}`:"))
+    out.append(Table("tbl-config", ["key", "value"], [[k, plain(x)] for k, x in flatten(run.config)],
+                     "The merged workload (manifest.json: workload.config)"))
+    vers = m.get("versions", {})
+    out.append(Table("tbl-versions", ["component", "version"], [[k, plain(x)] for k, x in vers.items()],
+                     "Versions and host (manifest.json: versions)"))
+    rows = [[name, rec.get("status", "?"), value(rec.get("rc")), f3(rec.get("wall_s"))]
+            for name, rec in m.get("steps", {}).items()]
+    out.append(Table("tbl-steps", ["launch", "status", "exit code", "wall s"], rows,
+                     "Every launch, in the order it ran", [False, False, True, True]))
+    return out
+
+
+# ---------------------------------------------------------------- 3. Log VFD records (thesis Table 6.1)
+
+def _kind(rec: str) -> str:
+    return "SUPER-PROBE" if rec.startswith("SUPER-PROBE") else " ".join(rec.split()[1:])
+
+
+def record_rows(tables: dict[str, dict | None], interleaved: bool = False,
+                max_extents: int = MAX_EXTENTS) -> list[list[str]]:
+    """Thesis Table 6.1: each normalized record of the per-open blocks, in block order, with its count over all
+    ranks on each side. A kind with more than max_extents distinct extents (files of different sizes) is one row
+    whose match means: the same multiset of extents on both sides. interleaved (reader processes share a rank's
+    stderr): superblock probe records cannot be attributed to their open, so the probes are one row whose match is
+    that of the raw SUPER records (as validate's multiset check, which leaves them out)."""
+    counts = {s: Counter() for s in SIDES}
+    order: dict[str, None] = {}
+    opens = {s: 0 for s in SIDES}
+    for s in SIDES:
+        for r in (tables.get(s) or {}).get("ranks", {}).values():
+            opens[s] += len(r.get("blocks", []))
+            for b in r.get("blocks", []):
+                for x in b:
+                    counts[s][x] += 1
+                    order.setdefault(x, None)
+    distinct: dict[str, set] = {}
+    for x in order:
+        distinct.setdefault(_kind(x), set()).add(x)
+    rows = [["opens (per-open blocks)", str(opens["dlio"]), str(opens["kernel"]),
+             _yes(opens["dlio"] == opens["kernel"])]]
+    done: set = set()
+    for x in order:
+        k = _kind(x)
+        if interleaved and k == "SUPER-PROBE":
+            if k in done:
+                continue
+            done.add(k)
+            xs = distinct[k]
+            raw = {s: Counter() for s in SIDES}
+            for s in SIDES:
+                for r in (tables.get(s) or {}).get("ranks", {}).values():
+                    raw[s].update({kk: v for kk, v in r.get("record_kinds", {}).items() if kk.startswith("SUPER")})
+            rows.append(["SUPER-PROBE (all probes; interleaved records, matched as raw SUPER records)",
+                         str(sum(counts["dlio"][t] for t in xs)), str(sum(counts["kernel"][t] for t in xs)),
+                         _yes(raw["dlio"] == raw["kernel"])])
+        elif len(distinct[k]) > max_extents:
+            if k in done:
+                continue
+            done.add(k)
+            xs = distinct[k]
+            d, kn = sum(counts["dlio"][t] for t in xs), sum(counts["kernel"][t] for t in xs)
+            ok = all(counts["dlio"][t] == counts["kernel"][t] for t in xs)
+            rows.append([f"{k} ({len(xs)} distinct extents)", str(d), str(kn), _yes(ok)])
+        else:
+            d, kn = counts["dlio"][x], counts["kernel"][x]
+            rows.append([x, str(d), str(kn), _yes(d == kn)])
+    return rows
+
+
+def kind_rows(tables: dict[str, dict | None]) -> list[list[str]]:
+    """raw record kinds (before normalization, superblock records included) summed over ranks"""
+    c = {s: Counter() for s in SIDES}
+    for s in SIDES:
+        for r in (tables.get(s) or {}).get("ranks", {}).values():
+            c[s].update(r.get("record_kinds", {}))
+    kinds = sorted(set(c["dlio"]) | set(c["kernel"]))
+    rows = [[k, str(c["dlio"][k]), str(c["kernel"][k]), _yes(c["dlio"][k] == c["kernel"][k])] for k in kinds]
+    tot = {s: {"raw_reads": 0, "raw_read_bytes": 0, "read_bytes": 0} for s in SIDES}
+    for s in SIDES:
+        for r in (tables.get(s) or {}).get("ranks", {}).values():
+            for key in tot[s]:
+                tot[s][key] += int(r.get(key, 0))
+    for key, label in (("raw_reads", "raw reads (DRAW Read)"), ("raw_read_bytes", "raw bytes read"),
+                       ("read_bytes", "all bytes read")):
+        d, k = tot["dlio"][key], tot["kernel"][key]
+        rows.append([label, str(d), str(k), _yes(d == k)])
+    return rows
+
+
+def logvfd_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Log VFD records (thesis Table 6.1)", "log-vfd-records")]
+    rt = run.config.get("reader", {}).get("read_threads", 1)
+    variants = [("logvfd", f"the workload's {rt} read threads", int(rt) > 0), ("logvfd-rt0", "read threads 0", False)]
+    any_ = False
+    for prof, what, interleaved in variants:
+        t = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
+        if t["dlio"] is None and t["kernel"] is None:
+            continue
+        any_ = True
+        out.append(Heading(3, f"`{prof}`: {what}", f"log-vfd-{prof}"))
+        out.append(Para(f"Each side read the other side's dataset through the HDF5 Log VFD ({what}). Every "
+                        "H5Fopen starts a per-open block; the superblock probe, whose read sizes differ between "
+                        "HDF5 versions, is one `SUPER-PROBE` record. Counts are over all ranks."
+                        + (" Reader processes write their records to the rank's stderr concurrently, so records "
+                           "interleave: the comparison is of the multiset of records (validate's `logvfd.multiset.*`)."
+                           if interleaved else " Without reader processes the blocks are compared in order "
+                           "(validate's `logvfd.sequence.*`).")
+                        + ("" if all(t.values()) else " One side's table is missing: its launch failed.")))
+        out.append(Table(f"tbl-logvfd-{prof}", ["record (normalized, in block order)", "DLIO", "kernel", "match"],
+                         record_rows(t, interleaved), f"Log VFD records per open, {prof}",
+                         [False, True, True, False]))
+        out.append(Table(f"tbl-logvfd-kinds-{prof}", ["raw record kind", "DLIO", "kernel", "match"], kind_rows(t),
+                         f"Raw Log VFD record kinds and bytes (before normalization), {prof}",
+                         [False, True, True, False]))
+    if not any_:
+        out.append(Para("The Log VFD profile did not run: " + absent_reason(run, "logvfd") + "."))
+    return out
+
+
+# ---------------------------------------------------------------- 4. counts against the analytic model
+
+_COUNT_RE = re.compile(r"^counts\.(\w+)\.([\w-]+)\.rank(\d+)$")
+
+
+def counts_rows(run: RunData) -> list[list[str]]:
+    rows = []
+    for c in run.checks:
+        m = _COUNT_RE.match(c["name"])
+        if not m:
+            continue
+        side, prof, rank = m.groups()
+        e, o = c.get("expected") or {}, c.get("observed") or {}
+        pp = run.check(c["name"] + ".per_phase")
+        seg = f"{value(pp.get('observed'))}/{value(pp.get('expected'))}" if pp else "-"
+        ok = c["status"] == "pass" and (pp is None or pp["status"] == "pass")
+        rows.append([SIDE_LABEL.get(side, side), prof, rank] +
+                    [value(d.get(k)) for k in ("opens", "raw_reads", "raw_bytes") for d in (e, o)] +
+                    [seg, "PASS" if ok else "FAIL"])
+    return rows
+
+
+def counts_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Counts against the analytic model", "counts-against-the-analytic-model")]
+    rows = counts_rows(run)
+    if not rows:
+        out.append(Para("No `counts.*` checks in the verdict: " + (
+            "the run was not validated" if run.verdict is None else
+            "the Log VFD profile did not run (" + absent_reason(run, "logvfd") + ")") + "."))
+        return out
+    out.append(Para("Opens, raw reads (H5FD_MEM_DRAW) and raw bytes per rank, as the Log VFD recorded them, against "
+                    "the analytic model computed from the workload alone (DLIO's sampler, step and prefetch rules, "
+                    "per-file dimensions). Per-phase segments: epoch and evaluation segments whose sample sizes "
+                    "match the model in order (read threads 0 only, where the order is deterministic)."))
+    cols = ["side", "variant", "rank", "opens model", "opens seen", "raw reads model", "raw reads seen",
+            "raw bytes model", "raw bytes seen", "per-phase segments (seen/model)", "status"]
+    out.append(Table("tbl-counts", cols, rows, "The `counts.*` checks of verdict.json",
+                     [False, False, True] + [True] * 7 + [False]))
+    return out
+
+
+# ---------------------------------------------------------------- 5. runtime (thesis Tables C.1-C.4)
+
+def runtime_rows(run: RunData) -> list[dict]:
+    """[{label, dlio: stats, kernel: stats}] per phase."""
+    reps = timing_reps(run)
+    rows = []
+    gen = {s: stats([(run.step(f"{s}.generate") or {}).get("wall_s")]) for s in SIDES
+           if (run.step(f"{s}.generate") or {}).get("status") == "ok"}
+    rows.append({"label": "generation (launch wall)", **{s: gen.get(s) for s in SIDES}})
+    rows.append({"label": "training (launch wall)", **{s: stats([r.get("wall_s") for r in reps[s]]) for s in SIDES}})
+    rows.append({"label": "training, all epochs (in program)",
+                 **{s: stats([sum(r.get("train_epoch_s") or []) for r in reps[s] if r.get("train_epoch_s")])
+                    for s in SIDES}})
+    n_ep = max([len(r.get("train_epoch_s") or []) for s in SIDES for r in reps[s]] + [0])
+    for e in range(n_ep if n_ep > 1 else 0):       # one epoch: the row above already is that epoch
+        rows.append({"label": f"training epoch {e + 1} (in program)",
+                     **{s: stats([r["train_epoch_s"][e] for r in reps[s] if len(r.get("train_epoch_s") or []) > e])
+                        for s in SIDES}})
+    if any(r.get("eval_s") for s in SIDES for r in reps[s]):
+        rows.append({"label": "evaluation, all (in program)",
+                     **{s: stats([sum(r.get("eval_s") or []) for r in reps[s] if r.get("eval_s")]) for s in SIDES}})
+    return rows
+
+
+def metric_rows(run: RunData) -> list[dict]:
+    reps = timing_reps(run)
+    return [{"label": label, **{s: stats([r.get(key) for r in reps[s]]) for s in SIDES}}
+            for key, label in (("au_percent", "AU % (training)"),
+                               ("throughput_samples_per_s", "throughput samples/s (training)"))]
+
+
+def stat_table(tid: str, rows: list[dict], caption: str, first: str = "phase") -> Table:
+    cols = [first, "n"] + [f"{SIDE_LABEL[s]} {k}" for s in SIDES for k in ("min", "max", "mean", "stdev")] + \
+        ["DLIO/kernel"]
+    body = []
+    for r in rows:
+        n = "/".join(str((r[s] or {}).get("n", 0)) for s in SIDES)
+        cells = [f3((r[s] or {}).get(k)) for s in SIDES for k in ("min", "max", "mean", "stdev")]
+        body.append([r["label"], n] + cells + [ratio((r["dlio"] or {}).get("mean"), (r["kernel"] or {}).get("mean"))])
+    return Table(tid, cols, body, caption, [False] + [True] * (len(cols) - 1))
+
+
+def runtime_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Runtime per phase (thesis Tables C.1-C.4)", "runtime")]
+    rows = runtime_rows(run)
+    reps = timing_reps(run)
+    if not any(reps[s] for s in SIDES) and not any(r["dlio"] or r["kernel"] for r in rows):
+        out.append(Para("No timing: the timing profile did not run (" + absent_reason(run, "timing") + ")."))
+        return out
+    n = {s: len(reps[s]) for s in SIDES}
+    out.append(Para(f"Seconds over {n['dlio']} DLIO and {n['kernel']} kernel training launch(es) (`REPEAT=N` "
+                    "repeats them; generation runs once per side). Launch wall time includes start-up (DLIO's "
+                    "interpreter, TensorFlow and PyTorch imports); in-program times are each program's own epoch "
+                    "timers. min / max / mean / standard deviation (population, as validate's runtime checks); "
+                    "n = values per side (DLIO/kernel)."))
+    out.append(stat_table("tbl-runtime", rows, "Runtime in seconds per phase and side, DLIO/kernel ratio of means"))
+    shown = [r for r in rows if r["dlio"] or r["kernel"]]
+    out.append(figures.FigureSpec(
+        "runtime", "Runtime per phase: mean of the repetitions, error bars one standard deviation, DLIO/kernel "
+        "ratio above each pair (log scale)", lambda: figures.runtime_bars(shown)).render())
+    mrows = metric_rows(run)
+    if any(r["dlio"] or r["kernel"] for r in mrows):
+        out.append(stat_table("tbl-metrics", mrows, "DLIO's training metrics as each program reports them "
+                              "(kernel: computed as DLIO computes them, from measured compute times)", "metric"))
+    return out
+
+
+# ---------------------------------------------------------------- 6. DFTracer timelines
+
+def absent_reason(run: RunData, profile: str) -> str:
+    """why a profile's tables are absent, from the manifest (skipped_profiles, the launches, the run status)"""
+    m = run.manifest
+    skipped = m.get("skipped_profiles") or {}
+    if profile in skipped:
+        return f"skipped by the harness: {skipped[profile]}"
+    profiles = m.get("profiles", [])
+    if profile not in profiles:
+        return f"not requested for this run (profiles: {', '.join(profiles) or 'none'})"
+    failed = [(n, r) for n, r in m.get("steps", {}).items()
+              if n.split(".", 1)[-1].startswith(profile) and r.get("status") != "ok"]
+    if failed:
+        n, r = failed[0]
+        return f"launch `{n}` {r.get('status')}: {str(r.get('detail', ''))[:300]}"
+    if m.get("status") != "complete":
+        return f"the run is {m.get('status')}; its launches did not all finish"
+    return "requested, but its tables were not written (see the launches in the workload section)"
+
+
+def dftracer_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer-timelines")]
+    t = {s: run.table(f"dftracer-timeline-{s}.json") for s in SIDES}
+    present = [s for s in SIDES if t[s] is not None]
+    if not present:
+        out.append(Para("The DFTracer profile did not run: " + absent_reason(run, "dftracer") + "."))
+        return out
+    if len(present) < len(SIDES):
+        miss = [SIDE_LABEL[s] for s in SIDES if s not in present]
+        out.append(Para(f"No timeline for {', '.join(miss)}: " + absent_reason(run, "dftracer") + "."))
+    rows = []
+    for s in present:
+        for lane in t[s].get("lanes", []):
+            c: Counter = Counter()
+            dur: Counter = Counter()
+            for e in lane.get("events", []):
+                c[e.get("kind", "other")] += 1
+                dur[e.get("kind", "other")] += float(e.get("d", 0.0))
+            for k in sorted(c):
+                rows.append([SIDE_LABEL[s], lane.get("label", ""), str(lane.get("rank", "")), str(lane.get("pid", "")),
+                             k, str(c[k]), f3(dur[k])])
+    out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
+                    "started: reads, emulated compute, opens and closes."))
+    sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
+    out.append(figures.FigureSpec("dftracer-timeline", "DFTracer timeline per side: one lane per rank/worker, "
+                                  "colour = event kind", lambda: figures.timelines(sides)).render())
+    out.append(Table("tbl-dftracer", ["side", "lane", "rank", "pid", "kind", "events", "total s"], rows,
+                     "Events per lane and kind", [False, False, True, True, False, True, True]))
+    return out
+
+
+# ---------------------------------------------------------------- 7. per-file comparison
+
+FILE_FIELDS = ("opens", "closes", "reads", "bytes")
+
+
+def file_rows(tab: dict) -> tuple[list[list[str]], list[dict]]:
+    """per file (both sides in one row): opens, closes, reads, bytes, and whether every field and the transfer
+    size histogram are equal"""
+    by: dict[str, dict] = {}
+    for r in tab.get("rows", []):
+        by.setdefault(r["file"], {})[r["side"]] = r
+    rows, points = [], []
+    for f in sorted(by):
+        d, k = by[f].get("dlio") or {}, by[f].get("kernel") or {}
+        same = all(d.get(x) == k.get(x) for x in (*FILE_FIELDS, "sizes"))
+        cell = "only kernel" if not d else "only DLIO" if not k else _yes(same)
+        rows.append([f] + [value(side.get(x)) for x in FILE_FIELDS for side in (d, k)] + [cell])
+        points.append({"file": f, "dlio": int(d.get("bytes") or 0), "kernel": int(k.get("bytes") or 0), "same": same})
+    return rows, points
+
+
+def files_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Per-file system-level comparison", "per-file-comparison")]
+    names = run.table_names("files-")
+    if not names:
+        out.append(Para("No per-file comparison (validate writes `tables/files-<profile>.json` from the system-level "
+                        "profiles): DFTracer " + absent_reason(run, "dftracer") + "; Darshan "
+                        + absent_reason(run, "darshan") + "."))
+        return out
+    for name in names:
+        prof = name[len("files-"):-len(".json")]
+        tab = run.table(name) or {}
+        rows, points = file_rows(tab)
+        diffs = tab.get("differences", [])
+        unexplained = sum(d.get("class") is None for d in diffs)
+        out.append(Heading(3, f"`{prof}`", f"files-{prof}"))
+        only = sum(r[-1].startswith("only") for r in rows)
+        out.append(Para(f"{len(rows)} files and folders under the data folders, {sum(r[-1] == 'yes' for r in rows)} "
+                        f"identical on both sides (opens, closes, reads, bytes, transfer sizes), {only} touched by one "
+                        f"side only; {len(diffs)} differences in all, "
+                        f"{unexplained} without a class (a data-file difference or an unexplained call)."))
+        if points:
+            out.append(figures.FigureSpec(f"files-{prof}", f"Bytes read per data file, DLIO against kernel ({prof}); "
+                                          "on the diagonal both sides read the same", lambda p=points:
+                                          figures.files_scatter(p)).render())
+        cols = ["file"] + [f"{s} {x}" for x in FILE_FIELDS for s in ("DLIO", "kernel")] + ["same"]
+        more = len(rows) - MAX_FILE_ROWS
+        out.append(Table(f"tbl-files-{prof}", cols, rows[:MAX_FILE_ROWS], f"Per data file ({prof})"
+                         + (f"; first {MAX_FILE_ROWS}, {more} more in tables/{name}" if more > 0 else ""),
+                         [False] + [True] * 8 + [False]))
+        cls = Counter(str(d.get("class") or "UNEXPLAINED") for d in diffs)
+        if cls:
+            out.append(Table(f"tbl-files-classes-{prof}", ["class", "differences"],
+                             [[k, str(n)] for k, n in cls.most_common()], f"Differences by class ({prof})",
+                             [False, True]))
+            drows = [[str(d.get("file")), str(d.get("field")), value(d.get("dlio")), value(d.get("kernel")),
+                      str(d.get("class") or "UNEXPLAINED")] for d in diffs[:MAX_FILE_ROWS]]
+            out.append(Table(f"tbl-files-diff-{prof}", ["file", "field", "DLIO", "kernel", "class"], drows,
+                             f"Every difference and its class ({prof})" + (
+                                 f"; first {MAX_FILE_ROWS} of {len(diffs)}" if len(diffs) > MAX_FILE_ROWS else "")))
+    return out
+
+
+# ---------------------------------------------------------------- 8. similarity
+
+def similarity_score(c: dict) -> float | None:
+    """validate records the score as observed_score (observed then holds the kernel's features); a bare number in
+    observed is the score too"""
+    if isinstance(c.get("observed_score"), int | float):
+        return float(c["observed_score"])
+    return float(c["observed"]) if isinstance(c.get("observed"), int | float) else None
+
+
+def similarity_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Similarity score", "similarity")]
+    c = run.check("similarity")
+    if c is None:
+        out.append(Para("No similarity score: " + ("the run was not validated" if run.verdict is None else
+                        "the verdict has no `similarity` check (it needs the DFTracer profile: "
+                        + absent_reason(run, "dftracer") + ")") + "."))
+        return out
+    score = similarity_score(c)
+    out.append(Para(f"Cosine similarity of the two sides' I/O feature vectors (as in the DLIO paper): "
+                    f"**{value(score)}** ({status_cell(c['status'])}"
+                    f"{'' if c.get('required', True) else ', reported, not judged'}). 1 means the same I/O."))
+    exp, obs = c.get("expected"), c.get("observed")
+    if isinstance(exp, dict) and isinstance(obs, dict):
+        rows = [[k, value(exp.get(k)), value(obs.get(k))] for k in sorted(set(exp) | set(obs))]
+        out.append(Table("tbl-similarity", ["feature", "DLIO", "kernel"], rows,
+                         "The score's inputs: each side's I/O features (the check's expected = DLIO, observed = "
+                         "kernel)", [False, True, True]))
+    else:
+        rows = [[k, value(x)] for k, x in flatten(exp)] if isinstance(exp, dict) else [["expected", value(exp)]]
+        out.append(Table("tbl-similarity", ["input", "value"], rows, "The score's inputs (the check's expected)"))
+    if c.get("detail"):
+        out.append(Bullets([str(c["detail"])]))
+    return out
+
+
+SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, dftracer_section,
+            files_section, similarity_section]
+
+
+def build(run: RunData) -> tuple[str, list[Block]]:
+    wl = run.manifest.get("workload", {})
+    blocks: list[Block] = [Para(
+        f"Kernel (h5dlio) against DLIO Benchmark for workload `{wl.get('name')}` at scale `{wl.get('scale')}`, "
+        f"{run.manifest.get('ranks')} ranks per side; run `{run.manifest.get('run_id', run.path.name)}`. "
+        f"Rendered from the run directory alone; render again with `python -m reports <run directory>`.")]
+    for fn in SECTIONS:
+        blocks += fn(run)
+    return f"h5dlio report: {run.manifest.get('run_id', run.path.name)}", blocks

@@ -1,0 +1,755 @@
+"""reports/: rendering tests on committed fixtures (tests/data/run-tiny: a real tiny unet3d run's manifest, verdict
+and tables; tests/data/paper-tiny: a real tiny `make paper` directory without datasets). Every expected number is
+computed here from the fixture's JSON/CSV, never copied from a rendered report. The HTML is opened in headless
+Chromium (DevTools protocol over --remote-debugging-pipe): screenshot non-blank, no broken images, no console
+errors, no request leaving the page. Without Chromium that test skips and says why (`make chromium` installs it)."""
+from __future__ import annotations
+
+import base64
+import contextlib
+import csv
+import html.parser
+import io
+import json
+import os
+import re
+import select
+import shutil
+import statistics
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from reports.__main__ import main as reports_main
+
+DATA = Path(__file__).resolve().parent / "data"
+RUN = DATA / "run-tiny"
+PAPER = DATA / "paper-tiny"
+SIDES = ("dlio", "kernel")
+SECTIONS = [("verdict", "Verdict"), ("workload-and-environment", "Workload and environment"),
+            ("log-vfd-records", "Log VFD records (thesis Table 6.1)"),
+            ("counts-against-the-analytic-model", "Counts against the analytic model"),
+            ("runtime", "Runtime per phase (thesis Tables C.1-C.4)"), ("dftracer-timelines", "DFTracer timelines"),
+            ("per-file-comparison", "Per-file system-level comparison"), ("similarity", "Similarity score")]
+
+
+# ---------------------------------------------------------------- the number formats the report documents
+
+def fmt(v) -> str:
+    """ints exact, floats 3 decimals, dicts 'k=v, ...', lists '[...]', None '-'"""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={fmt(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def pstats(xs: list[float]) -> dict:
+    return {"min": min(xs), "max": max(xs), "mean": statistics.fmean(xs), "stdev": statistics.pstdev(xs)}
+
+
+# ---------------------------------------------------------------- reading a rendered report back
+
+class _Tables(html.parser.HTMLParser):
+    """table id -> rows of cell texts; also every <img> and every heading (level, id, text)"""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.imgs: list[dict] = []
+        self.headings: list[tuple[int, str, str]] = []
+        self._tid = None
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._h: list | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._tid = a.get("id", "")
+            self.tables[self._tid] = []
+        elif tag == "tr" and self._tid is not None:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+        elif tag == "img":
+            self.imgs.append(a)
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._h = [int(tag[1]), a.get("id", ""), []]
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._tid = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._tid].append(self._row)
+            self._row = None
+        elif tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif self._h is not None and tag == f"h{self._h[0]}":
+            self.headings.append((self._h[0], self._h[1], "".join(self._h[2]).strip()))
+            self._h = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._h is not None:
+            self._h[2].append(data)
+
+
+def parse_html(path: Path) -> _Tables:
+    p = _Tables()
+    p.feed(path.read_text())
+    return p
+
+
+def _md_plain(cell: str) -> str:
+    cell = re.sub(r"\[([^\]]+)\]\([^)\s]+\)", r"\1", cell)
+    cell = re.sub(r"`([^`]+)`", r"\1", cell)
+    return re.sub(r"\*\*([^*]+)\*\*", r"\1", cell).strip()
+
+
+def md_tables(path: Path) -> list[list[list[str]]]:
+    """every Markdown table (header row first), cells split on unescaped pipes, markup removed"""
+    out, cur = [], None
+    for line in path.read_text().splitlines():
+        if line.startswith("|"):
+            if re.fullmatch(r"\|(?:-+:?\|)+", line):
+                continue
+            cells = [c.replace("\\|", "|").replace("\\\\", "\\") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if cur is None:
+                cur = []
+                out.append(cur)
+            cur.append([_md_plain(c) for c in cells])
+        else:
+            cur = None
+    return out
+
+
+def table(rep, tid: str) -> dict[str, list[str]]:
+    rows = rep.tables[tid]
+    return {r[0]: r for r in rows[1:]}
+
+
+def header(rep, tid: str) -> list[str]:
+    return rep.tables[tid][0]
+
+
+# ---------------------------------------------------------------- fixtures
+
+def _render(src: Path, dst: Path) -> tuple[Path, str]:
+    """copy a fixture and render it once per module (the tests only read the result)"""
+    shutil.copytree(src, dst)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = reports_main([str(dst)])
+    assert rc == 0
+    return dst / "report", buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("run")
+    rep_dir, out = _render(RUN, tmp / "run")
+    return {"dir": rep_dir, "out": out, "html": parse_html(rep_dir / "report.html"), "run": tmp / "run"}
+
+
+def load(name: str, base: Path = RUN):
+    return json.loads((base / name).read_text())
+
+
+# ---------------------------------------------------------------- the run report
+
+def test_cli_writes_the_three_outputs_and_prints_the_path_last(rendered):
+    d = rendered["dir"]
+    assert rendered["out"].strip().splitlines()[-1] == str(d / "report.md")
+    assert (d / "report.md").stat().st_size > 1000 and (d / "report.html").stat().st_size > 1000
+    assert sorted(p.name for p in (d / "figures").glob("*.png"))
+
+
+def test_every_section_present_in_order(rendered):
+    md = (rendered["dir"] / "report.md").read_text()
+    pos = [md.find(f"\n## {title}\n") for _, title in SECTIONS]
+    assert all(p > 0 for p in pos), [t for (_, t), p in zip(SECTIONS, pos, strict=True) if p < 0]
+    assert pos == sorted(pos)
+    h2 = [(i, t) for lvl, i, t in rendered["html"].headings if lvl == 2]
+    assert h2 == SECTIONS
+
+
+def test_markdown_and_html_tables_are_the_same(rendered):
+    md = md_tables(rendered["dir"] / "report.md")
+    ht = list(rendered["html"].tables.values())
+    assert len(md) == len(ht) >= 8
+    for m, h in zip(md, ht, strict=True):
+        assert m == h
+
+
+def test_verdict_table_holds_every_check_with_its_numbers(rendered):
+    v = load("verdict.json")
+    rows = rendered["html"].tables["tbl-verdict"]
+    assert rows[0] == ["check", "status", "required", "expected", "observed", "detail"]
+    assert [r[0] for r in rows[1:]] == [c["name"] for c in v["checks"]]
+    for c, r in zip(v["checks"], rows[1:], strict=True):
+        assert r[1] == {"pass": "PASS", "fail": "FAIL", "skip": "skip"}[c["status"]], c["name"]
+        assert r[2] == ("required" if c["required"] else "info")
+        assert r[3] == fmt(c["expected"]) and r[4] == fmt(c["observed"]), c["name"]
+        assert r[5] == str(c["detail"] or "")
+    s = v["summary"]
+    md = (rendered["dir"] / "report.md").read_text()
+    assert (f"**Verdict: {v['verdict'].upper()}** for workload `{v['workload']}`" in md and
+            f"{s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} skip" in md)
+
+
+def test_workload_and_environment_from_the_manifest(rendered):
+    m = load("manifest.json")
+    rep = rendered["html"]
+
+    def leaves(d, p=""):
+        for k, x in d.items():
+            if isinstance(x, dict) and x:
+                yield from leaves(x, f"{p}{k}.")
+            else:
+                yield f"{p}{k}", x
+    cfg = table(rep, "tbl-config")
+    want = dict(leaves(m["workload"]["config"]))
+    assert set(cfg) == set(want)
+    for k, x in want.items():
+        assert cfg[k][1] == (str(x).lower() if isinstance(x, bool) else str(x)), k
+    vers = table(rep, "tbl-versions")
+    for k, x in m["versions"].items():
+        assert vers[k][1] == (str(x).lower() if isinstance(x, bool) else str(x)), k
+    steps = table(rep, "tbl-steps")
+    assert list(steps) == list(m["steps"])
+    for name, rec in m["steps"].items():
+        assert steps[name][1:] == [rec["status"], str(rec["rc"]), f"{rec['wall_s']:.3f}"]
+    run = table(rep, "tbl-run")
+    assert run["ranks per side"][1] == str(m["ranks"]) and run["run"][1] == m["run_id"]
+    assert run["timing repetitions"][1] == str(m["repeat"])
+
+
+def _records(t: dict) -> tuple[Counter, int]:
+    c: Counter = Counter()
+    opens = 0
+    for r in t["ranks"].values():
+        opens += len(r["blocks"])
+        for b in r["blocks"]:
+            c.update(b)
+    return c, opens
+
+
+@pytest.mark.parametrize("prof", ["logvfd", "logvfd-rt0"])
+def test_log_vfd_table_6_1_counts_equal_the_tables(rendered, prof):
+    t = {s: load(f"tables/{prof}-{s}.json") for s in SIDES}
+    rc = {s: _records(t[s]) for s in SIDES}
+    rows = rendered["html"].tables[f"tbl-logvfd-{prof}"]
+    assert rows[0] == ["record (normalized, in block order)", "DLIO", "kernel", "match"]
+    body = rows[1:]
+    assert body[0] == ["opens (per-open blocks)", str(rc["dlio"][1]), str(rc["kernel"][1]),
+                       "yes" if rc["dlio"][1] == rc["kernel"][1] else "NO"]
+    covered: set = set()
+    for label, d, k, match in body[1:]:
+        m = re.fullmatch(r"(.+) \((\d+) distinct extents\)", label)
+        if m:
+            kind, n = m.group(1), int(m.group(2))
+            texts = {x for s in SIDES for x in rc[s][0] if x.endswith(" " + kind) and not x.startswith("SUPER")}
+            assert len(texts) == n
+            want = [sum(rc[s][0][x] for x in texts) for s in SIDES]
+            same = all(rc["dlio"][0][x] == rc["kernel"][0][x] for x in texts)
+        elif label.startswith("SUPER-PROBE (all probes"):
+            texts = {x for s in SIDES for x in rc[s][0] if x.startswith("SUPER-PROBE")}
+            want = [sum(rc[s][0][x] for x in texts) for s in SIDES]
+            raw = [Counter({a: b for r in t[s]["ranks"].values() for a, b in r["record_kinds"].items()
+                            if a.startswith("SUPER")}) for s in SIDES]
+            same = raw[0] == raw[1]
+        else:
+            texts = {label}
+            want = [rc[s][0][label] for s in SIDES]
+            same = want[0] == want[1]
+        assert [d, k] == [str(x) for x in want], label
+        assert match == ("yes" if same else "NO"), label
+        covered |= texts
+    assert covered == set(rc["dlio"][0]) | set(rc["kernel"][0])
+    kinds = table(rendered["html"], f"tbl-logvfd-kinds-{prof}")
+    for s_i, s in enumerate(SIDES):
+        tot: Counter = Counter()
+        for r in t[s]["ranks"].values():
+            tot.update(r["record_kinds"])
+        for kind, n in tot.items():
+            assert kinds[kind][1 + s_i] == str(n)
+        assert kinds["raw bytes read"][1 + s_i] == str(sum(r["raw_read_bytes"] for r in t[s]["ranks"].values()))
+
+
+def test_counts_table_equals_the_counts_checks(rendered):
+    v = load("verdict.json")
+    checks = {c["name"]: c for c in v["checks"]}
+    rows = rendered["html"].tables["tbl-counts"][1:]
+    names = [n for n in checks if re.fullmatch(r"counts\.\w+\.[\w-]+\.rank\d+", n)]
+    assert len(rows) == len(names) > 0
+    for n, r in zip(names, rows, strict=True):
+        _, side, prof, rank = n.split(".")
+        c, pp = checks[n], checks.get(n + ".per_phase")
+        assert r[:3] == [{"dlio": "DLIO", "kernel": "kernel"}[side], prof, rank[4:]]
+        assert r[3:9] == [str(d[k]) for k in ("opens", "raw_reads", "raw_bytes") for d in (c["expected"],
+                                                                                            c["observed"])]
+        assert r[9] == (f"{pp['observed']}/{pp['expected']}" if pp else "-")
+        ok = c["status"] == "pass" and (pp is None or pp["status"] == "pass")
+        assert r[10] == ("PASS" if ok else "FAIL")
+
+
+def test_runtime_table_equals_timing_json_and_the_verdict(rendered):
+    t, m, v = load("tables/timing.json"), load("manifest.json"), load("verdict.json")
+    rows = table(rendered["html"], "tbl-runtime")
+    assert header(rendered["html"], "tbl-runtime")[-1] == "DLIO/kernel"
+    want = {"generation (launch wall)": {s: [m["steps"][f"{s}.generate"]["wall_s"]] for s in SIDES},
+            "training (launch wall)": {s: [r["wall_s"] for r in t[s]] for s in SIDES},
+            "training, all epochs (in program)": {s: [sum(r["train_epoch_s"]) for r in t[s]] for s in SIDES}}
+    n_ep = len(t["dlio"][0]["train_epoch_s"])
+    for e in range(n_ep if n_ep > 1 else 0):          # one epoch: "all epochs" is that epoch
+        want[f"training epoch {e + 1} (in program)"] = {s: [r["train_epoch_s"][e] for r in t[s]] for s in SIDES}
+    assert len(t["dlio"]) >= 2, "the fixture is a REPEAT>=2 run"
+    assert set(rows) == set(want)
+    for label, xs in want.items():
+        st = {s: pstats(xs[s]) for s in SIDES}
+        cells = [f"{st[s][k]:.3f}" for s in SIDES for k in ("min", "max", "mean", "stdev")]
+        assert rows[label][1] == f"{len(xs['dlio'])}/{len(xs['kernel'])}"
+        assert rows[label][2:10] == cells, label
+        assert rows[label][10] == f"{st['dlio']['mean'] / st['kernel']['mean']:.2f}x"
+    rt = {c["name"]: c for c in v["checks"]}["runtime.train"]   # validate's own statistics agree
+    assert rows["training (launch wall)"][4] == f"{rt['expected']['mean']:.3f}"
+    assert rows["training (launch wall)"][9] == f"{rt['observed']['stdev']:.3f}"
+    metrics = table(rendered["html"], "tbl-metrics")
+    for key, label in (("au_percent", "AU % (training)"), ("throughput_samples_per_s",
+                                                           "throughput samples/s (training)")):
+        st = {s: pstats([r[key] for r in t[s]]) for s in SIDES}
+        assert metrics[label][2:10] == [f"{st[s][k]:.3f}" for s in SIDES for k in ("min", "max", "mean", "stdev")]
+
+
+def test_dftracer_timeline_table_equals_the_timeline_tables(rendered):
+    rows = rendered["html"].tables["tbl-dftracer"][1:]
+    want = []
+    for s in SIDES:
+        for lane in load(f"tables/dftracer-timeline-{s}.json")["lanes"]:
+            c = Counter(e["kind"] for e in lane["events"])
+            for k in sorted(c):
+                dur = sum(e["d"] for e in lane["events"] if e["kind"] == k)
+                want.append([{"dlio": "DLIO", "kernel": "kernel"}[s], lane["label"], str(lane["rank"]),
+                             str(lane["pid"]), k, str(c[k]), f"{dur:.3f}"])
+    assert rows == want and len(rows) > 4
+    assert (rendered["dir"] / "figures" / "dftracer-timeline.png").exists()
+
+
+def test_per_file_table_and_similarity_equal_their_sources(rendered):
+    tab = load("tables/files-dftracer.json")
+    rows = table(rendered["html"], "tbl-files-dftracer")
+    by: dict = {}
+    for r in tab["rows"]:
+        by.setdefault(r["file"], {})[r["side"]] = r
+    assert set(rows) == set(by)
+    for f, sides in by.items():
+        d, k = sides.get("dlio", {}), sides.get("kernel", {})
+        assert rows[f][1:9] == [fmt(x.get(field)) for field in ("opens", "closes", "reads", "bytes") for x in (d, k)]
+        same = all(d.get(x) == k.get(x) for x in ("opens", "closes", "reads", "bytes", "sizes"))
+        assert rows[f][9] == ("only kernel" if not d else "only DLIO" if not k else "yes" if same else "NO")
+    classes = table(rendered["html"], "tbl-files-classes-dftracer")
+    for cls, n in Counter(str(x["class"] or "UNEXPLAINED") for x in tab["differences"]).items():
+        assert classes[cls][1] == str(n)
+    sim = {c["name"]: c for c in load("verdict.json")["checks"]}["similarity"]
+    md = (rendered["dir"] / "report.md").read_text()
+    assert f"**{sim['observed_score']:.3f}**" in md
+    feats = table(rendered["html"], "tbl-similarity")
+    assert set(feats) == set(sim["expected"]) | set(sim["observed"])
+    for f in feats:
+        assert feats[f][1:] == [fmt(sim["expected"].get(f)), fmt(sim["observed"].get(f))]
+
+
+def test_figures_are_non_empty_pngs_embedded_in_the_html(rendered):
+    from PIL import Image
+    figs = sorted((rendered["dir"] / "figures").glob("*.png"))
+    assert {p.stem for p in figs} >= {"runtime", "dftracer-timeline", "files-dftracer"}
+    imgs = rendered["html"].imgs
+    assert len(imgs) == len(figs)
+    embedded = sorted(base64.b64decode(i["src"].split(",", 1)[1]) for i in imgs)
+    assert embedded == sorted(p.read_bytes() for p in figs)
+    for p in figs:
+        b = p.read_bytes()
+        assert b.startswith(b"\x89PNG\r\n\x1a\n") and len(b) > 5000, p.name
+        im = Image.open(io.BytesIO(b)).convert("L")
+        assert im.size[0] >= 400 and im.size[1] >= 300
+        hist = im.histogram()
+        assert sum(hist[:200]) > 0.01 * im.size[0] * im.size[1], f"{p.name}: almost blank"
+    md = (rendered["dir"] / "report.md").read_text()
+    assert all(f"](figures/{p.name})" in md for p in figs)
+
+
+def test_committed_example_is_this_fixtures_current_report(rendered):
+    ex = Path(__file__).resolve().parent.parent / "reports" / "examples" / "unet3d-tiny"
+    assert (ex / "report.md").read_text() == (rendered["dir"] / "report.md").read_text(), \
+        "stale example: python -m reports tests/data/run-tiny --out reports/examples/unet3d-tiny"
+    assert sorted(p.name for p in (ex / "figures").glob("*.png")) == \
+        sorted(p.name for p in (rendered["dir"] / "figures").glob("*.png"))
+    assert (ex / "report.html").stat().st_size + sum(p.stat().st_size for p in ex.rglob("*.png")) < 2_000_000
+
+
+def test_html_is_self_contained(rendered):
+    text = (rendered["dir"] / "report.html").read_text()
+    assert "<script" not in text.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text, re.I)
+    assert not re.search(r"url\(", text)
+    assert all(i["src"].startswith("data:image/png;base64,") for i in rendered["html"].imgs)
+    assert "Content-Security-Policy" in text
+
+
+def test_not_a_run_directory_exits_2(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert reports_main([str(tmp_path / "empty")]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+    assert reports_main([str(tmp_path / "missing")]) == 2
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "manifest.json").write_text("{}")
+    assert reports_main([str(tmp_path / "bad")]) == 2
+    assert "not a harness manifest" in capsys.readouterr().err
+    assert not (tmp_path / "empty" / "report").exists()
+
+
+def test_absent_profiles_are_reported_with_their_reason(tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    for p in list((run / "tables").glob("dftracer*")) + list((run / "tables").glob("files-*")):
+        p.unlink()
+    m = json.loads((run / "manifest.json").read_text())
+    m["profiles"] = [p for p in m["profiles"] if p != "dftracer"]
+    (run / "manifest.json").write_text(json.dumps(m))
+    v = json.loads((run / "verdict.json").read_text())
+    v["checks"] = [c for c in v["checks"] if c["name"] != "similarity"]
+    (run / "verdict.json").write_text(json.dumps(v))
+    assert reports_main([str(run)]) == 0
+    md = (run / "report" / "report.md").read_text()
+    why = f"not requested for this run (profiles: {', '.join(m['profiles'])})"
+    assert f"The DFTracer profile did not run: {why}." in md
+    assert "No per-file comparison" in md and "No similarity score" in md
+    assert not (run / "report" / "figures" / "dftracer-timeline.png").exists()
+    assert [t for _, t in SECTIONS if f"\n## {t}\n" not in md] == []
+
+
+def test_differences_show_as_mismatches(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    f = run / "tables" / "logvfd-rt0-kernel.json"
+    t = json.loads(f.read_text())
+    b0, b1 = t["ranks"]["0"]["blocks"][0], t["ranks"]["0"]["blocks"][1]
+    i = next(i for i, x in enumerate(b0) if x.endswith("DRAW Read"))
+    a, z = b0[i].split()[0].split("-")
+    b0[i] = f"{a}-{int(z) + 1} DRAW Read"          # one sample read one byte longer
+    b1.append("96-607 OHDR Read")                    # one object header read more
+    f.write_text(json.dumps(t))
+    v = json.loads((run / "verdict.json").read_text())
+    c = next(c for c in v["checks"] if c["name"].startswith("counts.kernel.logvfd-rt0."))
+    c["status"], v["verdict"], v["failed"] = "fail", "fail", [c["name"]]
+    c["detail"] = "first difference at open #0: DLIO ('a', 'b') | kernel ('a', 'c') \\ end"   # pipes and a backslash
+    (run / "verdict.json").write_text(json.dumps(v))
+    assert reports_main([str(run)]) == 0
+    rep = parse_html(run / "report" / "report.html")
+    rows = table(rep, "tbl-logvfd-logvfd-rt0")
+    draw = next(r for k, r in rows.items() if k.startswith("DRAW Read ("))
+    assert draw[1] == draw[2] and draw[3] == "NO"      # same number of reads, different extents
+    assert int(rows["96-607 OHDR Read"][2]) == int(rows["96-607 OHDR Read"][1]) + 1
+    assert rows["96-607 OHDR Read"][3] == "NO" and rows["680-1191 LHEAP Read"][3] == "yes"
+    assert table(rep, "tbl-verdict")[c["name"]][1] == "FAIL"
+    assert table(rep, "tbl-counts")  # still rendered
+    md = (run / "report" / "report.md").read_text()
+    assert "**Verdict: FAIL**" in md and f"Failed required checks: `{c['name']}`." in md
+    assert table(rep, "tbl-verdict")[c["name"]][5] == c["detail"]
+    assert md_tables(run / "report" / "report.md") == list(rep.tables.values())   # escaped in Markdown
+
+
+def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "verdict.json").unlink()
+    t = json.loads((run / "tables" / "timing.json").read_text())
+    old = {s: {k: x for k, x in t[s][0].items() if k not in ("step", "wall_s")} for s in SIDES}
+    (run / "tables" / "timing.json").write_text(json.dumps(old))     # the format before REPEAT=N
+    assert reports_main([str(run)]) == 0
+    md = (run / "report" / "report.md").read_text()
+    assert "This run was never validated" in md
+    rep = parse_html(run / "report" / "report.html")
+    rows = table(rep, "tbl-runtime")
+    m = json.loads((run / "manifest.json").read_text())
+    assert rows["training (launch wall)"][1] == "1/1"
+    assert rows["training (launch wall)"][4] == f"{m['steps']['dlio.timing']['wall_s']:.3f}"
+    assert rows["training, all epochs (in program)"][4] == f"{sum(t['dlio'][0]['train_epoch_s']):.3f}"
+
+
+# ---------------------------------------------------------------- the paper report
+
+def _rates(path: Path, phase: str) -> tuple[float, float, float, float]:
+    acc: dict = {}
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            if r["phase"] != phase:
+                continue
+            a = acc.setdefault(r["rank"], [0, 0.0, 0.0, 0.0])
+            a[0] += int(r["bytes"])
+            a[1] += float(r["raw_read_s"])
+            a[2] += float(r["observed_s"])
+            a[3] += float(r["compute_s"]) + float(r["preprocess_s"])
+    raw = [b / 2**20 / t for b, t, _, _ in acc.values()]
+    obs = [b / 2**20 / (o - c) for b, _, o, c in acc.values()]
+    return statistics.fmean(raw), sum(raw), statistics.fmean(obs), sum(obs)
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("paper")
+    rep_dir, out = _render(PAPER, tmp / "paper")
+    return {"dir": rep_dir, "out": out, "html": parse_html(rep_dir / "report.html"), "root": tmp / "paper"}
+
+
+def test_paper_report_sections_runs_and_figures(paper):
+    h2 = [i for lvl, i, _ in paper["html"].headings if lvl == 2]
+    assert h2 == ["overview", "comparison", "table-6-1", "dftracer", "scaling", "environment"]
+    assert paper["out"].strip().splitlines()[-1] == str(paper["dir"] / "report.md")
+    runs = sorted(p.parent for p in (paper["root"] / "runs").glob("*/manifest.json"))
+    assert len(runs) == 4
+    rows = paper["html"].tables["tbl-paper-runs"][1:]
+    assert sorted(r[-1] for r in rows) == sorted(p.name for p in runs)
+    for p in runs:                     # each run's own report was rendered and is linked
+        assert (p / "report" / "report.html").exists()
+        v = json.loads((p / "verdict.json").read_text())
+        r = next(x for x in rows if x[-1] == p.name)
+        assert r[4:8] == [v["verdict"].upper()] + [str(v["summary"].get(k, 0)) for k in ("pass", "fail", "skip")]
+    text = (paper["dir"] / "report.html").read_text()
+    assert all(f'href="../runs/{p.name}/report/report.html"' in text for p in runs)
+    figs = {p.stem for p in (paper["dir"] / "figures").glob("*.png")}
+    sweep = json.loads((paper["root"] / "scaling" / "sweep.json").read_text())
+    assert figs == {"paper-runtime", "scaling-all", "dftracer-timeline"} | {f"scaling-{c}" for c in sweep["configs"]}
+    assert len(paper["html"].imgs) == len(figs)
+
+
+def test_paper_runtime_means_equal_the_runs_timing(paper):
+    rows = paper["html"].tables["tbl-paper-runtime"][1:]
+    for p in sorted((paper["root"] / "runs").glob("*/manifest.json")):
+        t = json.loads((p.parent / "tables" / "timing.json").read_text())
+        m = json.loads(p.read_text())
+        rt = m["workload"]["config"]["reader"]["read_threads"]
+        label = f"{m['workload']['name'].split('-')[1].upper()} rt{rt}"
+        r = next(x for x in rows if x[0] == label and x[1] == "training (launch wall)")
+        st = {s: pstats([x["wall_s"] for x in t[s]]) for s in SIDES}
+        assert r[2:6] == [f"{st[s][k]:.3f}" for s in SIDES for k in ("mean", "stdev")]
+        assert r[6] == f"{st['dlio']['mean'] / st['kernel']['mean']:.2f}x"
+
+
+def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
+    sweep = json.loads((paper["root"] / "scaling" / "sweep.json").read_text())
+    assert sweep["ranks"] == [1, 2, 4, 8] and len(sweep["configs"]) == 5
+    for c in sweep["configs"]:
+        for phase in ("train", "eval"):
+            rows = table(paper["html"], f"tbl-scaling-{c}-{phase}")
+            assert list(rows) == [str(n) for n in sweep["ranks"]]
+            for n in sweep["ranks"]:
+                reps = [_rates(f, phase) for k in range(1, sweep["repeat"] + 1)
+                        if (f := paper["root"] / "scaling" / c / f"np{n}" / f"rep{k}" / "out" / "output.ranks.csv")
+                        .exists()]
+                assert rows[str(n)][1] == str(len(reps)) and reps
+                want = [f"{statistics.fmean(x[i] for x in reps):.1f}" for i in range(4)]
+                assert rows[str(n)][2:6] == want, (c, phase, n)
+
+
+def test_paper_table_6_1_comes_from_the_log_vfd_run(paper):
+    src = [p.parent.parent for p in (paper["root"] / "runs").glob("*/tables/logvfd-dlio.json")]
+    assert len(src) == 1
+    t = {s: json.loads((src[0] / "tables" / f"logvfd-rt0-{s}.json").read_text()) for s in SIDES}
+    rows = table(paper["html"], "tbl-logvfd-logvfd-rt0-t61")
+    assert rows["opens (per-open blocks)"][1:3] == [str(_records(t[s])[1]) for s in SIDES]
+    exact = [r for r in rows if not r.startswith(("opens", "SUPER-PROBE (all")) and "distinct" not in r]
+    for label in exact:
+        assert rows[label][1:3] == [str(_records(t[s])[0][label]) for s in SIDES]
+
+
+# ---------------------------------------------------------------- the HTML in a real browser
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--remote-debugging-pipe"]
+
+
+class Browser:
+    """Chromium driven through the DevTools protocol on fds 3 (commands in) and 4 (replies out), messages
+    separated by NUL bytes; no websocket library needed."""
+
+    def __init__(self, exe: str, profile: Path):
+        cin_r, self._w = os.pipe()
+        self._r, cout_w = os.pipe()
+
+        def fds():  # in the child: the pipe ends to fds 3 and 4, through high fds so neither clobbers the other
+            os.dup2(cin_r, 100)
+            os.dup2(cout_w, 101)
+            os.dup2(100, 3)
+            os.dup2(101, 4)
+            os.close(100)
+            os.close(101)
+
+        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=open(profile.parent / "chromium.log", "w"),
+                                     close_fds=False, preexec_fn=fds, start_new_session=True)
+        os.close(cin_r)
+        os.close(cout_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict] = []
+        self.log = profile.parent / "chromium.log"
+
+    def _recv(self, timeout: float) -> dict | None:
+        end = time.time() + timeout
+        while b"\0" not in self._buf:
+            left = end - time.time()
+            if left <= 0:
+                return None
+            if not select.select([self._r], [], [], min(left, 0.5))[0]:
+                if self.proc.poll() is not None:
+                    return None      # the browser is gone
+                continue
+            chunk = os.read(self._r, 1 << 20)
+            if not chunk:
+                return None
+            self._buf += chunk
+        msg, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 30.0):
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        end = time.time() + timeout
+        while time.time() < end:
+            m = self._recv(end - time.time())
+            if m is None:
+                break
+            if m.get("id") == self._id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m["result"]
+            self.events.append(m)
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{method}: the browser exited with status {self.proc.returncode}")
+        raise TimeoutError(f"{method}: no reply in {timeout} s")
+
+    def wait_event(self, method: str, timeout: float = 30.0) -> dict:
+        for e in self.events:
+            if e.get("method") == method:
+                return e
+        end = time.time() + timeout
+        while time.time() < end:
+            m = self._recv(end - time.time())
+            if m is None:
+                break
+            self.events.append(m)
+            if m.get("method") == method:
+                return m
+        raise TimeoutError(f"no {method} in {timeout} s")
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=5)
+        except Exception:  # noqa: BLE001 - best effort, the process is ended below anyway
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        os.close(self._w)
+        os.close(self._r)
+
+
+def chromium_exe() -> str:
+    exe = os.environ.get("H5DLIO_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        pytest.skip("chromium not installed: `make chromium` installs Debian's chromium for this test")
+    return exe
+
+
+def open_in_chromium(page: Path, tmp: Path) -> dict:
+    """load the page, then: images (count, broken), console errors, requests, a PNG screenshot"""
+    try:
+        b = Browser(chromium_exe(), tmp / "profile")
+    except OSError as e:
+        pytest.skip(f"chromium cannot start here: {e}")
+    try:
+        try:
+            target = b.call("Target.createTarget", {"url": "about:blank"}, timeout=60)
+        except (TimeoutError, RuntimeError, OSError) as e:
+            pytest.skip(f"chromium cannot run here ({e}); its log: {b.log.read_text()[-800:]}")
+        sid = b.call("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})["sessionId"]
+        for m in ("Runtime.enable", "Log.enable", "Page.enable", "Network.enable"):
+            b.call(m, session=sid)
+        b.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 1000, "deviceScaleFactor": 1,
+                                                      "mobile": False}, session=sid)
+        b.call("Page.navigate", {"url": page.as_uri()}, session=sid)
+        b.wait_event("Page.loadEventFired", timeout=60)
+        time.sleep(0.5)       # late console messages
+        js = ("JSON.stringify({n: document.images.length, broken: Array.from(document.images).filter(i => "
+              "!i.complete || i.naturalWidth === 0).map(i => i.alt), widths: Array.from(document.images).map("
+              "i => i.naturalWidth), height: document.body.scrollHeight, text: document.body.innerText.length})")
+        state = json.loads(b.call("Runtime.evaluate", {"expression": js, "returnByValue": True},
+                                  session=sid)["result"]["value"])
+        shot = base64.b64decode(b.call("Page.captureScreenshot", {"format": "png"}, session=sid)["data"])
+        js = ("JSON.stringify(Array.from(document.images).map(i => {const r = i.getBoundingClientRect(); "
+              "return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height};}))")
+        rects = json.loads(b.call("Runtime.evaluate", {"expression": js, "returnByValue": True},
+                                  session=sid)["result"]["value"])
+        figs = [base64.b64decode(b.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                                   "clip": {**r, "scale": 1}}, session=sid)["data"])
+                for r in rects]
+        ev = [e for e in b.events if e.get("sessionId") == sid]
+        errors = [e["params"] for e in ev if e.get("method") == "Runtime.exceptionThrown"]
+        errors += [e["params"] for e in ev if e.get("method") == "Runtime.consoleAPICalled"
+                   and e["params"].get("type") in ("error", "assert")]
+        errors += [e["params"]["entry"] for e in ev if e.get("method") == "Log.entryAdded"
+                   and e["params"]["entry"].get("level") == "error"]
+        requests = [e["params"]["request"]["url"] for e in ev if e.get("method") == "Network.requestWillBeSent"]
+        return {**state, "errors": errors, "requests": requests, "shot": shot, "figures": figs}
+    finally:
+        b.close()
+
+
+def _blank(png: bytes) -> bool:
+    from PIL import Image, ImageStat
+    im = Image.open(io.BytesIO(png)).convert("L")
+    return len(im.getcolors(256) or []) <= 20 or ImageStat.Stat(im).stddev[0] <= 10
+
+
+def _check_in_browser(report: Path, tmp: Path):
+    """the page as a reader sees it: no console error, every figure loaded and drawn (a screenshot of each figure
+    is not blank), nothing fetched from anywhere, the first screen not blank"""
+    from PIL import Image
+    n_figs = len(list((report.parent / "figures").glob("*.png")))
+    r = open_in_chromium(report, tmp)
+    assert r["errors"] == [], r["errors"]
+    assert r["n"] == n_figs > 0 and r["broken"] == [] and min(r["widths"]) >= 400
+    assert [i for i, f in enumerate(r["figures"]) if _blank(f)] == [], "figures drawn blank in the browser"
+    assert [u for u in r["requests"] if not u.startswith("data:") and u != report.as_uri()] == []
+    assert r["height"] > 2000 and r["text"] > 2000
+    assert Image.open(io.BytesIO(r["shot"])).size == (1280, 1000)
+    assert not _blank(r["shot"]), "blank screenshot"
+
+
+def test_html_renders_in_headless_chromium(rendered, tmp_path):
+    _check_in_browser(rendered["dir"] / "report.html", tmp_path)
+
+
+def test_paper_html_renders_in_headless_chromium(paper, tmp_path):
+    _check_in_browser(paper["dir"] / "report.html", tmp_path)
