@@ -1,6 +1,6 @@
 # h5dlio — top-level entry points. Each target installs what it needs, idempotently.
 #   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
-#   make test                       C unit tests (ctest) + pytest (kernel end to end, harness)
+#   make test                       lint, ctest, fuzzing + ASan/UBSan kernel tests, pytest (kernel, harness, DLIO)
 #   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
 #   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
@@ -72,7 +72,7 @@ test-py: build venv dlio-venv chromium
 	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs tests
 
-test: lint test-c test-py
+test: lint test-c test-reliability test-py
 
 lint: venv
 	@$(VENV)/bin/ruff check tests harness profiles validate fidelity reports

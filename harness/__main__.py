@@ -16,7 +16,8 @@ from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 def setup_parser(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run both sides under the chosen profiles")
-    r.add_argument("--workload", default="unet3d", help="a reference-configs/<name>.yaml (default unet3d)")
+    r.add_argument("--workload", default="unet3d",
+                   help="a reference-configs/<name>.yaml, or the path of such a file (default unet3d)")
     r.add_argument("--scale", default=None, help="scale preset of the workload (default: its default_scale)")
     r.add_argument("--ranks", type=int, default=2, help="MPI ranks per side (default 2)")
     r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])

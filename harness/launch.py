@@ -115,7 +115,8 @@ def _kill(proc: subprocess.Popen) -> None:
 _MPI_NOISE = re.compile(r"Primary job +terminated normally|a non-zero exit code\. Per user-direction|mpirun detected "
                         r"that one or more|the job to be terminated\. The first|^\s*(Process name|Exit code):|"
                         r"MPI_ABORT was invoked|^with errorcode|NOTE: invoking MPI_ABORT|You may or may not see "
-                        r"output|exactly when Open MPI kills")
+                        r"output|exactly when Open MPI kills|more process(es)? ha(s|ve) sent help message|"
+                        r"Set MCA parameter \"orte_base_help_aggregate\"")
 
 
 def _tail(path: Path, n: int = 6) -> str:

@@ -873,7 +873,7 @@ int config_validate(const config_t *c, int nranks, char *err)
 
 void config_print_help(const char *prog)
 {
-    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run]\n\n"
+    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run [--ranks N]]\n\n"
            "Replays DLIO Benchmark's HDF5 dataset generation, training and evaluation reads without ML libraries.\n\n"
            "  --config FILE   h5bench JSON (a \"dlio\" benchmark entry or a bare object of its keys) or a DLIO\n"
            "                  workload YAML (dataset/reader/train/evaluation/workflow/output sections; kernel-only\n"
@@ -881,6 +881,7 @@ void config_print_help(const char *prog)
            "  --set KEY=VALUE override a key (h5bench name, DLIO dotted path, or h5dlio.<name>); repeatable\n"
            "  --log-vfd       same as --set log-vfd=true\n"
            "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
+           "  --ranks N       with --dry-run: validate for N ranks (default: the ranks it runs with)\n"
            "  --version       kernel version, git revision, HDF5 version and features\n"
            "  --help          this text\n\n"
            "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",

@@ -227,6 +227,17 @@ void pool_fork(pool_t *p, const config_t *c, const layout_t *L)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* A reader process that failed wrote its report, then exited: when the rank notices it is gone (a send fails),
+ * the report may still be unread in the socket. End the job with that report (its file and cause) if there is one. */
+static _Noreturn void worker_gone(pool_t *p, int w)
+{
+    rep_t a;
+    while (xfer(p->fd[w], &a, sizeof a, 0) == 0)
+        if (a.status)
+            die(a.status, "reader process %d: %s", w, a.msg);
+    die(EXIT_RUNTIME, "reader process %d (pid %d) is gone", w, p->pid[w]);
+}
+
 void pool_start(pool_t *p, int rank)
 {
     for (int i = 0; i < p->n; i++) {
@@ -240,7 +251,7 @@ void pool_send(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, i
 {
     req_t q = {1, phase, batch, n};
     if (xfer(p->fd[w], &q, sizeof q, 1) || xfer(p->fd[w], (void *)idx, (size_t)n * sizeof *idx, 1))
-        die(EXIT_RUNTIME, "reader process %d (pid %d) is gone", w, p->pid[w]);
+        worker_gone(p, w);
 }
 
 void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)

@@ -87,10 +87,18 @@ static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *data)
 
 void h5_fail(int code, const char *call, const char *what, const char *file, int line)
 {
+    int e = errno;
     h5err_t h = {"no HDF5 error detail", ""};
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, err_walk, &h);
-    die(code, "%s: %s failed: %s%s%s [%s:%d]", what ? what : "?", call, h.top, *h.cause ? "; cause: " : "",
-        h.cause, file, line);
+    /* HDF5 does not always carry the system's reason (a file deleted under a reader can give "can't retrieve stat
+     * info for file"): when `what` is a path that is not there, say so */
+    char gone[160] = "";
+    struct stat st;
+    if (what && strchr(what, '/') && stat(what, &st) != 0)
+        snprintf(gone, sizeof gone, " (the file: %s)", strerror(errno));
+    errno = e;
+    die(code, "%s: %s failed: %s%s%s%s [%s:%d]", what ? what : "?", call, h.top, *h.cause ? "; cause: " : "",
+        h.cause, gone, file, line);
 }
 
 void agree_or_exit(char *msg, int rank)
