@@ -1,0 +1,235 @@
+"""(3) Kernel vs DLIO 2.0.0: wall time per phase (generation, training, evaluation) and end to end, through the
+harness's own workload merge and launch plan (the exact argv `make validate` uses), repetitions interleaved
+(DLIO, kernel, DLIO, kernel, ...) so both sides see the same load.
+
+What a ratio is made of:
+- start-up: DLIO's launch until its first log line (interpreter, torch/tensorflow/hydra/mpi4py imports, config),
+  the kernel's launch minus its in-program wall time; and a DLIO launch with ~0 work (train=False,
+  generate_data=False: import, initialize, walk the data folder, exit) against a kernel launch reading one batch;
+- per epoch: DLIO's epoch time (its per_epoch_stats) against the kernel's observed epoch; the difference per
+  sample of a rank is DLIO's per-sample overhead; epoch 1 minus the last epoch is DLIO's data-loader start-up.
+DLIO's TensorFlow data loader is not emulated by the kernel: for it only DLIO's own times are reported."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+from bench.perf.common import BenchError, Context, load_snapshot, ratio, summary, wait_for_quiet
+
+
+def _harness():
+    from harness import run as hrun
+    from harness.launch import Step, execute
+    from harness.workload import dlio_config_dir, load
+    from profiles import timing
+    return hrun, Step, execute, dlio_config_dir, load, timing
+
+
+def log_times(out: Path) -> dict:
+    """Timestamps DLIO writes to its dlio.log (local time): first line, generation start/end, last line."""
+    f = out / "dlio.log"
+    if not f.exists():
+        return {}
+    first = last = gen0 = gen1 = None
+    for ln in f.read_text(errors="replace").splitlines():
+        parts = ln.split()
+        ts = next((p for p in parts[:3] if len(p) >= 19 and p[4] == "-" and "T" in p), None)
+        if ts is None:
+            continue
+        try:
+            t = dt.datetime.strptime(ts[:26], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+        except ValueError:
+            continue
+        first = t if first is None else first
+        last = t
+        if "Starting data generation" in ln:
+            gen0 = t
+        elif "Generation done" in ln:
+            gen1 = t
+    return {"first": first, "last": last, "generate_s": gen1 - gen0 if gen0 and gen1 else None}
+
+
+def _exec(execute, step, progress) -> dict:
+    if step.workdir.exists():
+        shutil.rmtree(step.workdir)
+    r = execute(step, progress)
+    if r["status"] != "ok":
+        raise BenchError(f"{step.name} {r['status']} (rc {r['rc']}, {step.workdir}): {r['detail'][:600]}")
+    return r
+
+
+def _parse(timing, step, res: dict) -> dict:
+    out = step.workdir / "out"
+    t = timing.parse(out, step.side)
+    rec = {"wall_s": res["wall_s"], "train_epoch_s": t["train_epoch_s"], "eval_s": t["eval_s"],
+           "epochs_s": sum(t["train_epoch_s"]) + sum(t["eval_s"])}
+    if step.side == "dlio":
+        lt = log_times(out)
+        rec["startup_s"] = lt["first"] - res["started"] if lt.get("first") else None
+        rec["teardown_s"] = res["started"] + res["wall_s"] - lt["last"] if lt.get("last") else None
+    else:
+        rec["startup_s"] = res["wall_s"] - (t["wall_s_in_program"] or 0.0)  # start-up and teardown together
+        rec["teardown_s"] = None
+    rec["other_s"] = res["wall_s"] - rec["epochs_s"] - (rec["startup_s"] or 0.0) - (rec["teardown_s"] or 0.0)
+    return rec
+
+
+def _variant_overrides(v: dict, files_train: int) -> dict:
+    o: dict = {"reader": {"read_threads": v["read_threads"]}}
+    if v["framework"] == "tensorflow":
+        o["framework"] = "tensorflow"
+        o["reader"]["data_loader"] = "tensorflow"
+    if v.get("evaluation"):
+        o["workflow"] = {"evaluation": True}
+        o["reader"]["batch_size_eval"] = 1
+        o["evaluation"] = {"eval_time": 0.323, "epochs_between_evals": 1}
+    return o
+
+
+def _name(v: dict) -> str:
+    return f"{v['scale']}-{v['framework']}-rt{v['read_threads']}" + ("-eval" if v.get("evaluation") else "")
+
+
+def _sides_summary(recs: dict, samples_per_rank: float | None) -> dict:
+    out: dict = {}
+    for side, rs in recs.items():
+        if not rs:
+            continue
+        out[side] = {k: summary([r[k] for r in rs if r.get(k) is not None])
+                     for k in ("wall_s", "epochs_s", "startup_s", "teardown_s", "other_s")}
+        out[side]["first_epoch_s"] = summary([r["train_epoch_s"][0] for r in rs if r["train_epoch_s"]])
+        out[side]["last_epoch_s"] = summary([r["train_epoch_s"][-1] for r in rs if r["train_epoch_s"]])
+        out[side]["eval_s"] = summary([sum(r["eval_s"]) for r in rs if r["eval_s"]])
+        out[side]["runs"] = rs
+    if recs.get("dlio") and recs.get("kernel"):
+        d, k = recs["dlio"], recs["kernel"]
+        out["ratio"] = {"wall": ratio([r["wall_s"] for r in d], [r["wall_s"] for r in k]),
+                        "epochs": ratio([r["epochs_s"] for r in d], [r["epochs_s"] for r in k]),
+                        "last_epoch": ratio([r["train_epoch_s"][-1] for r in d], [r["train_epoch_s"][-1] for r in k])}
+        if any(r["eval_s"] for r in d) and any(r["eval_s"] for r in k):
+            out["ratio"]["eval"] = ratio([sum(r["eval_s"]) for r in d], [sum(r["eval_s"]) for r in k])
+        if samples_per_rank:
+            diff = [(a["train_epoch_s"][-1] - b["train_epoch_s"][-1]) / samples_per_rank for a, b in zip(d, k,
+                                                                                                           strict=False)]
+            out["per_sample_overhead_s"] = summary(diff)
+            out["dlio_loader_startup_s"] = summary([r["train_epoch_s"][0] - r["train_epoch_s"][-1] for r in d])
+    return out
+
+
+def measure(ctx: Context) -> dict:
+    if ctx.dlio_venv is None or not (ctx.dlio_venv / "bin" / "dlio_benchmark").exists():
+        return {"skipped": f"no reference DLIO venv ({ctx.dlio_venv}): run `make dlio-venv`"}
+    hrun, Step, execute, dlio_config_dir, load, timing = _harness()
+    p = ctx.preset["dlio"]
+    venv = ctx.dlio_venv
+    workloads = dlio_config_dir(str(venv / "bin" / "python"))
+    reps, ranks = p["repeat"], p["ranks"]
+    res: dict = {"ranks": ranks, "repeat": reps, "workload": "unet3d", "scales": {}, "variants": {},
+                 "load": {"before": wait_for_quiet(ctx)}}
+
+    def progress(s: str) -> None:
+        if "running" not in s:
+            ctx.say("  " + s.strip())
+
+    if ctx.only_variants:  # re-measure some variants (merged into an earlier dlio section by __main__)
+        p = {**p, "variants": [v for v in p["variants"] if _name(v) in ctx.only_variants], "gen_repeat": 1,
+             "empty_repeat": p["empty_repeat"] if "empty" in ctx.only_variants else 0}
+    for scale in sorted({v["scale"] for v in p["variants"]}, key=["tiny", "small", "full"].index):
+        wl = load("unet3d", scale, workloads)
+        nf = int(wl.config["dataset"]["num_files_train"])
+        has_eval = any(v.get("evaluation") and v["scale"] == scale for v in p["variants"])
+        if has_eval:  # evaluation files generated once for every variant of this scale (read only by -eval);
+            # a multiple of the ranks: otherwise DLIO 2.0.0's last rank raises IndexError and the others hang
+            # and at least 4 per rank: DLIO 2.0.0 builds its TensorFlow sample map for the evaluation files even
+            # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
+            wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // ranks, 4) * ranks}})
+        base = ctx.work / f"dlio-{scale}"
+        opt = hrun.Options(ranks=ranks, profiles=["timing"], repeat=1, timeout=p["timeout"])
+        hrun.prepare(base, wl, opt, venv)
+        steps = {s.name: s for s in hrun.plan(base, wl, opt, venv)}
+        gens: dict = {"dlio": [], "kernel": []}
+        for i in range(p["gen_repeat"]):
+            for side in ("dlio", "kernel"):
+                ctx.say(f"dlio: {scale}: {side} generation {i + 1}/{p['gen_repeat']}")
+                data = base / side / "data"
+                if data.exists():
+                    shutil.rmtree(data)
+                st = steps[f"{side}.generate"]
+                r = _exec(execute, st, progress)
+                if side == "dlio":
+                    g = log_times(st.workdir / "out").get("generate_s")
+                else:
+                    g = json.loads((st.workdir / "out" / "output.json").read_text())["generate"]["seconds"]
+                gens[side].append({"wall_s": r["wall_s"], "in_program_s": g})
+        sc = {"files_train": nf, "files_eval": wl.config["dataset"].get("num_files_eval", 0),
+              "record_length": wl.config["dataset"]["record_length"],
+              "generate": {side: {"wall_s": summary([g["wall_s"] for g in gs]),
+                                  "in_program_s": summary([g["in_program_s"] for g in gs if g["in_program_s"]])}
+                           for side, gs in gens.items()}}
+        sc["generate"]["ratio_wall"] = ratio([g["wall_s"] for g in gens["dlio"]], [g["wall_s"] for g in gens["kernel"]])
+        sc["generate"]["ratio_in_program"] = ratio([g["in_program_s"] for g in gens["dlio"]],
+                                                   [g["in_program_s"] for g in gens["kernel"]])
+        if scale == p["empty_scale"] and p["empty_repeat"] > 0:  # start-up: a launch with ~0 work on each side
+            emp: dict = {"dlio": [], "kernel": []}
+            for i in range(p["empty_repeat"]):
+                for side in ("dlio", "kernel"):
+                    ctx.say(f"dlio: {scale}: {side} launch with ~0 work {i + 1}/{p['empty_repeat']}")
+                    st = steps[f"{side}.timing"]
+                    if side == "dlio":
+                        argv = [a.replace("workflow.train=True", "workflow.train=False") for a in st.argv]
+                    else:
+                        argv = st.argv + ["--set", "epochs=1", "--set", "total-training-steps=1", "--set",
+                                          "computation-time=0", "--set", "read-threads=0"]
+                    wd = base / side / "empty"
+                    e = _exec(execute, Step(f"{side}.empty", side, "empty", argv, {}, wd, wd / "ranks", p["timeout"]),
+                              progress)
+                    emp[side].append(e["wall_s"])
+            res["empty_launch"] = {"scale": scale, "dlio_wall_s": summary(emp["dlio"]),
+                                   "kernel_wall_s": summary(emp["kernel"]), "ratio": ratio(emp["dlio"], emp["kernel"]),
+                                   "what": "DLIO: train=False, generate_data=False (imports, initialize, walk the "
+                                           "data folder); kernel: one training step, no compute, read-threads 0"}
+        res["scales"][scale] = sc
+        for v in [v for v in p["variants"] if v["scale"] == scale]:
+            name = _name(v)
+            wv = wl.with_overrides(_variant_overrides(v, nf))
+            rd = ctx.work / f"dlio-{name}"
+            optv = hrun.Options(ranks=ranks, profiles=["timing"], repeat=reps, timeout=p["timeout"])
+            hrun.prepare(rd, wv, optv, venv)
+            for side in ("dlio", "kernel"):
+                (rd / side).mkdir(parents=True, exist_ok=True)
+                link = rd / side / "data"
+                if not link.exists():
+                    link.symlink_to(base / side / "data")
+            sides = ["dlio"] if v["framework"] == "tensorflow" else ["dlio", "kernel"]
+            vsteps = {s.name: s for s in hrun.plan(rd, wv, optv, venv)}
+            recs: dict = {s: [] for s in sides}
+            load0 = load_snapshot()["load1"]
+            try:
+                for i in range(reps):
+                    for side in sides:
+                        nm = f"{side}.timing" + (f"-{i + 1}" if i else "")
+                        ctx.say(f"dlio: {name}: {side} training {i + 1}/{reps}")
+                        st = vsteps[nm]
+                        recs[side].append(_parse(timing, st, _exec(execute, st, progress)))
+            except BenchError as e:  # one variant failing does not lose the others
+                ctx.say(f"dlio: {name} FAILED: {str(e)[:400]}")
+                res["variants"][name] = {"error": str(e)[:3000], "scale": scale, "framework": v["framework"],
+                                         "read_threads": v["read_threads"]}
+                continue
+            spr = nf / ranks
+            out = _sides_summary(recs, spr if "kernel" in sides else None)
+            out.update({"scale": scale, "framework": v["framework"], "read_threads": v["read_threads"],
+                        "evaluation": bool(v.get("evaluation")), "samples_per_rank_per_epoch": spr,
+                        "load_1min": [load0, load_snapshot()["load1"]],
+                        "kernel_side": "run" if "kernel" in sides else
+                        "not run: the kernel emulates DLIO's PyTorch path only (DLIO's own times reported)"})
+            if "kernel" in sides and v["read_threads"] == p["reference_read_threads"] and not v.get("evaluation"):
+                e2e = {s: [a["wall_s"] + b for a, b in zip(recs[s], [x["wall_s"] for x in gens[s]] * reps,
+                                                             strict=False)] for s in sides}
+                out["end_to_end_wall_s"] = {s: summary(e2e[s]) for s in sides}
+                out["end_to_end_ratio"] = ratio(e2e["dlio"], e2e["kernel"])
+            res["variants"][name] = out
+    res["load"]["after"] = load_snapshot()
+    return res
