@@ -31,7 +31,7 @@ PRESETS = {
                      "cases": [(1, 0), (2, 0), (2, 4)], "repeat": 1},
         "generation": {"files": 8, "samples_per_file": 1, "record_length": 4 * MIB, "ranks": [1, 2], "repeat": 2,
                        "rss_buffers": [4 * MIB, 16 * MIB], "rss_record_lengths": [4 * MIB]},
-        "scaling": {"files": 32, "samples_per_file": 1, "record_length": MIB, "ranks": [1, 2, 4, 8], "repeat": 1,
+        "scaling": {"files": 56, "samples_per_file": 1, "record_length": MIB, "ranks": [1, 2, 4, 8], "repeat": 1,
                     "size_files": [16, 64], "size_ranks": 2},
         "dlio": {"ranks": 2, "repeat": 1, "gen_repeat": 1, "empty_repeat": 0, "empty_scale": "tiny",
                  "reference_read_threads": 4, "timeout": 900,
