@@ -4,7 +4,8 @@
 #   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
 #   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
-#   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0).
+#   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi (the reference
+#   venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan), DARSHAN_PREFIX.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY ?= python3
@@ -28,7 +29,7 @@ BIN := $(BUILD_DIR)/h5dlio
 
 .PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
 help:
-	@sed -n '1,7p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,8p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-system:
 	@bash scripts/deps-system.sh
@@ -54,7 +55,7 @@ $(VENV)/.stamp: $(TEST_REQS)
 dlio-venv: build/.dlio-venv
 build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 	@mkdir -p build
-	@bash scripts/deps-dlio.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
+	@DLIO_SPEC=2.0.0 DLIO_H5PY=wheel bash scripts/deps-dlio.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 validate: build venv dlio-venv
@@ -69,7 +70,7 @@ test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
 test-py: build venv dlio-venv chromium
-	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs tests
 
 test: lint test-c test-reliability test-py

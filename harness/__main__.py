@@ -74,10 +74,11 @@ def main(argv=None) -> int:
         for x, why in skipped.items():
             print(f"harness: profile {x} skipped: {why}", flush=True)
         skip_sides = {}
-        if "darshan" in profiles and dinfo.get("hdf5_mod") and not darshan.mpi_h5py(venv):
-            skip_sides["dlio"] = ("Darshan's HDF5 module makes a wheel h5py crash (undefined symbol H5get_libversion): "
-                                  "the DLIO side needs h5py built from source against Darshan's libhdf5")
-            print(f"harness: darshan: DLIO side skipped: {skip_sides['dlio']}", flush=True)
+        if "darshan" in profiles:
+            dinfo["sides"] = darshan.plan_sides(dinfo, venv, hrun.KERNEL_BIN)
+            skip_sides = {k: v["skip"] for k, v in dinfo["sides"].items() if "skip" in v}
+            for side, why in skip_sides.items():
+                print(f"harness: darshan: {side.upper() if side == 'dlio' else side} side skipped: {why}", flush=True)
         if a.ranks < 1:
             raise WorkloadError("--ranks must be >= 1")
         if a.repeat < 1:

@@ -52,11 +52,17 @@ class Step:
     workdir: Path
     logdir: Path | None
     timeout: float
+    dirs: tuple = ()    # folders the profile needs to exist at launch (e.g. Darshan's log folder)
+    files: tuple = ()   # (path, text) files the profile needs at launch (e.g. Darshan's config file)
 
 
 def execute(step: Step, progress=print) -> dict:
     """Run one step; never raises for the program's failure: the result records it."""
     step.workdir.mkdir(parents=True, exist_ok=True)
+    for d in step.dirs:
+        Path(d).mkdir(parents=True, exist_ok=True)
+    for path, text in step.files:
+        Path(path).write_text(text)
     env = dict(os.environ)  # step.env_changes reach the ranks through the launcher's argv
     out = open(step.workdir / "launch.stdout", "w")
     err = open(step.workdir / "launch.stderr", "w")

@@ -146,13 +146,19 @@ class RunDir:
         write_json_atomic(self.manifest_path, m)
 
 
+# Launches that read in the ranks themselves (read_threads=0) on both sides: logvfd-rt0 because DLIO's order is
+# deterministic only there; darshan because Darshan does not follow processes forked after MPI_Init (DLIO's PyTorch
+# workers: measured, they leave no log and no record), so with workers it would see none of DLIO's data reads.
+RT0 = ("logvfd-rt0", "darshan")
+
+
 def kernel_sets(profile: str, data: Path, out: Path, generate: bool) -> list[str]:
     s = [f"data-folder={data}", f"output-folder={out}", "quiet=true"]
     if generate:
         s += ["generate-data=true", "train=false", "evaluation=false"]
     else:
         s += ["generate-data=false"]
-    if profile == "logvfd-rt0":
+    if profile in RT0:
         s.append("read-threads=0")
     return s
 
@@ -161,7 +167,7 @@ def dlio_overrides(profile: str, data: Path, out: Path, workdir: Path, generate:
     o = [f"++workload.dataset.data_folder={data}", f"++workload.output.folder={out}",
          f"++workload.workflow.generate_data={generate}", f"++workload.workflow.train={not generate}",
          f"hydra.run.dir={workdir / 'hydra'}"]
-    if profile == "logvfd-rt0":
+    if profile in RT0:
         o.append("++workload.reader.read_threads=0")
     return o
 
@@ -204,14 +210,18 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),
                         f"workload=h5dlio_{wl.name}"] + dlio_overrides(prof, src, wd / "out", wd, gen)
             env: dict = {}
+            dirs: tuple = ()
+            files: tuple = ()
             if prof.startswith("logvfd"):
                 base, env = get_profile("logvfd").wrap(base, env, wd, side)
             elif prof == "dftracer":
                 base, env = get_profile("dftracer").wrap(base, env, wd, side, dlio_venv=dlio_venv, data_dir=src)
             elif prof == "darshan":
                 base, env = get_profile("darshan").wrap(base, env, wd, side, info=opt.darshan)
+                dirs = (wd / "logs",)  # Darshan writes nothing into a missing folder (a warning only)
+                files = ((wd / "darshan.conf", get_profile("darshan").config_text(src)),)
             argv = launcher.argv(logdir, env) + base
-            steps.append(Step(f"{side}.{prof}", side, prof, argv, env, wd, logdir, opt.timeout))
+            steps.append(Step(f"{side}.{prof}", side, prof, argv, env, wd, logdir, opt.timeout, dirs, files))
     return steps
 
 
@@ -272,14 +282,16 @@ def _collect_step(rd: Path, name: str, rec: dict, tables: Path, timing_t: dict, 
     from profiles import darshan, dftracer, logvfd, timing
     side, prof = name.split(".", 1)
     wd = Path(rec["workdir"])
+    # the data folder the launch read, as its traces name it: a step reused from an earlier run read that run's
+    data = Path(rec.get("reused_from") or rd) / side / "data"
     if prof.startswith("timing"):
         timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
     elif prof.startswith("logvfd"):
         write_text_atomic(tables / f"{prof}-{side}.json", json.dumps(logvfd.parse_dir(wd / "ranks")))
     elif prof == "darshan":
-        write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, rd / side / "data"))
+        write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, data))
     elif prof == "dftracer":
-        t = dftracer.parse(wd, side, rd / side / "data")
+        t = dftracer.parse(wd, side, data)
         write_json_atomic(tables / f"dftracer-timeline-{side}.json", t.pop("timeline"))
         write_json_atomic(tables / f"dftracer-{side}.json", t)
     elif prof == "generate":

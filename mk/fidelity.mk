@@ -2,23 +2,30 @@
 #   make dlio-venv-spec DLIO=<spec>   the reference venv of a DLIO: a PyPI version (default 2.0.0) or the path of a
 #                                     DLIO source checkout (git; its version is `git describe --tags`), one venv per
 #                                     version and revision in $(CACHE) (scripts/deps-dlio.sh); its path in $(DLIO_STAMP)
+#       DLIO_H5PY=mpi                 ... with h5py built from source against the kernel's parallel HDF5 (HDF5_DIR or
+#                                     our own): what Darshan's HDF5 module needs for DLIO's H5F/H5D records
 #   make fidelity-run DLIO=<spec>     `make validate` against that DLIO (WORKLOAD, SCALE, RANKS, PROFILES as there),
 #                                     then `make fidelity`
 #   make fidelity                     update fidelity/matrix.{md,json} from runs/*/verdict.json (one row per DLIO
 #                                     version, the newest run) and write fidelity/divergence-<version>.md for each
 #                                     failing version; FIDELITY_RUNS=<run dirs or folders> to read others
 DLIO ?= 2.0.0
+DLIO_H5PY ?= wheel
 FIDELITY_RUNS ?= runs
-# 2.0.0 keeps the historical stamp (the venv `make dlio-venv` builds); other specs get their own
-DLIO_SLUG = $(if $(filter 2.0.0,$(DLIO)),,.$(shell echo -n "$(if $(wildcard $(DLIO)),$(abspath $(DLIO)),$(DLIO))" | sha256sum | cut -c1-10))
+DLIO_SPEC_ABS = $(if $(wildcard $(DLIO)),$(abspath $(DLIO)),$(DLIO))
+# 2.0.0 with the wheel h5py keeps the historical stamp (the venv `make dlio-venv` builds); others get their own
+DLIO_SLUG = $(if $(and $(filter 2.0.0,$(DLIO)),$(filter wheel,$(DLIO_H5PY))),,.$(shell echo -n "$(DLIO_SPEC_ABS)$(if $(filter mpi,$(DLIO_H5PY)),:h5py-mpi:$(HDF5_DIR))" | sha256sum | cut -c1-10))
 DLIO_STAMP = build/.dlio-venv$(DLIO_SLUG)
+# the DLIO 2.0.0 venv with the MPI h5py, when made (`make test` hands it to the live Darshan test)
+DLIO_MPI_STAMP = build/.dlio-venv.$(shell echo -n "2.0.0:h5py-mpi:$(HDF5_DIR)" | sha256sum | cut -c1-10)
 
 .PHONY: dlio-venv-spec fidelity fidelity-run
 
-dlio-venv-spec:
+dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
 	@mkdir -p build
-	@DLIO_SPEC="$(if $(wildcard $(DLIO)),$(abspath $(DLIO)),$(DLIO))" bash scripts/deps-dlio.sh > $(DLIO_STAMP).tmp && \
-	  tail -n1 $(DLIO_STAMP).tmp > $(DLIO_STAMP) && rm -f $(DLIO_STAMP).tmp
+	@DLIO_SPEC="$(DLIO_SPEC_ABS)" DLIO_H5PY="$(DLIO_H5PY)" \
+	  H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix 2>/dev/null)" \
+	  bash scripts/deps-dlio.sh > $(DLIO_STAMP).tmp && tail -n1 $(DLIO_STAMP).tmp > $(DLIO_STAMP) && rm -f $(DLIO_STAMP).tmp
 
 # `make validate` itself also takes DLIO=<spec> once its recipe reads $(DLIO_STAMP) (see docs/fidelity.md)
 validate: dlio-venv-spec

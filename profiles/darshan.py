@@ -4,57 +4,133 @@ as HPC sites provide it; without one the profile is skipped with that reason. Lo
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from profiles.features import io_features
+
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
 
 
+def _config(conf: Path, opt: str) -> str:
+    try:
+        out = subprocess.run([str(conf), opt], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
 def detect(prefix: str | None = None) -> dict:
-    """{"available", "reason", "prefix", "lib", "hdf5_mod", "dxt_mod"} of the first install found."""
+    """{"available", "reason", "prefix", "lib", "hdf5_mod", "dxt_mod", "mpiio_mod", "hdf5_path"} of the first install:
+    an explicit prefix, then DARSHAN_PREFIX, then darshan-config on PATH."""
     cands = [prefix, os.environ.get("DARSHAN_PREFIX")]
     cfg = shutil.which("darshan-config")
     if cfg:
-        try:
-            cands.append(subprocess.run([cfg, "--prefix"], capture_output=True, text=True, timeout=10).stdout.strip())
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        cands.append(_config(Path(cfg), "--prefix"))
     for p in filter(None, cands):
         lib = next((x for x in (Path(p) / "lib" / "libdarshan.so", Path(p) / "lib64" / "libdarshan.so") if x.exists()),
                    None)
         if lib is None:
             continue
         conf = Path(p) / "bin" / "darshan-config"
-
-        def flag(opt: str, conf: Path = conf) -> bool:
-            try:
-                out = subprocess.run([str(conf), opt], capture_output=True, text=True, timeout=10)
-                return out.returncode == 0 and out.stdout.strip() not in ("", "0", "no")
-            except OSError:
-                return False
+        yes = {"hdf5_mod": _config(conf, "--hdf5-mod"), "dxt_mod": _config(conf, "--dxt-mod"),
+               "mpiio_mod": _config(conf, "--mpiio-mod")}
         return {"available": True, "reason": "", "prefix": str(p), "lib": str(lib),
-                "hdf5_mod": flag("--hdf5-mod"), "dxt_mod": flag("--dxt-mod")}
+                **{k: v not in ("", "0", "no") for k, v in yes.items()},
+                "hdf5_path": _config(conf, "--hdf5-path") or None}
     return {"available": False, "reason": NO_RUNTIME}
 
 
-def mpi_h5py(dlio_venv: Path) -> bool:
-    """Is the reference venv's h5py built against a parallel libhdf5 (from source), rather than a wheel?"""
+def linked_hdf5(binary: Path) -> Path | None:
+    """The libhdf5 a program or extension module loads (ldd), resolved to the real file."""
     try:
-        out = subprocess.run([str(dlio_venv / "bin" / "python"), "-c", "import h5py; print(h5py.get_config().mpi)"],
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.stdout.strip() == "True"
+        return None
+    for line in out.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        if name.startswith("libhdf5") and not name.startswith("libhdf5_") and rest.split(" (")[0].startswith("/"):
+            return Path(rest.split(" (")[0]).resolve()
+    return None
+
+
+def h5py_build(dlio_venv: Path) -> dict:
+    """{"mpi": bool, "hdf5": Path | None}: is the venv's h5py built against a parallel libhdf5, and which file."""
+    code = "import h5py; print(h5py.get_config().mpi); print(h5py.__file__)"
+    try:
+        out = subprocess.run([str(dlio_venv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                             timeout=120).stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        return {"mpi": False, "hdf5": None}
+    if len(out) != 2:
+        return {"mpi": False, "hdf5": None}
+    # the extension modules that call HDF5 (defs, h5f, ...) link it; h5.*.so itself does not
+    libs = (linked_hdf5(m) for m in sorted(Path(out[1]).parent.glob("*.so")))
+    return {"mpi": out[0] == "True", "hdf5": next((x for x in libs if x is not None), None)}
+
+
+def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
+    """Per side, what to preload ({"preload": [...]}) or why the side cannot run under this Darshan ({"skip": why}).
+    Darshan's HDF5 module wraps H5F/H5D calls and forwards them to the libhdf5 it was built against: a side runs
+    only if it loads that same file, preloaded after libdarshan.so (the reverse order records no H5F/H5D at all
+    and says nothing). Without the HDF5 module, libdarshan.so alone (POSIX, MPI-IO, DXT)."""
+    lib = info["lib"]
+    if not info.get("hdf5_mod"):
+        return {"dlio": {"preload": [lib]}, "kernel": {"preload": [lib]}}
+    want = Path(info["hdf5_path"], "lib", "libhdf5.so").resolve() if info.get("hdf5_path") else None
+    out = {}
+    k = linked_hdf5(kernel_bin)
+    if k is None:
+        out["kernel"] = {"skip": f"cannot tell which libhdf5 {kernel_bin} loads (ldd)"}
+    elif want is not None and k != want:
+        out["kernel"] = {"skip": f"the kernel loads {k}, Darshan's HDF5 module was built against {want}: build the "
+                                 f"kernel with HDF5_DIR={info['hdf5_path']}"}
+    else:
+        out["kernel"] = {"preload": [lib, str(k)]}
+    h = h5py_build(dlio_venv)
+    if not h["mpi"]:
+        out["dlio"] = {"skip": "Darshan's HDF5 module makes a wheel h5py crash (undefined symbol H5get_libversion): "
+                               "build the reference venv's h5py from source with `make validate DLIO_H5PY=mpi`"}
+    elif h["hdf5"] is None:
+        out["dlio"] = {"skip": f"cannot tell which libhdf5 the h5py of {dlio_venv} loads (ldd)"}
+    elif want is not None and h["hdf5"] != want:
+        out["dlio"] = {"skip": f"DLIO's h5py loads {h['hdf5']}, Darshan's HDF5 module was built against {want}: "
+                               f"rebuild the venv with DLIO_H5PY=mpi HDF5_DIR={info['hdf5_path']}"}
+    else:
+        out["dlio"] = {"preload": [lib, str(h["hdf5"])]}
+    return out
+
+
+def config_text(data_dir: Path) -> str:
+    """The runtime configuration (DARSHAN_CONFIG_PATH) of one launch. Darshan's defaults (4 MiB for all modules,
+    1024 records per module) are used up by a Python process's imports before DLIO opens its first data file: the
+    data files are then simply missing from the log. So: room for every file (the interpreter's own included, so
+    that the comparison can classify them); and DXT, whose 2 MiB per module and process is fixed at Darshan's build,
+    traces the data folder only."""
+    # POSIX regex of the folder: special characters escaped; whitespace and commas (separators in this file) -> '.'
+    rx = "^" + re.sub(r"[\s,]", ".", re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", str(data_dir).rstrip("/"))) + "/"
+    return ("# written by h5dlio's darshan profile (profiles/darshan.py)\n"
+            "MOD_ENABLE    DXT_POSIX,DXT_MPIIO\n"
+            "MODMEM        256\n"
+            "NAMEMEM       64\n"
+            "MAX_RECORDS   65536  POSIX,STDIO,MPI-IO,H5F,H5D\n"
+            "NAME_EXCLUDE  .*  DXT_POSIX,DXT_MPIIO\n"
+            f"NAME_INCLUDE  {rx}  DXT_POSIX,DXT_MPIIO\n")
 
 
 def wrap(argv: list[str], env: dict, outdir: Path, side: str, *, info: dict) -> tuple[list, dict]:
-    """Preload for the ranks only; logs into the step folder; DXT on; reader processes (no MPI) logged too."""
-    (outdir / "logs").mkdir(parents=True, exist_ok=True)
+    """Preload for the ranks only (libdarshan.so first, then the side's libhdf5); logs into <outdir>/logs, the
+    configuration (config_text) in <outdir>/darshan.conf: the harness writes both at launch. DXT on. Every process
+    writes its own log (DARSHAN_ENABLE_NONMPI), so the kernel's reader processes, forked before MPI_Init, are logged;
+    processes forked after MPI_Init (DLIO's PyTorch workers) are not: Darshan launches read in the ranks."""
     env = dict(env)
-    env.update({"LD_PRELOAD": info["lib"], "DARSHAN_LOG_DIR_PATH": str(outdir / "logs"),
-                "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO", "DARSHAN_ENABLE_NONMPI": "1"})
+    preload = info.get("sides", {}).get(side, {}).get("preload") or [info["lib"]]
+    env.update({"LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(outdir / "logs"),
+                "DARSHAN_CONFIG_PATH": str(outdir / "darshan.conf"), "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO",
+                "DARSHAN_ENABLE_NONMPI": "1"})
     return argv, env
 
 
@@ -90,12 +166,16 @@ def parse_log(path: Path, data_dir: Path) -> dict:
             files[r]["opens"] += int(row["POSIX_OPENS"])
             files[r]["reads"] += int(row["POSIX_READS"])
             files[r]["bytes"] += int(row["POSIX_BYTES_READ"])
+    reads: list[dict] = []  # DXT read segments of the data files, for the I/O features
     if "DXT_POSIX" in mods:
         for rec in rep.records["DXT_POSIX"].to_df():
             r = rel(int(rec["id"]))
             if r is not None and len(rec["read_segments"]):
-                for _, s in rec["read_segments"].iterrows():
-                    files[r]["accesses"][f"{int(s['offset'])}+{int(s['length'])}"] += 1
+                for s in _rows(rec["read_segments"]):
+                    off, size = int(s["offset"]), int(s["length"])
+                    files[r]["accesses"][f"{off}+{size}"] += 1
+                    reads.append({"proc": f"{path.name}:{rec['rank']}", "file": r, "offset": off, "size": size,
+                                  "start": float(s["start_time"]), "dur": float(s["end_time"] - s["start_time"])})
     if "H5F" in mods:
         for row in _rows(rep.records["H5F"].to_df()["counters"]):
             r = rel(int(row["id"]))
@@ -110,13 +190,19 @@ def parse_log(path: Path, data_dir: Path) -> dict:
                 d["opens"] += int(row["H5D_OPENS"])
                 d["reads"] += int(row["H5D_READS"])
                 d["bytes"] += int(row["H5D_BYTES_READ"])
-    return {"log": path.name, "modules": sorted(mods), "nprocs": rep.metadata["job"]["nprocs"],
+    partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
+    return {"log": path.name, "modules": sorted(mods), "nprocs": rep.metadata["job"]["nprocs"], "partial": partial,
             "files": {k: {**v, "accesses": dict(v["accesses"])} for k, v in sorted(files.items())},
-            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())]}
+            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
 
 
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     logs = sorted((outdir / "logs").rglob("*.darshan"))
+    if not logs:  # Darshan only warns when it cannot write: say what it said
+        warn = next((ln for f in ("launch.stderr", "launch.stdout") if (outdir / f).exists()
+                     for ln in (outdir / f).read_text(errors="replace").splitlines() if "darshan" in ln.lower()), "")
+        raise ValueError(f"no Darshan log in {outdir / 'logs'}" + (f" (Darshan said: {warn.strip()[:300]})" if warn
+                                                                    else " (was libdarshan.so preloaded?)"))
     merged: dict[str, dict] = {}
     parsed = [parse_log(p, data_dir) for p in logs]
     for t in parsed:
@@ -130,7 +216,14 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
                 acc = m["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 for k in acc:
                     acc[k] += d[k]
+    other: Counter = Counter()
+    for t in parsed:
+        for o in t["other"]:
+            other[o["file"]] += o["opens"]
     return {"side": side, "logs": [t["log"] for t in parsed],
             "modules": sorted({m for t in parsed for m in t["modules"]}),
+            # a module that ran out of memory in some process (DXT keeps 2 MiB per module): its counts are short
+            "partial": sorted({f"{t['log']}:{m}" for t in parsed for m in t["partial"]}),
             "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
-            "other": [o for t in parsed for o in t["other"]]}
+            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
+            "features": io_features([r for t in parsed for r in t["reads"]])}

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from profiles.features import io_features
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
 CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
@@ -120,27 +121,10 @@ def file_table(events: list[dict], data_dir: Path) -> dict:
 def features(events: list[dict], data_dir: Path) -> dict:
     """The DLIO paper's I/O features over the data-file reads of one side."""
     root = str(data_dir).rstrip("/") + "/"
-    reads = [e for e in events if e["cat"] == "POSIX" and e["name"] in READS and (e["fname"] or "").startswith(root)]
-    reads.sort(key=lambda e: (e["rank"], e["pid"], e["ts"]))
-    sizes = [max(e["ret"], 0) for e in reads]
-    if not reads:
-        return {}
-    seq = consec = 0
-    last: dict[tuple, int] = {}
-    for e in reads:
-        key = (e["pid"], e["fname"])
-        if key in last:
-            seq += e["offset"] >= last[key]
-            consec += e["offset"] == last[key]
-        last[key] = e["offset"] + max(e["ret"], 0)
-    t = sum(e["dur"] for e in reads)
-    bw = [s / e["dur"] for s, e in zip(sizes, reads, strict=True) if e["dur"] > 0]
-    n_follow = max(len(reads) - len({(e["pid"], e["fname"]) for e in reads}), 1)
-    return {"io_time_s": t, "bytes": sum(sizes), "xfer_min": min(sizes), "xfer_max": max(sizes),
-            "xfer_mean": statistics.fmean(sizes), "xfer_median": statistics.median(sizes),
-            "bandwidth_per_op": statistics.fmean(bw) if bw else 0.0,
-            "pct_sequential": 100.0 * seq / n_follow, "pct_consecutive": 100.0 * consec / n_follow,
-            "files": len({e["fname"] for e in reads})}
+    return io_features([{"proc": e["pid"], "file": e["fname"], "offset": e["offset"], "size": max(e["ret"], 0),
+                         "start": (e["rank"], e["ts"]), "dur": e["dur"]}
+                        for e in events if e["cat"] == "POSIX" and e["name"] in READS
+                        and (e["fname"] or "").startswith(root)])
 
 
 KIND = {"pread": "read", "read": "read", "open": "open", "openat": "open", "close": "close",

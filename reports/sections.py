@@ -355,18 +355,18 @@ def dftracer_section(run: RunData) -> list[Block]:
 FILE_FIELDS = ("opens", "closes", "reads", "bytes")
 
 
-def file_rows(tab: dict) -> tuple[list[list[str]], list[dict]]:
-    """per file (both sides in one row): opens, closes, reads, bytes, and whether every field and the transfer
-    size histogram are equal"""
+def file_rows(tab: dict, fields: tuple = FILE_FIELDS) -> tuple[list[list[str]], list[dict]]:
+    """per file (both sides in one row): the profile's counters (DFTracer: opens, closes, reads, bytes; Darshan:
+    the table's own columns, H5F/H5D included), and whether every field and the transfer size histogram are equal"""
     by: dict[str, dict] = {}
     for r in tab.get("rows", []):
         by.setdefault(r["file"], {})[r["side"]] = r
     rows, points = [], []
     for f in sorted(by):
         d, k = by[f].get("dlio") or {}, by[f].get("kernel") or {}
-        same = all(d.get(x) == k.get(x) for x in (*FILE_FIELDS, "sizes"))
+        same = all(d.get(x) == k.get(x) for x in (*fields, "sizes"))
         cell = "only kernel" if not d else "only DLIO" if not k else _yes(same)
-        rows.append([f] + [value(side.get(x)) for x in FILE_FIELDS for side in (d, k)] + [cell])
+        rows.append([f] + [value(side.get(x)) for x in fields for side in (d, k)] + [cell])
         points.append({"file": f, "dlio": int(d.get("bytes") or 0), "kernel": int(k.get("bytes") or 0), "same": same})
     return rows, points
 
@@ -382,24 +382,25 @@ def files_section(run: RunData) -> list[Block]:
     for name in names:
         prof = name[len("files-"):-len(".json")]
         tab = run.table(name) or {}
-        rows, points = file_rows(tab)
+        fields = tuple(tab.get("columns") or FILE_FIELDS)
+        rows, points = file_rows(tab, fields)
         diffs = tab.get("differences", [])
         unexplained = sum(d.get("class") is None for d in diffs)
         out.append(Heading(3, f"`{prof}`", f"files-{prof}"))
         only = sum(r[-1].startswith("only") for r in rows)
         out.append(Para(f"{len(rows)} files and folders under the data folders, {sum(r[-1] == 'yes' for r in rows)} "
-                        f"identical on both sides (opens, closes, reads, bytes, transfer sizes), {only} touched by one "
+                        f"identical on both sides ({', '.join(fields)}, transfer sizes), {only} touched by one "
                         f"side only; {len(diffs)} differences in all, "
                         f"{unexplained} without a class (a data-file difference or an unexplained call)."))
         if points:
             out.append(figures.FigureSpec(f"files-{prof}", f"Bytes read per data file, DLIO against kernel ({prof}); "
                                           "on the diagonal both sides read the same", lambda p=points:
                                           figures.files_scatter(p)).render())
-        cols = ["file"] + [f"{s} {x}" for x in FILE_FIELDS for s in ("DLIO", "kernel")] + ["same"]
+        cols = ["file"] + [f"{s} {x}" for x in fields for s in ("DLIO", "kernel")] + ["same"]
         more = len(rows) - MAX_FILE_ROWS
         out.append(Table(f"tbl-files-{prof}", cols, rows[:MAX_FILE_ROWS], f"Per data file ({prof})"
                          + (f"; first {MAX_FILE_ROWS}, {more} more in tables/{name}" if more > 0 else ""),
-                         [False] + [True] * 8 + [False]))
+                         [False] + [True] * (2 * len(fields)) + [False]))
         cls = Counter(str(d.get("class") or "UNEXPLAINED") for d in diffs)
         if cls:
             out.append(Table(f"tbl-files-classes-{prof}", ["class", "differences"],
@@ -423,29 +424,35 @@ def similarity_score(c: dict) -> float | None:
     return float(c["observed"]) if isinstance(c.get("observed"), int | float) else None
 
 
+SIMILARITY = (("similarity", "DFTracer POSIX events"), ("similarity.darshan", "Darshan DXT read segments"))
+
+
 def similarity_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Similarity score", "similarity")]
-    c = run.check("similarity")
-    if c is None:
+    found = [(name, src, run.check(name)) for name, src in SIMILARITY if run.check(name) is not None]
+    if not found:
         out.append(Para("No similarity score: " + ("the run was not validated" if run.verdict is None else
                         "the verdict has no `similarity` check (it needs the DFTracer profile: "
-                        + absent_reason(run, "dftracer") + ")") + "."))
+                        + absent_reason(run, "dftracer") + ", or Darshan with DXT: " + absent_reason(run, "darshan")
+                        + ")") + "."))
         return out
-    score = similarity_score(c)
-    out.append(Para(f"Cosine similarity of the two sides' I/O feature vectors (as in the DLIO paper): "
-                    f"**{value(score)}** ({status_cell(c['status'])}"
-                    f"{'' if c.get('required', True) else ', reported, not judged'}). 1 means the same I/O."))
-    exp, obs = c.get("expected"), c.get("observed")
-    if isinstance(exp, dict) and isinstance(obs, dict):
-        rows = [[k, value(exp.get(k)), value(obs.get(k))] for k in sorted(set(exp) | set(obs))]
-        out.append(Table("tbl-similarity", ["feature", "DLIO", "kernel"], rows,
-                         "The score's inputs: each side's I/O features (the check's expected = DLIO, observed = "
-                         "kernel)", [False, True, True]))
-    else:
-        rows = [[k, value(x)] for k, x in flatten(exp)] if isinstance(exp, dict) else [["expected", value(exp)]]
-        out.append(Table("tbl-similarity", ["input", "value"], rows, "The score's inputs (the check's expected)"))
-    if c.get("detail"):
-        out.append(Bullets([str(c["detail"])]))
+    for name, src, c in found:
+        score = similarity_score(c)
+        tid = "tbl-" + name.replace(".", "-")
+        out.append(Para(f"Cosine similarity of the two sides' I/O feature vectors (as in the DLIO paper), from the "
+                        f"{src}: **{value(score)}** ({status_cell(c['status'])}"
+                        f"{'' if c.get('required', True) else ', reported, not judged'}). 1 means the same I/O."))
+        exp, obs = c.get("expected"), c.get("observed")
+        if isinstance(exp, dict) and isinstance(obs, dict):
+            rows = [[k, value(exp.get(k)), value(obs.get(k))] for k in sorted(set(exp) | set(obs))]
+            out.append(Table(tid, ["feature", "DLIO", "kernel"], rows,
+                             f"The score's inputs ({src}): each side's I/O features (the check's expected = DLIO, "
+                             "observed = kernel)", [False, True, True]))
+        else:
+            rows = [[k, value(x)] for k, x in flatten(exp)] if isinstance(exp, dict) else [["expected", value(exp)]]
+            out.append(Table(tid, ["input", "value"], rows, f"The score's inputs ({src}; the check's expected)"))
+        if c.get("detail"):
+            out.append(Bullets([str(c["detail"])]))
     return out
 
 

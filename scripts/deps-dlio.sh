@@ -6,6 +6,10 @@
 # Plain `pip install dlio-benchmark` fails here (its nvidia-dali stub downloads from an unreachable host), so DLIO
 # is installed with --no-deps and its runtime stack from a pinned lock file (harness/requirements/), also --no-deps:
 # dlio-<version>.lock.txt, else the newest lock of an older version (2.0.1 and later need pydftracer >= 2.0.2).
+#   DLIO_H5PY=wheel (default)     h5py as the lock pins it: a manylinux wheel with its own serial HDF5
+#   DLIO_H5PY=mpi                 h5py (same version) built from source against the parallel HDF5 in
+#                                 H5DLIO_HDF5_PREFIX (the kernel's), HDF5_MPI=ON, CC=mpicc: what Darshan's HDF5 module
+#                                 needs to record H5F/H5D for DLIO (Darshan built against that same libhdf5); +4-5 min
 # The venv holds .h5dlio-dlio.json: the DLIO version (for a checkout: `git describe --tags`, since DLIO's setup.py
 # still says 2.0.0 at v2.0.1 and on main), its git revision and where it came from; the harness reads it.
 set -euo pipefail
@@ -26,6 +30,15 @@ else
   echo "$spec" | grep -Eq '^[0-9]+(\.[0-9]+)*$' || { echo "deps-dlio: error: DLIO=$spec is neither a version nor a directory" >&2; exit 1; }
   src=""; ver=$spec; rev="pypi"; describe="dlio-benchmark==$spec"; dirty=clean; origin="pypi"
 fi
+h5py_mode=${DLIO_H5PY:-wheel}
+case "$h5py_mode" in
+  wheel) h5prefix="" ;;
+  mpi) h5prefix=${H5DLIO_HDF5_PREFIX:-}
+       [ -n "$h5prefix" ] && [ -f "$h5prefix/include/H5pubconf.h" ] || { echo "deps-dlio: error: DLIO_H5PY=mpi needs H5DLIO_HDF5_PREFIX=<a parallel HDF5 install prefix> (got '${h5prefix}')" >&2; exit 1; }
+       grep -Eq '^#define H5_HAVE_PARALLEL 1' "$h5prefix/include/H5pubconf.h" || { echo "deps-dlio: error: DLIO_H5PY=mpi: $h5prefix is a serial HDF5 (H5_HAVE_PARALLEL unset in include/H5pubconf.h)" >&2; exit 1; }
+       h5prefix=$(cd "$h5prefix" && pwd) ;;
+  *) echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel or mpi" >&2; exit 1 ;;
+esac
 base=${ver%%-*}
 lock="$here/harness/requirements/dlio-$base.lock.txt"
 if [ ! -f "$lock" ]; then  # the newest lock of an older release
@@ -43,7 +56,13 @@ if [ -n "$src" ]; then
 else
   key=$( (cat "$lock"; echo "$ver"; python3 --version) | sha256sum | cut -c1-12)  # unchanged since 2.0.0 only
 fi
-venv="$cache/dlio-$ver-$key"
+if [ "$h5py_mode" = mpi ]; then
+  key=$( (echo "$key"; cat "$here/harness/requirements/h5py-mpi-build.txt"; echo "$h5prefix"; \
+          grep -h 'HDF5 Version' "$h5prefix/lib/libhdf5.settings" 2>/dev/null; mpicc --showme:version 2>&1) | sha256sum | cut -c1-12)
+  venv="$cache/dlio-$ver-h5mpi-$key"
+else
+  venv="$cache/dlio-$ver-$key"
+fi
 if [ -f "$venv/.h5dlio-complete" ]; then
   echo "deps-dlio: cached at $venv" >&2; echo "$venv"; exit 0
 fi
@@ -60,15 +79,24 @@ else
   "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "dlio-benchmark==$ver" >&2
 fi
 "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps -r "$lock" >&2
-python3 - "$venv.partial/.h5dlio-dlio.json" "$ver" "$rev" "$describe" "$origin" "$(basename "$lock")" "$dirty" <<'PY'
+if [ "$h5py_mode" = mpi ]; then
+  h5ver=$(grep -E '^h5py==' "$lock" | cut -d= -f3)
+  echo "deps-dlio: building h5py $h5ver from source against $h5prefix (HDF5_MPI=ON, CC=mpicc; ~5 min)" >&2
+  "$venv.partial/bin/pip" install --no-cache-dir -q -r "$here/harness/requirements/h5py-mpi-build.txt" >&2
+  # no wheel cache: pip keys it by the sdist alone, and would hand back an h5py built against another HDF5
+  HDF5_MPI=ON CC=mpicc HDF5_DIR="$h5prefix" "$venv.partial/bin/pip" install --no-cache-dir -q --force-reinstall \
+    --no-deps --no-build-isolation --no-binary=h5py "h5py==$h5ver" >&2
+fi
+python3 - "$venv.partial/.h5dlio-dlio.json" "$ver" "$rev" "$describe" "$origin" "$(basename "$lock")" "$dirty" \
+  "$h5py_mode" "$h5prefix" <<'PY'
 import json, sys
-p, ver, rev, describe, origin, lock, dirty = sys.argv[1:]
+p, ver, rev, describe, origin, lock, dirty, h5py_mode, h5prefix = sys.argv[1:]
 json.dump({"version": ver, "revision": rev, "describe": describe, "source": origin, "lock": lock,
-           "dirty": dirty != "clean"}, open(p, "w"), indent=1)
+           "dirty": dirty != "clean", "h5py": h5py_mode, "hdf5_prefix": h5prefix or None}, open(p, "w"), indent=1)
 PY
 rm -rf "$venv"; mv "$venv.partial" "$venv"
 # venv scripts hard-code their path: rewrite the shebangs after the move
 grep -rlI --null "$venv.partial" "$venv/bin" | xargs -0 -r sed -i "s#$venv.partial#$venv#g"
-"$venv/bin/python" -c "import dlio_benchmark.main, h5py, torch, mpi4py; print('deps-dlio: h5py', h5py.__version__, 'HDF5', h5py.version.hdf5_version)" >&2
+"$venv/bin/python" -c "import dlio_benchmark.main, h5py, torch, mpi4py; print('deps-dlio: h5py', h5py.__version__, 'HDF5', h5py.version.hdf5_version, 'mpi', h5py.get_config().mpi)" >&2
 touch "$venv/.h5dlio-complete"
 echo "$venv"

@@ -473,6 +473,42 @@ def test_differences_show_as_mismatches(tmp_path):
     assert md_tables(run / "report" / "report.md") == list(rep.tables.values())   # escaped in Markdown
 
 
+def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
+    """A run with Darshan results (tables from the committed real logs, both sides the same log): the per-file table
+    carries Darshan's own columns (H5F opens, H5D reads and bytes), and its similarity block comes from DXT."""
+    from profiles import darshan
+    from validate import checks
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    for side, log in (("dlio", "py_src"), ("kernel", "c_sec2")):
+        step = tmp_path / side
+        (step / "logs").mkdir(parents=True)
+        shutil.copy(DATA / "darshan" / f"{log}.darshan", step / "logs")
+        (run / "tables" / f"darshan-{side}.json").write_text(json.dumps(
+            darshan.parse(step, side, Path("/scratch/dlio/data"))))
+    got = checks.check_darshan(checks.Run(run))
+    v = json.loads((run / "verdict.json").read_text())
+    v["checks"] += got
+    (run / "verdict.json").write_text(json.dumps(v))
+    assert reports_main([str(run)]) == 0
+    rep = parse_html(run / "report" / "report.html")
+    tab = json.loads((run / "tables" / "files-darshan.json").read_text())
+    assert tab["columns"] == ["opens", "reads", "bytes", "h5f_opens", "h5d_reads", "h5d_bytes"]
+    rows = table(rep, "tbl-files-darshan")
+    by: dict = {}
+    for r in tab["rows"]:
+        by.setdefault(r["file"], {})[r["side"]] = r
+    assert set(rows) == set(by) and by
+    for f, sides in by.items():
+        assert rows[f][1:13] == [fmt(sides.get(x, {}).get(c)) for c in tab["columns"] for x in ("dlio", "kernel")]
+    sim = next(c for c in got if c["name"] == "similarity.darshan")
+    feats = table(rep, "tbl-similarity-darshan")
+    assert set(feats) == set(sim["expected"]) | set(sim["observed"])
+    md = (run / "report" / "report.md").read_text()
+    assert f"Darshan DXT read segments: **{sim['observed_score']:.3f}**" in md
+    assert "tbl-similarity" in rep.tables  # the DFTracer block is still there
+
+
 def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)

@@ -3,6 +3,7 @@ required}. Names start with what they use: steps., dataset., logvfd., counts., r
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -44,9 +45,15 @@ class Run:
 
 
 def check_steps(run: Run) -> list[dict]:
+    """Each launch ended well and its output could be read (a profiler that wrote nothing fails here, by name)."""
     out = []
+    unread = run.manifest.get("collect_errors") or {}
     for name, rec in sorted(run.manifest["steps"].items()):
         ok = rec.get("status") == "ok"
+        if ok and name in unread:
+            out.append(result(f"steps.{name}", FAIL, "readable output", None, f"ran, output unreadable: {unread[name]}"
+                              [:500]))
+            continue
         out.append(result(f"steps.{name}", PASS if ok else FAIL, 0, rec.get("rc"),
                           "" if ok else f"{rec.get('status')}: {rec.get('detail', '')}"[:500]))
     return out
@@ -229,13 +236,25 @@ def cosine_similarity(a: dict, b: dict) -> float:
     return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
 
 
-# Differences outside the data-file reads, and why they are not data I/O. Anything else fails dftracer.explained.
+# Differences outside the data-file reads, and why they are not data I/O (DFTracer calls, Darshan file records).
+# Anything else fails dftracer.explained / darshan.explained.
 CLASSES = [
     (lambda call, f: call in ("opendir", "readdir", "closedir"), "dataset discovery: DLIO lists train/ and valid/"),
     (lambda call, f: call in ("stat", "lstat", "fstat", "access"), "file-status probe (HDF5 build / libc ABI)"),
-    (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
     (lambda call, f: (f or "").endswith((".py", ".pyc", ".so")) or ".so." in (f or ""), "interpreter start-up"),
-    (lambda call, f: (f or "").endswith((".pfw", ".pfw.gz", ".log", ".json", ".csv")), "profiler or program output"),
+    (lambda call, f: re.search(r"\.(pfw|pfw\.gz|log|json|csv|darshan)(\.tmp\.\d+)?$", f or "") is not None,
+     "profiler or program output"),
+    (lambda call, f: (f or "").startswith(("/tmp/ompi.", "/dev/shm/")) or "pmix" in (f or ""),
+     "MPI runtime session files (Open MPI / PMIx shared memory)"),
+    (lambda call, f: (f or "").startswith(("/proc/", "/sys/", "/dev/")), "system pseudo-files (/proc, /sys, /dev)"),
+    (lambda call, f: "/site-packages/" in (f or "") or (f or "").endswith(("pyvenv.cfg", ".pth", "bin/dlio_benchmark")),
+     "Python environment: package data, metadata and entry points read at start-up"),
+    (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
+    (lambda call, f: (f or "").endswith(".yaml") and ("/hydra/" in f or "/dlio-config/" in f),
+     "DLIO's configuration (Hydra reads the workload YAML, writes the resolved config)"),
+    (lambda call, f: f in ("<STDIN>", "<STDOUT>", "<STDERR>"), "standard streams (console output)"),
+    (lambda call, f: re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", f or "") is not None,
+     "a Python library's temporary file (tempfile's random name under /tmp)"),
 ]
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
 
@@ -304,22 +323,76 @@ def check_dftracer(run: Run) -> list[dict]:
     return out
 
 
+DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
+DARSHAN_H5_FIELDS = ("h5f_opens", "h5d")
+
+
 def check_darshan(run: Run) -> list[dict]:
-    """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and H5D counters, equal."""
+    """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and per-dataset H5D opens/reads/
+    bytes, equal on both sides; every other file a side touched listed and classified; the similarity score from
+    the DXT segments."""
     skipped = run.manifest.get("skipped_profiles", {})
     d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
     if d is None or k is None:
-        why = skipped.get("darshan") or skipped.get("darshan.dlio") or "darshan profile not run (or a launch failed)"
+        why = skipped.get("darshan") or skipped.get("darshan.dlio") or skipped.get("darshan.kernel") or \
+            "darshan profile not run (or a launch failed)"
         return [result("darshan.per_file", SKIP, detail=f"skipped: {why}")]
     df, kf = d["files"], k["files"]
     data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
-    fields = ["opens", "reads", "bytes", "accesses"] + (["h5f_opens", "h5d"] if "H5D" in d["modules"] and "H5D" in
-                                                          k["modules"] else [])
-    bad = [(n, f) for n in data for f in fields if df.get(n, {}).get(f) != kf.get(n, {}).get(f)]
-    n_bad = len({n for n, _ in bad})
-    return [result("darshan.per_file", PASS if data and not bad else FAIL, len(data), len(data) - n_bad,
-                   f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
-                   f"first difference: {bad[0] if bad else 'no data files'}")]
+    h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
+    dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"]
+    fields = tuple(f for f in DARSHAN_FIELDS if dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
+    rows, diffs = [], []
+    for n in data:
+        for side, row in (("dlio", df.get(n)), ("kernel", kf.get(n))):
+            if row is not None:
+                h5d = row.get("h5d", {})
+                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "reads", "bytes", "h5f_opens")},
+                             "h5d_reads": sum(x["reads"] for x in h5d.values()),
+                             "h5d_bytes": sum(x["bytes"] for x in h5d.values()),
+                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
+                                                   for _ in range(row["accesses"][x])))})
+        for f in fields:
+            x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
+            if x != y:
+                diffs.append({"file": n, "field": f, "dlio": x, "kernel": y, "class": None})
+    others: dict[str, list[int]] = {}
+    for i, t in enumerate((d, k)):
+        for o in t["other"]:
+            others.setdefault(o["file"], [0, 0])[i] += o["opens"]
+        for n, row in t["files"].items():  # a data-folder entry with no reads (probe, lock test)
+            if n not in data:
+                others.setdefault(n, [0, 0])[i] += row["opens"]
+    for f, (x, y) in sorted(others.items()):
+        if x != y:
+            diffs.append({"file": f, "field": "opens", "dlio": x, "kernel": y, "class": classify("open", f)})
+    columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
+    (run.tables / "files-darshan.json").write_text(json.dumps({"rows": rows, "differences": diffs, "columns": columns,
+                                                              "modules": {"dlio": d["modules"],
+                                                                          "kernel": k["modules"]}}, indent=1))
+    bad = sorted({x["file"] for x in diffs if x["file"] in data})
+    first = next((x for x in diffs if x["file"] in data), None)
+    partial = d.get("partial", []) + k.get("partial", [])
+    out = [result("darshan.per_file", PASS if data and not bad and not partial else FAIL, len(data),
+                  len(data) - len(bad),
+                  (f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
+                   f"{len(bad)} files differ; first: {first}" if first else "no data-file reads recorded")
+                  + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise DARSHAN_MODMEM"
+                     if partial else "")
+                  + ("" if h5 else "; H5F/H5D not compared: a side has no HDF5 module records")
+                  + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
+    unexplained = [x for x in diffs if x["class"] is None and x["file"] not in data]
+    n_other = len(diffs) - sum(x["file"] in data for x in diffs)
+    out.append(result("darshan.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
+                      f"{n_other} non-data differences, all classified (tables/files-darshan.json)"
+                      if not unexplained else f"unclassified: {unexplained[:3]}"))
+    fa, fb = d.get("features") or {}, k.get("features") or {}
+    if fa and fb:
+        score = cosine_similarity(fa, fb)
+        out.append(result("similarity.darshan", PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of "
+                          "the DXT read segments (each feature scaled by the larger side; reported, not judged)",
+                          required=False) | {"observed_score": score})
+    return out
 
 
 CHECKS = [check_dlio_version, check_steps, check_dataset, check_logvfd, check_counts, check_dftracer, check_darshan,
