@@ -89,3 +89,30 @@ def test_model_eval_cadence_and_dims():
     assert len(dims) == 6 and len(set(dims)) > 1  # drawn per file
     ev = segs[2]
     assert ev["bytes"] == [dims[4 + s // 2][0] * dims[4 + s // 2][1] for s in ev["samples"]]
+
+
+def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path):
+    """Every DLIO launch but the DFTracer one sets DFTRACER_ENABLE=0 (pydftracer 1.0.2 is on by default and slows
+    DLIO's first epoch ~2x); the Darshan launches read in the ranks (read_threads=0) on both sides, preload
+    libdarshan.so first, and ask the launcher for their log folder and config file."""
+    from harness import run as hrun
+    base = {"model": "m", "framework": "pytorch", "dataset": {"format": "hdf5", "num_files_train": 8},
+            "reader": {"batch_size": 2, "read_threads": 4}, "workflow": {"checkpoint": False}}
+    dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
+    wl = load("w", "tiny", dl, refs)
+    info = {"lib": "/d/libdarshan.so", "sides": {s: {"preload": ["/d/libdarshan.so", "/h/libhdf5.so.310"]}
+                                                 for s in ("dlio", "kernel")}}
+    opt = hrun.Options(profiles=["timing", "logvfd", "dftracer", "darshan"], darshan=info)
+    steps = {s.name: s for s in hrun.plan(tmp_path / "run", wl, opt, tmp_path / "venv")}
+    for name, st in steps.items():
+        if st.side == "dlio":
+            assert st.env_changes["DFTRACER_ENABLE"] == ("1" if st.profile == "dftracer" else "0"), name
+            assert f"DFTRACER_ENABLE={st.env_changes['DFTRACER_ENABLE']}" in st.argv  # -x K=V: the ranks only
+    for side in ("dlio", "kernel"):
+        st = steps[f"{side}.darshan"]
+        assert st.env_changes["LD_PRELOAD"] == "/d/libdarshan.so:/h/libhdf5.so.310"
+        assert st.dirs == (st.workdir / "logs",) and st.files[0][0] == st.workdir / "darshan.conf"
+        assert "NAME_INCLUDE" in st.files[0][1] and str(tmp_path / "run" / side / "data") in st.files[0][1]
+        assert ("read-threads=0" in st.argv) if side == "kernel" else ("++workload.reader.read_threads=0" in st.argv)
+        timing = steps[f"{side}.timing"].argv
+        assert "read-threads=0" not in timing and "++workload.reader.read_threads=0" not in timing

@@ -236,6 +236,17 @@ def cosine_similarity(a: dict, b: dict) -> float:
     return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
 
 
+def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
+    """The similarity result of one profile's tables (DLIO's features as expected, the kernel's as observed);
+    nothing when a side has no features."""
+    fa, fb = d.get("features") or {}, k.get("features") or {}
+    if not (fa and fb):
+        return []
+    score = cosine_similarity(fa, fb)
+    return [result(name, PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of {what} (each feature "
+                   "scaled by the larger side; reported, not judged)", required=False) | {"observed_score": score}]
+
+
 # Differences outside the data-file reads, and why they are not data I/O (DFTracer calls, Darshan file records).
 # Anything else fails dftracer.explained / darshan.explained.
 CLASSES = [
@@ -314,13 +325,7 @@ def check_dftracer(run: Run) -> list[dict]:
     out.append(result("dftracer.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
                       f"{n_other} non-data differences, all classified (tables/files-dftracer.json)"
                       if not unexplained else f"unclassified: {unexplained[:3]}"))
-    fa, fb = d.get("features") or {}, k.get("features") or {}
-    if fa and fb:
-        score = cosine_similarity(fa, fb)
-        out.append(result("similarity", PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of the "
-                          "data-file reads (each feature scaled by the larger side; reported, not judged)",
-                          required=False) | {"observed_score": score})
-    return out
+    return out + similarity("similarity", d, k, "the data-file reads")
 
 
 DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
@@ -386,13 +391,7 @@ def check_darshan(run: Run) -> list[dict]:
     out.append(result("darshan.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
                       f"{n_other} non-data differences, all classified (tables/files-darshan.json)"
                       if not unexplained else f"unclassified: {unexplained[:3]}"))
-    fa, fb = d.get("features") or {}, k.get("features") or {}
-    if fa and fb:
-        score = cosine_similarity(fa, fb)
-        out.append(result("similarity.darshan", PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of "
-                          "the DXT read segments (each feature scaled by the larger side; reported, not judged)",
-                          required=False) | {"observed_score": score})
-    return out
+    return out + similarity("similarity.darshan", d, k, "the DXT read segments")
 
 
 CHECKS = [check_dlio_version, check_steps, check_dataset, check_logvfd, check_counts, check_dftracer, check_darshan,
