@@ -236,6 +236,14 @@ def cosine_similarity(a: dict, b: dict) -> float:
     return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
 
 
+def explained(profile: str, other: list[dict]) -> dict:
+    """<profile>.explained: every difference outside the data-file reads has a class (tables/files-<profile>.json)."""
+    unexplained = [x for x in other if x["class"] is None]
+    return result(f"{profile}.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
+                  f"{len(other)} non-data differences, all classified (tables/files-{profile}.json)"
+                  if not unexplained else f"unclassified: {unexplained[:3]}")
+
+
 def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
     """The similarity result of one profile's tables (DLIO's features as expected, the kernel's as observed);
     nothing when a side has no features."""
@@ -320,11 +328,7 @@ def check_dftracer(run: Run) -> list[dict]:
                       f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal"
                       if data and not bad_files else
                       (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
-    unexplained = [x for x in diffs if x["class"] is None and x["field"] not in DATA_FIELDS]
-    n_other = len(diffs) - sum(x["field"] in DATA_FIELDS for x in diffs)
-    out.append(result("dftracer.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
-                      f"{n_other} non-data differences, all classified (tables/files-dftracer.json)"
-                      if not unexplained else f"unclassified: {unexplained[:3]}"))
+    out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS]))
     return out + similarity("similarity", d, k, "the data-file reads")
 
 
@@ -382,15 +386,11 @@ def check_darshan(run: Run) -> list[dict]:
                   len(data) - len(bad),
                   (f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
                    f"{len(bad)} files differ; first: {first}" if first else "no data-file reads recorded")
-                  + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise DARSHAN_MODMEM"
-                     if partial else "")
+                  + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
+                     "profiles/darshan.py config_text()" if partial else "")
                   + ("" if h5 else "; H5F/H5D not compared: a side has no HDF5 module records")
                   + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
-    unexplained = [x for x in diffs if x["class"] is None and x["file"] not in data]
-    n_other = len(diffs) - sum(x["file"] in data for x in diffs)
-    out.append(result("darshan.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
-                      f"{n_other} non-data differences, all classified (tables/files-darshan.json)"
-                      if not unexplained else f"unclassified: {unexplained[:3]}"))
+    out.append(explained("darshan", [x for x in diffs if x["file"] not in data]))
     return out + similarity("similarity.darshan", d, k, "the DXT read segments")
 
 
