@@ -5,7 +5,8 @@
 #   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi (the reference
-#   venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan), DARSHAN_PREFIX.
+#   venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan), DARSHAN_PREFIX,
+#   RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY ?= python3
@@ -27,9 +28,35 @@ BUILD_DIR := build/hdf5-$(shell echo -n "$(HDF5_DIR)" | sha256sum | cut -c1-8)
 endif
 BIN := $(BUILD_DIR)/h5dlio
 
+# Stamps name folders in the cache; they are checked, not trusted: a stamp whose folder is gone (or unfinished) is
+# remade by its own rule (made phony here, so `make deps`/`make build` rebuild what was removed).
+stamp_ok = $(shell d=$$(cat $(1) 2>/dev/null); [ -n "$$d" ] && [ -f "$$d/.h5dlio-complete" ] && echo ok)
+ifneq ($(call stamp_ok,build/.hdf5-prefix),ok)
+.PHONY: build/.hdf5-prefix
+endif
+ifneq ($(call stamp_ok,build/.dlio-venv),ok)
+.PHONY: build/.dlio-venv
+endif
+
+# The pointer to the run the current invocation created (python -m harness run --print-run-dir). The harness removes
+# it first and writes it only once its run directory exists; the recipe removes it too, so a harness that stops
+# before its run exists (bad input: 2, interrupted: 130) ends the recipe with its own status and no earlier run is
+# validated or shown. Leaves the run directory in $$run, the harness's status in $$hrc (0, or 1: a launch failed).
+LAST_RUN ?= build/.last-run
+RUNS_DIR ?= runs
+HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
+  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT))
+define start_run
+rm -f "$(LAST_RUN)"; \
+$(VENV)/bin/python -m harness run $(HARNESS_RUN) --print-run-dir "$(LAST_RUN)"; hrc=$$?; \
+case $$hrc in 0|1) ;; *) exit $$hrc;; esac; \
+[ -s "$(LAST_RUN)" ] || { echo "make: the harness (exit $$hrc) named no run directory" >&2; exit 1; }; \
+run="$$(cat "$(LAST_RUN)")"
+endef
+
 .PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
 help:
-	@sed -n '1,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '1,9p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-system:
 	@bash scripts/deps-system.sh
@@ -42,6 +69,8 @@ build/.hdf5-prefix: scripts/deps-hdf5.sh | deps-system
 deps: deps-system $(HDF5_STAMP)
 
 build: deps
+	@if [ -n "$(HDF5_DIR)" ] && [ -z "$$(find "$(HDF5_DIR)/include" -maxdepth 3 -name hdf5.h -print -quit 2>/dev/null)" ]; \
+	  then echo "make build: HDF5_DIR=$(HDF5_DIR): not an HDF5 install (no include/**/hdf5.h there)" >&2; exit 2; fi
 	@prefix="$(HDF5_DIR)"; [ -n "$$prefix" ] || prefix=$$(cat build/.hdf5-prefix); \
 	cmake -S bench -B $(BUILD_DIR) -G Ninja -DHDF5_ROOT="$$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && \
 	cmake --build $(BUILD_DIR) && ln -sfn $(notdir $(BUILD_DIR))/h5dlio build/h5dlio && \
@@ -58,13 +87,11 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 	@DLIO_SPEC=2.0.0 DLIO_H5PY=wheel bash scripts/deps-dlio.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
+# (exit status: GNU make's own is 2 for any failure; the step's status is in its "make: *** ... Error N" line)
 validate: build venv dlio-venv
-	@$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
-	  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
-	  --print-run-dir build/.last-run; \
-	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \
-	  $(VENV)/bin/python -m validate "$$(cat build/.last-run)"; rc=$$?; \
-	  $(VENV)/bin/python -m reports "$$(cat build/.last-run)" | tail -n1; exit $$rc
+	@$(start_run); \
+	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
+	  $(VENV)/bin/python -m reports "$$run" | tail -n1; [ $$hrc -eq 0 ] || exit $$hrc; exit $$vrc
 
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure

@@ -5,11 +5,13 @@ Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keep
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from harness import run as hrun
+from harness.run import write_text_atomic
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 
 
@@ -19,7 +21,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--workload", default="unet3d",
                    help="a reference-configs/<name>.yaml, or the path of such a file (default unet3d)")
     r.add_argument("--scale", default=None, help="scale preset of the workload (default: its default_scale)")
-    r.add_argument("--ranks", type=int, default=2, help="MPI ranks per side (default 2)")
+    r.add_argument("--ranks", type=_count("RANKS", "--ranks"), default=2, help="MPI ranks per side (default 2)")
     r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
     r.add_argument("--profiles", default=None,
                    help="comma-separated: timing,logvfd,dftracer,darshan (default: every profile available here)")
@@ -30,9 +32,25 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
     r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
-    r.add_argument("--repeat", type=int, default=1, help="timing launches per side (default 1)")
+    r.add_argument("--repeat", type=_count("REPEAT", "--repeat"), default=1,
+                   help="timing launches per side (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
-    r.add_argument("--print-run-dir", type=Path, default=None, help="also write the run directory path here")
+    r.add_argument("--print-run-dir", type=Path, default=None,
+                   help="write the run directory path here once the run directory exists; the file is removed "
+                        "first, so after a failed start it names no run (make validate reads it)")
+
+
+def _count(var: str, opt: str):
+    """argparse type of a count >= 1; the message names both the make variable and the option."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{var}={text} ({opt}): not a whole number") from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{var}={text} ({opt}): must be at least 1")
+        return n
+    return parse
 
 
 def _venv(arg: Path | None) -> Path:
@@ -49,6 +67,8 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    if a.print_run_dir:  # a stale pointer must never outlive a failed start (make validate would judge that run)
+        a.print_run_dir.unlink(missing_ok=True)
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder
     if a.resume:
         a.resume = a.resume.resolve()
@@ -58,17 +78,23 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
         if not hrun.KERNEL_BIN.exists():
             raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+        named = [(f"DARSHAN_PREFIX={a.darshan_prefix} (--darshan-prefix)", a.darshan_prefix),
+                 (f"DARSHAN_PREFIX={os.environ.get('DARSHAN_PREFIX')}", os.environ.get("DARSHAN_PREFIX"))]
+        for what, prefix in named:
+            if prefix and not any((Path(prefix) / d / "libdarshan.so").exists() for d in ("lib", "lib64")):
+                raise WorkloadError(f"{what}: no Darshan runtime there (no lib/libdarshan.so)")
         from profiles import darshan, dftracer
         have = {"timing": (True, ""), "logvfd": (True, ""), "dftracer": dftracer.available(venv)}
         dinfo = darshan.detect(a.darshan_prefix)
         have["darshan"] = (dinfo["available"], dinfo["reason"])
         asked = [x for x in (a.profiles or "").split(",") if x]
         bad = [x for x in asked if x not in have]
-        if bad:
-            raise WorkloadError(f"--profiles: unknown {bad} ({', '.join(have)})")
+        if bad or (a.profiles is not None and not asked):
+            raise WorkloadError(f"PROFILES={a.profiles} (--profiles): unknown {bad or 'empty list'} "
+                                f"(known: {', '.join(have)})")
         for x in asked:
             if not have[x][0]:
-                raise WorkloadError(f"--profiles {x}: {have[x][1]}")
+                raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x][1]}")
         profiles = asked or [x for x in have if have[x][0]]
         skipped = {x: have[x][1] for x in have if x not in profiles and not have[x][0]}
         for x, why in skipped.items():
@@ -79,10 +105,6 @@ def main(argv=None) -> int:
             skip_sides = {k: v["skip"] for k, v in dinfo["sides"].items() if "skip" in v}
             for side, why in skip_sides.items():
                 print(f"harness: darshan: {side.upper() if side == 'dlio' else side} side skipped: {why}", flush=True)
-        if a.ranks < 1:
-            raise WorkloadError("--ranks must be >= 1")
-        if a.repeat < 1:
-            raise WorkloadError("--repeat must be >= 1")
         if not 0 < a.timeout < float("inf"):
             raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
         for s in a.kernel_set:
@@ -117,9 +139,10 @@ def main(argv=None) -> int:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
     print(f"harness: run directory {rd}", flush=True)
-    if a.print_run_dir:
+    if a.print_run_dir:  # only once the run exists: the pointer never names a run this invocation did not create
+        rd.mkdir(parents=True, exist_ok=True)
         a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
-        a.print_run_dir.write_text(str(rd))
+        write_text_atomic(a.print_run_dir, str(rd))
     try:
         m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
     except KeyboardInterrupt:

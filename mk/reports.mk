@@ -20,7 +20,8 @@ PAPER_DIR ?= runs/paper-$(shell date +%Y%m%d-%H%M%S)
 
 report: venv
 	@[ -n "$(RUN)" ] || { echo "make report: set RUN=runs/<id> (a run directory)" >&2; exit 2; }
-	@$(VENV)/bin/python -m reports "$(RUN)"
+	@[ -d "$(RUN)" ] || { echo "make report: RUN=$(RUN): no such directory" >&2; exit 2; }
+	@$(VENV)/bin/python -m reports "$(RUN)" || { rc=$$?; echo "make report: RUN=$(RUN) was not rendered (exit $$rc)" >&2; exit $$rc; }
 
 # kernel vs DLIO through the harness (a failed run still gets its report: its verdict says what failed), then the
 # kernel-only strong scaling, then one report over everything under PAPER_DIR. Exit status 1 if a run, a verdict or

@@ -18,8 +18,8 @@ spec=${DLIO_SPEC:-${DLIO_VERSION:-2.0.0}}
 cache=${H5DLIO_CACHE:-$HOME/.cache/h5dlio}
 if [ -d "$spec" ]; then
   src=$(cd "$spec" && pwd)
-  [ -f "$src/setup.py" ] && [ -d "$src/dlio_benchmark" ] || { echo "deps-dlio: error: $src is not a DLIO source checkout (no setup.py + dlio_benchmark/)" >&2; exit 1; }
-  rev=$(git -C "$src" rev-parse HEAD 2>/dev/null) || { echo "deps-dlio: error: $src is not a git checkout (its revision is recorded)" >&2; exit 1; }
+  [ -f "$src/setup.py" ] && [ -d "$src/dlio_benchmark" ] || { echo "deps-dlio: error: DLIO=$spec: $src is not a DLIO source checkout (no setup.py + dlio_benchmark/)" >&2; exit 2; }
+  rev=$(git -C "$src" rev-parse HEAD 2>/dev/null) || { echo "deps-dlio: error: DLIO=$spec: $src is not a git checkout (its revision is recorded)" >&2; exit 2; }
   describe=$(git -C "$src" describe --tags --long 2>/dev/null || echo "v0.0.0-0-g${rev:0:7}")
   # v2.0.1-17-ge1919d7 -> 2.0.1-17 ; v2.0.1-0-gb56c741 -> 2.0.1
   ver=$(echo "$describe" | sed -E 's/^v//; s/-g[0-9a-f]+$//; s/-0$//')
@@ -27,17 +27,17 @@ if [ -d "$spec" ]; then
   [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] && dirty=clean
   origin="source:$src"
 else
-  echo "$spec" | grep -Eq '^[0-9]+(\.[0-9]+)*$' || { echo "deps-dlio: error: DLIO=$spec is neither a version nor a directory" >&2; exit 1; }
+  echo "$spec" | grep -Eq '^[0-9]+(\.[0-9]+)*$' || { echo "deps-dlio: error: DLIO=$spec is neither a version nor a directory" >&2; exit 2; }
   src=""; ver=$spec; rev="pypi"; describe="dlio-benchmark==$spec"; dirty=clean; origin="pypi"
 fi
 h5py_mode=${DLIO_H5PY:-wheel}
 case "$h5py_mode" in
   wheel) h5prefix="" ;;
   mpi) h5prefix=${H5DLIO_HDF5_PREFIX:-}
-       [ -n "$h5prefix" ] && [ -f "$h5prefix/include/H5pubconf.h" ] || { echo "deps-dlio: error: DLIO_H5PY=mpi needs H5DLIO_HDF5_PREFIX=<a parallel HDF5 install prefix> (got '${h5prefix}')" >&2; exit 1; }
-       grep -Eq '^#define H5_HAVE_PARALLEL 1' "$h5prefix/include/H5pubconf.h" || { echo "deps-dlio: error: DLIO_H5PY=mpi: $h5prefix is a serial HDF5 (H5_HAVE_PARALLEL unset in include/H5pubconf.h)" >&2; exit 1; }
+       [ -n "$h5prefix" ] && [ -f "$h5prefix/include/H5pubconf.h" ] || { echo "deps-dlio: error: DLIO_H5PY=mpi needs H5DLIO_HDF5_PREFIX=<a parallel HDF5 install prefix> (got '${h5prefix}')" >&2; exit 2; }
+       grep -Eq '^#define H5_HAVE_PARALLEL 1' "$h5prefix/include/H5pubconf.h" || { echo "deps-dlio: error: DLIO_H5PY=mpi: $h5prefix is a serial HDF5 (H5_HAVE_PARALLEL unset in include/H5pubconf.h)" >&2; exit 2; }
        h5prefix=$(cd "$h5prefix" && pwd) ;;
-  *) echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel or mpi" >&2; exit 1 ;;
+  *) echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel or mpi" >&2; exit 2 ;;
 esac
 base=${ver%%-*}
 lock="$here/harness/requirements/dlio-$base.lock.txt"
@@ -76,7 +76,9 @@ if [ -n "$src" ]; then
   git -C "$src" ls-files -z | (cd "$src" && xargs -0 cp --parents -t "$tmp")
   "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "$tmp" >&2
 else
-  "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "dlio-benchmark==$ver" >&2
+  "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "dlio-benchmark==$ver" >&2 || {
+    rm -rf "$venv.partial"
+    echo "deps-dlio: error: DLIO=$spec: pip cannot install dlio-benchmark==$ver (see pip's message above)" >&2; exit 2; }
 fi
 "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps -r "$lock" >&2
 if [ "$h5py_mode" = mpi ]; then

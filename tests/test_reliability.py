@@ -922,11 +922,15 @@ def _wl(tmp_path: Path, text: str | bytes, name: str = "bad.yaml") -> str:
 
 HARNESS_BAD = [
     # (id, extra argv, workload text (None: the good fake one), words)
-    ("--ranks 0", ["--ranks", "0"], None, ["--ranks must be >= 1"]),
-    ("--ranks -2", ["--ranks", "-2"], None, ["--ranks must be >= 1"]),
-    ("--ranks two", ["--ranks", "two"], None, ["argument --ranks", "invalid int value"]),
-    ("--repeat 0", ["--repeat", "0"], None, ["--repeat must be >= 1"]),
-    ("--profiles bogus", ["--profiles", "timing,bogus"], None, ["--profiles", "bogus"]),
+    ("--ranks 0", ["--ranks", "0"], None, ["RANKS=0 (--ranks)", "must be at least 1"]),
+    ("--ranks -2", ["--ranks", "-2"], None, ["RANKS=-2 (--ranks)", "must be at least 1"]),
+    ("--ranks two", ["--ranks", "two"], None, ["RANKS=two (--ranks)", "not a whole number"]),
+    ("--repeat 0", ["--repeat", "0"], None, ["REPEAT=0 (--repeat)", "must be at least 1"]),
+    ("--repeat x", ["--repeat", "x"], None, ["REPEAT=x (--repeat)", "not a whole number"]),
+    ("--profiles bogus", ["--profiles", "timing,bogus"], None, ["PROFILES=timing,bogus (--profiles)", "bogus"]),
+    ("--profiles empty", ["--profiles", ","], None, ["PROFILES=, (--profiles)", "empty list"]),
+    ("--darshan-prefix not an install", ["--darshan-prefix", "/nonexistent/darshan"], None,
+     ["DARSHAN_PREFIX=/nonexistent/darshan (--darshan-prefix)", "libdarshan.so"]),
     ("--timeout 0", ["--timeout", "0"], None, ["--timeout", "positive"]),
     ("--timeout -5", ["--timeout", "-5"], None, ["--timeout", "positive"]),
     ("--timeout nan", ["--timeout", "nan"], None, ["--timeout", "positive"]),

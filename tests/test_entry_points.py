@@ -1,0 +1,101 @@
+"""The make targets users type, with one bad variable each, after a previous run that passed.
+
+Each case runs the real target (`make validate`, `make fidelity-run`, `make report`, `make build`) in this checkout
+with `LAST_RUN` pointing at a prepared earlier run whose verdict passes (a copy of tests/data/run-tiny). A bad
+variable must end the invocation non-zero with one error naming the variable, and must not validate, show or
+render that earlier run: no check lines, no verdict, no report path. Nothing is launched: every case fails before
+the harness creates a run."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+RUN_TINY = REPO / "tests" / "data" / "run-tiny"
+STAMPS = (REPO / "build" / ".dlio-venv", REPO / "build" / ".hdf5-prefix", REPO / ".venv" / ".stamp")
+
+# (id, make target and variables, words the error must hold)
+CASES = [
+    ("WORKLOAD unknown", ["validate", "WORKLOAD=nosuch"], ["WORKLOAD=nosuch", "known:"]),
+    ("WORKLOAD missing file", ["validate", "WORKLOAD=/nonexistent/w.yaml"], ["WORKLOAD=/nonexistent/w.yaml"]),
+    ("SCALE unknown", ["validate", "SCALE=huge"], ["SCALE=huge", "tiny"]),
+    ("RANKS zero", ["validate", "RANKS=0"], ["RANKS=0", "at least 1"]),
+    ("RANKS not a number", ["validate", "RANKS=abc"], ["RANKS=abc", "not a whole number"]),
+    ("RANKS more than samples", ["validate", "RANKS=4096"], ["4096 ranks", "refused by the kernel"]),
+    ("PROFILES unknown", ["validate", "PROFILES=nosuch"], ["PROFILES=nosuch", "known:"]),
+    ("REPEAT zero", ["validate", "REPEAT=0"], ["REPEAT=0", "at least 1"]),
+    ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
+    ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
+    ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),
+    ("HDF5_DIR not an install", ["validate", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),
+    ("DARSHAN_PREFIX not an install", ["validate", "DARSHAN_PREFIX=/nonexistent/darshan"],
+     ["DARSHAN_PREFIX=/nonexistent/darshan", "libdarshan.so"]),
+    ("fidelity-run WORKLOAD unknown", ["fidelity-run", "WORKLOAD=nosuch"], ["WORKLOAD=nosuch"]),
+    ("fidelity-run RANKS zero", ["fidelity-run", "RANKS=0"], ["RANKS=0"]),
+    ("build HDF5_DIR not an install", ["build", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),
+    ("report RUN missing", ["report", "RUN=/nonexistent/run"], ["RUN=/nonexistent/run", "no such directory"]),
+    ("report RUN not a run", ["report", "RUN=@empty"], ["RUN=", "no manifest.json", "not rendered"]),
+    ("report RUN unset", ["report"], ["set RUN="]),
+]
+
+
+def _env() -> dict:
+    """The user's environment: no make state of an enclosing `make test`, no Darshan of the machine."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "DARSHAN_PREFIX")}
+    return env
+
+
+@pytest.fixture(scope="module")
+def previous_run(tmp_path_factory) -> Path:
+    """A run that passed, as `make validate` left it: its directory (with its verdict) and the pointer to it."""
+    missing = [str(s) for s in STAMPS if not s.exists()]
+    if missing:
+        pytest.skip(f"the make targets' dependencies are not installed here ({', '.join(missing)}): run `make test`")
+    root = tmp_path_factory.mktemp("previous")
+    run = root / "runs" / "unet3d-tiny-previous"
+    shutil.copytree(RUN_TINY, run)
+    return run
+
+
+def _make(args: list[str], pointer: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args, f"LAST_RUN={pointer}"], cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_previous_run_passes(previous_run, tmp_path):
+    """The control: the prepared run's verdict is a pass and `make report` renders it (so the cases below would
+    show it if the targets fell back to it)."""
+    out = tmp_path / "report"
+    p = subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-m", "validate", str(previous_run)], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "PASS" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    p = subprocess.run([str(REPO / ".venv" / "bin" / "python"), "-m", "reports", str(previous_run), "--out",
+                        str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and (out / "report.md").exists(), p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("case,args,words", CASES, ids=[c[0] for c in CASES])
+def test_bad_variable_after_a_passing_run(previous_run, tmp_path, case, args, words):
+    pointer = tmp_path / "last-run"
+    pointer.write_text(str(previous_run))
+    args = list(args)
+    if "RUN=@empty" in args:
+        (tmp_path / "empty").mkdir()
+        args[args.index("RUN=@empty")] = f"RUN={tmp_path / 'empty'}"
+    before = sorted(p.name for p in previous_run.rglob("*"))
+    p = _make(args, pointer)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, f"{case}: exit 0 after bad input:\n{out[-3000:]}"
+    for w in words:
+        assert w in p.stderr, f"{case}: {w!r} not in the error:\n{p.stderr[-3000:]}"
+    assert "Traceback" not in out, out[-3000:]
+    assert "PASS" not in out and "verdict" not in out.lower(), f"{case}: an earlier verdict was shown:\n{out[-3000:]}"
+    assert str(previous_run) not in out and "report.md" not in out and "report.html" not in out, \
+        f"{case}: an earlier run or report was shown:\n{out[-3000:]}"
+    assert sorted(p.name for p in previous_run.rglob("*")) == before, "the earlier run was touched"
+    if args[0] in ("validate", "fidelity-run") and "DLIO=" not in " ".join(args) and "HDF5_DIR=" not in " ".join(args):
+        assert not pointer.exists(), f"{case}: the stale pointer to the earlier run survived"
