@@ -99,3 +99,27 @@ def test_bad_variable_after_a_passing_run(previous_run, tmp_path, case, args, wo
     assert sorted(p.name for p in previous_run.rglob("*")) == before, "the earlier run was touched"
     if args[0] in ("validate", "fidelity-run") and "DLIO=" not in " ".join(args) and "HDF5_DIR=" not in " ".join(args):
         assert not pointer.exists(), f"{case}: the stale pointer to the earlier run survived"
+
+
+@pytest.mark.parametrize("stamp,target,script", [("build/.hdf5-prefix", "deps", "deps-hdf5.sh"),
+                                                 ("build/.dlio-venv", "dlio-venv", "deps-dlio.sh")])
+def test_a_stamp_naming_a_removed_cache_folder_is_remade(tmp_path, stamp, target, script):
+    """A stamp is checked, not trusted: naming a folder that is gone (or unfinished), its rule runs again; naming a
+    finished one (`.h5dlio-complete`), nothing is rebuilt. `make -n` in a copy of the build files: nothing runs."""
+    for x in ("Makefile", "mk", "scripts", "requirements-test.txt", "harness/requirements"):
+        src = REPO / x
+        (tmp_path / x).parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / x)
+    (tmp_path / "build").mkdir()
+    done = tmp_path / "cache" / "finished"
+    done.mkdir(parents=True)
+    (done / ".h5dlio-complete").touch()
+    plans = {}
+    for name, where in (("removed", tmp_path / "cache" / "removed"), ("unfinished", tmp_path / "cache"),
+                        ("finished", done)):
+        (tmp_path / stamp).write_text(f"{where}\n")
+        p = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=tmp_path, env=_env(),
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        plans[name] = script in p.stdout
+    assert plans == {"removed": True, "unfinished": True, "finished": False}
