@@ -103,7 +103,7 @@ test-py: build venv dlio-venv chromium
 test: lint test-c test-reliability test-py
 
 lint: venv
-	@$(VENV)/bin/ruff check tests harness profiles validate fidelity reports
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports
 
 clean:
 	rm -rf build

@@ -5,14 +5,14 @@ Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keep
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
+from common.fileio import write_text_atomic
 from harness import run as hrun
-from harness.run import write_text_atomic
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
+from profiles import Context, registry
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--ranks", type=_count("RANKS", "--ranks"), default=2, help="MPI ranks per side (default 2)")
     r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
     r.add_argument("--profiles", default=None,
-                   help="comma-separated: timing,logvfd,dftracer,darshan (default: every profile available here)")
+                   help=f"comma-separated: {','.join(registry())} (default: every profile available here)")
     r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
     r.add_argument("--runs-dir", type=Path, default=REPO / "runs")
     r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
@@ -78,33 +78,32 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
         if not hrun.KERNEL_BIN.exists():
             raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
-        named = [(f"DARSHAN_PREFIX={a.darshan_prefix} (--darshan-prefix)", a.darshan_prefix),
-                 (f"DARSHAN_PREFIX={os.environ.get('DARSHAN_PREFIX')}", os.environ.get("DARSHAN_PREFIX"))]
-        for what, prefix in named:
-            if prefix and not any((Path(prefix) / d / "libdarshan.so").exists() for d in ("lib", "lib64")):
-                raise WorkloadError(f"{what}: no Darshan runtime there (no lib/libdarshan.so)")
-        from profiles import darshan, dftracer
-        have = {"timing": (True, ""), "logvfd": (True, ""), "dftracer": dftracer.available(venv)}
-        dinfo = darshan.detect(a.darshan_prefix)
-        have["darshan"] = (dinfo["available"], dinfo["reason"])
+        ctx = Context(venv, hrun.KERNEL_BIN, {"darshan_prefix": a.darshan_prefix})
+        reg = registry()
+        have = {name: p.available(ctx) for name, p in reg.items()}
+        for prof in reg.values():
+            why = prof.bad_options(ctx)
+            if why:
+                raise WorkloadError(why)
         asked = [x for x in (a.profiles or "").split(",") if x]
         bad = [x for x in asked if x not in have]
         if bad or (a.profiles is not None and not asked):
             raise WorkloadError(f"PROFILES={a.profiles} (--profiles): unknown {bad or 'empty list'} "
                                 f"(known: {', '.join(have)})")
         for x in asked:
-            if not have[x][0]:
-                raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x][1]}")
-        profiles = asked or [x for x in have if have[x][0]]
-        skipped = {x: have[x][1] for x in have if x not in profiles and not have[x][0]}
+            if not have[x].ok:
+                raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x].reason}")
+        profiles = asked or [x for x in have if have[x].ok]
+        skipped = {x: have[x].reason for x in have if x not in profiles and not have[x].ok}
         for x, why in skipped.items():
             print(f"harness: profile {x} skipped: {why}", flush=True)
         skip_sides = {}
-        if "darshan" in profiles:
-            dinfo["sides"] = darshan.plan_sides(dinfo, venv, hrun.KERNEL_BIN)
-            skip_sides = {k: v["skip"] for k, v in dinfo["sides"].items() if "skip" in v}
-            for side, why in skip_sides.items():
-                print(f"harness: darshan: {side.upper() if side == 'dlio' else side} side skipped: {why}", flush=True)
+        for x in profiles:
+            sides = reg[x].prepare(ctx, have[x])
+            if sides:
+                skip_sides[x] = sides
+            for side, why in sides.items():
+                print(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}", flush=True)
         if not 0 < a.timeout < float("inf"):
             raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
         for s in a.kernel_set:
@@ -112,9 +111,10 @@ def main(argv=None) -> int:
                 raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
         from harness.dlio import info as dlio_info
         opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat, darshan=dinfo,
-                           darshan_skip_sides=skip_sides, skipped_profiles={**skipped, **{
-                               f"darshan.{k}": v for k, v in skip_sides.items()}},
+                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat,
+                           found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
+                           skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
+                                                           for side, why in sides.items()}},
                            dlio_version=dlio_info(venv)["version"])
         if a.resume:
             if not (a.resume / "manifest.json").exists():

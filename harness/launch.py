@@ -1,4 +1,6 @@
-"""Launching one step: an argv list, a copied environment, a timeout, per-rank output; failure is data."""
+"""Launching one step: an argv list, a copied environment, a timeout, per-rank output; failure is data. The one
+command builder: Launcher (the MPI launcher's argv: ranks, per-rank output, variables for the ranks only) and
+kernel_argv (the kernel's)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,11 +45,19 @@ class Launcher:
         raise ValueError(f"LAUNCHER={self.kind}: use mpirun, mpiexec or srun")
 
 
+def kernel_argv(binary: Path, config: Path, sets: Sequence[str], options: Sequence[str] = ()) -> list[str]:
+    """The kernel's own argv: `h5dlio --config FILE [options] --set K=V ...` (a later --set wins)."""
+    argv = [str(binary), "--config", str(config), *options]
+    for s in sets:
+        argv += ["--set", s]
+    return argv
+
+
 @dataclass
 class Step:
     name: str           # e.g. "dlio.timing"
     side: str           # dlio | kernel
-    profile: str        # generate | timing | logvfd | logvfd-rt0
+    profile: str        # generate, or a profile's step: timing, timing-2, logvfd, logvfd-rt0, dftracer, ...
     argv: list
     env_changes: dict
     workdir: Path

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import yaml
 
-from harness.launch import Launcher, Step, execute
+from common.proc import command_output
+from common.rundir import RunDir
+from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload
+from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, owner, registry
 
 KERNEL_BIN = REPO / "build" / "h5dlio"
 GEN_BUFFER = 16 * 1024 * 1024
@@ -30,29 +33,10 @@ class Options:
     timeout: float = 1800.0
     reuse_dlio: Path | None = None                     # take the DLIO side of an earlier run of the same workload
     repeat: int = 1                                    # timing launches per side (REPEAT=N)
-    darshan: dict = field(default_factory=dict)        # profiles.darshan.detect() result
-    darshan_skip_sides: dict = field(default_factory=dict)  # side -> reason
+    found: dict = field(default_factory=dict)          # profile -> what its available()/prepare() found (Found.info)
+    skip_sides: dict = field(default_factory=dict)     # profile -> {side: why that side cannot run under it here}
     skipped_profiles: dict = field(default_factory=dict)    # profile -> reason (recorded in the manifest)
     dlio_version: str | None = None                    # the reference DLIO's version: the kernel's dlio-version
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Readers (and a crash) see the old file or the new one, never a part: a temporary name of this process,
-    flushed to disk, then renamed over the file. On failure the old file is untouched and the temporary removed."""
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    write_text_atomic(path, json.dumps(obj, indent=1, default=str))
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -92,10 +76,9 @@ def precheck(wl: Workload, opt: Options) -> str | None:
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="h5dlio-precheck-") as f:
         f.write(yaml.safe_dump(merged_config(wl), sort_keys=False))
         f.flush()
-        argv = [str(KERNEL_BIN), "--config", f.name, "--dry-run", "--ranks", str(opt.ranks), "--set",
-                "generate-data=true"]
-        for s in opt.kernel_sets + ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []):
-            argv += ["--set", s]
+        argv = kernel_argv(KERNEL_BIN, Path(f.name), ["generate-data=true", *opt.kernel_sets] +
+                           ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []),
+                           options=["--dry-run", "--ranks", str(opt.ranks)])
         try:
             p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired):
@@ -107,126 +90,89 @@ def precheck(wl: Workload, opt: Options) -> str | None:
         (msg.replace(f.name, "workload") or p.stderr.strip()[-500:])
 
 
-def _cmd(argv: list[str]) -> str:
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-        return (p.stdout or p.stderr).strip()
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"unavailable: {e}"
-
-
 def versions(dlio_python: str) -> dict:
     probe = ("import importlib.metadata as m, h5py, numpy, sys; print(m.version('dlio-benchmark'), h5py.__version__, "
              "h5py.version.hdf5_version, numpy.__version__, sys.version.split()[0])")
-    d = _cmd([dlio_python, "-c", probe]).split()
-    k = _cmd([str(KERNEL_BIN), "--version"]).split()
-    git = _cmd(["git", "-C", str(REPO), "rev-parse", "HEAD"])
-    dirty = bool(_cmd(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"]))
+    d = command_output([dlio_python, "-c", probe]).split()
+    k = command_output([str(KERNEL_BIN), "--version"]).split()
+    git = command_output(["git", "-C", str(REPO), "rev-parse", "HEAD"])
+    dirty = bool(command_output(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"]))
     return {
         "dlio": d[0] if len(d) == 5 else "unknown", "dlio_h5py": d[1] if len(d) == 5 else "unknown",
         "dlio_hdf5": d[2] if len(d) == 5 else "unknown", "dlio_numpy": d[3] if len(d) == 5 else "unknown",
         "dlio_python": d[4] if len(d) == 5 else "unknown",
         "kernel": k[1] if len(k) > 5 else "unknown", "kernel_hdf5": k[5] if len(k) > 5 else "unknown",
-        "mpi": _cmd(["mpirun", "--version"]).splitlines()[0] if shutil.which("mpirun") else "none",
+        "mpi": command_output(["mpirun", "--version"]).splitlines()[0] if shutil.which("mpirun") else "none",
         "git_revision": git, "git_dirty": dirty,
         "host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
         "harness_python": sys.version.split()[0],
     }
 
 
-class RunDir:
-    def __init__(self, path: Path):
-        self.path = path
-        self.manifest_path = path / "manifest.json"
-
-    def load(self) -> dict:
-        return json.loads(self.manifest_path.read_text())
-
-    def save(self, m: dict) -> None:
-        write_json_atomic(self.manifest_path, m)
+OTHER = {"dlio": "kernel", "kernel": "dlio"}
 
 
-# Launches that read in the ranks themselves (read_threads=0) on both sides: logvfd-rt0 because DLIO's order is
-# deterministic only there; darshan because Darshan does not follow processes forked after MPI_Init (DLIO's PyTorch
-# workers: measured, they leave no log and no record), so with workers it would see none of DLIO's data reads.
-RT0 = ("logvfd-rt0", "darshan")
-
-
-def kernel_sets(profile: str, data: Path, out: Path, generate: bool) -> list[str]:
+def kernel_sets(data: Path, out: Path, generate: bool, read_threads_0: bool = False) -> list[str]:
     s = [f"data-folder={data}", f"output-folder={out}", "quiet=true"]
     if generate:
         s += ["generate-data=true", "train=false", "evaluation=false"]
     else:
         s += ["generate-data=false"]
-    if profile in RT0:
+    if read_threads_0:
         s.append("read-threads=0")
     return s
 
 
-def dlio_overrides(profile: str, data: Path, out: Path, workdir: Path, generate: bool) -> list[str]:
+def dlio_overrides(data: Path, out: Path, workdir: Path, generate: bool, read_threads_0: bool = False) -> list[str]:
     o = [f"++workload.dataset.data_folder={data}", f"++workload.output.folder={out}",
          f"++workload.workflow.generate_data={generate}", f"++workload.workflow.train={not generate}",
          f"hydra.run.dir={workdir / 'hydra'}"]
-    if profile in RT0:
+    if read_threads_0:
         o.append("++workload.reader.read_threads=0")
     return o
 
 
+def chosen_profiles(opt: Options) -> list[Profile]:
+    """The run's profiles in launch order."""
+    ps = [p for p in registry().values() if p.name in opt.profiles]
+    return sorted(ps, key=lambda p: p.order if p.launch_order is None else p.launch_order)
+
+
 def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
-    """The launches of a run, in order. Log VFD runs read the *other* side's dataset, which doubles as the
-    cross-read check (DLIO reads the kernel's files, the kernel reads DLIO's)."""
-    from profiles import get as get_profile
+    """The launches of a run, in order: generation, then each chosen profile's launches (profiles.LaunchSpec), each
+    on both sides but a side the profile cannot run here (opt.skip_sides), wrapped by the profile. A launch reads its
+    side's own dataset or the other side's (the Log VFD launches: the cross-read check)."""
     launcher = Launcher(opt.launcher, opt.ranks)
-    data = {"dlio": rd / "dlio" / "data", "kernel": rd / "kernel" / "data"}
-    other = {"dlio": "kernel", "kernel": "dlio"}
-    profiles = ["generate"]
-    if "timing" in opt.profiles:
-        profiles += ["timing"] + [f"timing-{k}" for k in range(2, opt.repeat + 1)]
-    if "dftracer" in opt.profiles:
-        profiles.append("dftracer")
-    if "darshan" in opt.profiles:
-        profiles.append("darshan")
-    if "logvfd" in opt.profiles:
-        profiles.append("logvfd")
-        if wl.read_threads > 0:
-            profiles.append("logvfd-rt0")  # DLIO's order is deterministic only with read_threads=0
+    data = {side: rd / side / "data" for side in SIDES}
+    shape = Shape(wl.config, opt.repeat)
+    specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))]
+    specs += [(p, spec) for p in chosen_profiles(opt) for spec in p.launches(shape)]
     steps = []
-    for prof in profiles:
-        for side in ("dlio", "kernel"):
-            if prof == "darshan" and side in opt.darshan_skip_sides:
+    for prof, spec in specs:
+        for side in SIDES:
+            if prof is not None and side in opt.skip_sides.get(prof.name, {}):
                 continue
-            wd = rd / side / prof
-            gen = prof == "generate"
-            own = prof == "generate" or prof.startswith("timing") or prof in ("dftracer", "darshan")
-            src = data[side] if own else data[other[side]]
-            logdir = wd / "ranks"
+            wd = rd / side / spec.step
+            gen = prof is None
+            src = data[side] if spec.data == "own" else data[OTHER[side]]
             if side == "kernel":
-                base = [str(KERNEL_BIN), "--config", str(rd / "workload.yaml")]
-                if opt.dlio_version:  # the kernel entry of the reference DLIO's release
-                    base += ["--set", f"dlio-version={opt.dlio_version}"]
-                for s in kernel_sets(prof, src, wd / "out", gen) + ([] if gen else opt.kernel_sets):
-                    base += ["--set", s]
+                sets = ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []) + \
+                    kernel_sets(src, wd / "out", gen, spec.read_threads_0) + ([] if gen else opt.kernel_sets)
+                base = kernel_argv(KERNEL_BIN, rd / "workload.yaml", sets)
             else:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),
-                        f"workload=h5dlio_{wl.name}"] + dlio_overrides(prof, src, wd / "out", wd, gen)
-            env: dict = {}
-            dirs: tuple = ()
-            files: tuple = ()
-            if prof.startswith("logvfd"):
-                base, env = get_profile("logvfd").wrap(base, env, wd, side)
-            elif prof == "dftracer":
-                base, env = get_profile("dftracer").wrap(base, env, wd, side, dlio_venv=dlio_venv, data_dir=src)
-            elif prof == "darshan":
-                base, env = get_profile("darshan").wrap(base, env, wd, side, info=opt.darshan)
-                dirs = (wd / "logs",)  # Darshan writes nothing into a missing folder (a warning only)
-                files = ((wd / "darshan.conf", get_profile("darshan").config_text(src)),)
-            if side == "dlio" and prof != "dftracer":
+                        f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0)
+            w = Wrapped(base, {}) if prof is None else \
+                prof.wrap(Launch(side, spec.step, base, {}, wd, src, opt.found.get(prof.name, {})))
+            env = w.env
+            if side == "dlio" and "DFTRACER_ENABLE" not in env:
                 # pydftracer 1.0.2 (DLIO 2.0.0's dependency) is ON unless DFTRACER_ENABLE=0: its Python-level
                 # instrumentation writes no trace yet slows DLIO's first epoch ~2x (measured: 2.1-2.5 s vs 0.93-0.99 s,
-                # tiny unet3d). Every other launch is DLIO without a profiler besides the one under test.
+                # tiny unet3d). Every DLIO launch runs without a profiler besides the one under test.
                 env = {**env, "DFTRACER_ENABLE": "0"}
-            argv = launcher.argv(logdir, env) + base
-            steps.append(Step(f"{side}.{prof}", side, prof, argv, env, wd, logdir, opt.timeout, dirs, files))
+            argv = launcher.argv(wd / "ranks", env) + w.argv
+            steps.append(Step(f"{side}.{spec.step}", side, spec.step, argv, env, wd, wd / "ranks", opt.timeout,
+                              w.dirs, w.files))
     return steps
 
 
@@ -265,45 +211,42 @@ def _reuse(rd: Path, src: Path, m: dict) -> None:
 
 
 def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
-    """Parse every finished step's raw output into tables/ (one schema per profile, same for both sides). A step
-    whose output cannot be parsed is recorded in m["collect_errors"]; the others are still collected."""
-    tables = rd / "tables"
-    tables.mkdir(exist_ok=True)
-    timing_t: dict = {"dlio": [], "kernel": []}
+    """Parse every finished step's raw output into tables/: generation into the dataset tables, every other step by
+    the profile it belongs to (profiles.owner; Profile.collect per launch, Profile.merge per profile). A step whose
+    output cannot be parsed is recorded in m["collect_errors"]; the others are still collected."""
+    rdir = RunDir(rd)
+    rdir.tables.mkdir(exist_ok=True)
     errors: dict = {}
+    parts: dict[str, list] = {}
     for name, rec in m["steps"].items():
         if rec.get("status") != "ok":
             continue
+        side, step = name.split(".", 1)
         try:
-            _collect_step(rd, name, rec, tables, timing_t, dlio_venv)
+            if step == "generate":
+                _collect_dataset(rdir, side, dlio_venv)
+            elif (prof := owner(step)) is not None:
+                # the data folders the launch read, as its traces name them: a step reused from an earlier run read
+                # that run's
+                base = Path(rec.get("reused_from") or rd)
+                done = Done(name, side, step, Path(rec["workdir"]), rec["wall_s"], base / side / "data",
+                            base / OTHER[side] / "data")
+                parts.setdefault(prof.name, []).append(prof.collect(done))
         except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
             errors[name] = f"{type(e).__name__}: {e}"
     m["collect_errors"] = errors
-    if timing_t["dlio"] or timing_t["kernel"]:
-        write_json_atomic(tables / "timing.json", timing_t)  # per side: one entry per repetition
+    reg = registry()
+    for pname, ps in parts.items():
+        for table, obj in reg[pname].merge(ps).items():
+            rdir.write_table(table, obj)
 
 
-def _collect_step(rd: Path, name: str, rec: dict, tables: Path, timing_t: dict, dlio_venv: Path) -> None:
-    from profiles import darshan, dftracer, logvfd, timing
-    side, prof = name.split(".", 1)
-    wd = Path(rec["workdir"])
-    # the data folder the launch read, as its traces name it: a step reused from an earlier run read that run's
-    data = Path(rec.get("reused_from") or rd) / side / "data"
-    if prof.startswith("timing"):
-        timing_t[side].append({"step": name, "wall_s": rec["wall_s"], **timing.parse(wd / "out", side)})
-    elif prof.startswith("logvfd"):
-        write_text_atomic(tables / f"{prof}-{side}.json", json.dumps(logvfd.parse_dir(wd / "ranks")))
-    elif prof == "darshan":
-        write_json_atomic(tables / f"darshan-{side}.json", darshan.parse(wd, side, data))
-    elif prof == "dftracer":
-        t = dftracer.parse(wd, side, data)
-        write_json_atomic(tables / f"dftracer-timeline-{side}.json", t.pop("timeline"))
-        write_json_atomic(tables / f"dftracer-{side}.json", t)
-    elif prof == "generate":
-        p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
-                            str(rd / side / "data")], capture_output=True, text=True)
-        if p.returncode == 0:
-            write_text_atomic(tables / f"dataset-{side}.json", p.stdout)
+def _collect_dataset(rdir: RunDir, side: str, dlio_venv: Path) -> None:
+    """tables/dataset-<side>.json: h5py's description of every file a generation step wrote."""
+    p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
+                        str(rdir.path / side / "data")], capture_output=True, text=True)
+    if p.returncode == 0:
+        rdir.write_table(f"dataset-{side}.json", p.stdout)
 
 
 def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bool, progress=print) -> dict:

@@ -1,20 +1,182 @@
-"""Profiler adapters. Each module: wrap(argv, env, outdir) -> (argv, env) for a launch, and parse(outdir) -> tables.
-Registry: PROFILES maps a name to its module path (imported lazily)."""
+"""Profiles: one module per profiler, each defining one `Profile` subclass registered with @register. The harness and
+validate loop over the registry: adding a profile is one file in this folder (found by `registry()`, nothing to
+list anywhere) plus its tests.
+
+A profile says, for a run:
+- available(ctx) -> Found(ok, reason, info): whether it can run on this machine (info: what it found, handed back
+  to wrap as Launch.info); prepare(ctx, found) -> {side: why}: a side that cannot run under it here (Darshan's);
+- launches(shape) -> [LaunchSpec]: its steps (named "<profile>" or "<profile>-<variant>"), each on both sides,
+  reading the side's own dataset or the other side's, with read threads or in the ranks (read_threads=0);
+- wrap(launch) -> Wrapped: the program's argv and the environment for the ranks, folders and files it needs;
+- collect(done) -> {table file name: object} written to tables/ (merge() joins the launches' parts);
+- checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (profiles.compare).
+
+Where this sits: profiles import only common/ (and the standard library); the harness (wrap, collect) and validate
+(checks) import profiles. Nothing here imports harness/, validate/ or reports/, so both may use it without a
+circle; what a check needs of validate (the analytic model) it gets through the RunView it is handed."""
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
-PROFILES = {
-    "timing": "profiles.timing",
-    "logvfd": "profiles.logvfd",
-    "dftracer": "profiles.dftracer",
-    "darshan": "profiles.darshan",
-}
+SIDES = ("dlio", "kernel")
 
 
-def get(name: str) -> ModuleType:
+@dataclass(frozen=True)
+class Context:
+    """What a profile may look at to say whether (and how) it runs here."""
+    dlio_venv: Path
+    kernel_bin: Path
+    options: dict = field(default_factory=dict)  # profile options from the command line, e.g. darshan_prefix
+
+
+@dataclass
+class Found:
+    ok: bool
+    reason: str = ""                           # why not (printed and recorded in the manifest's skipped_profiles)
+    info: dict = field(default_factory=dict)   # what it found (a library, an install): Launch.info
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The run as planning sees it: the merged workload config and the timing repetitions."""
+    config: dict
+    repeat: int = 1
+
+    @property
+    def read_threads(self) -> int:
+        return int((self.config.get("reader") or {}).get("read_threads", 1))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    step: str                    # after "<side>.": the profile's name, or "<name>-<variant>"
+    data: str = "own"            # whose dataset the launch reads: "own" or "other" (the cross-read)
+    read_threads_0: bool = False  # read in the ranks on both sides (--set read-threads=0 / reader.read_threads=0)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One side's launch of a step, before wrapping."""
+    side: str
+    step: str
+    argv: list
+    env: dict
+    workdir: Path                # <run>/<side>/<step>
+    data: Path                   # the dataset it reads
+    info: dict                   # Found.info
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    argv: list
+    env: dict                    # reaches the ranks only (the launcher's -x K=V)
+    dirs: tuple = ()             # folders that must exist at launch
+    files: tuple = ()            # (path, text) written at launch
+
+
+@dataclass(frozen=True)
+class Done:
+    """A finished launch, as collection sees it."""
+    name: str                    # "<side>.<step>"
+    side: str
+    step: str
+    workdir: Path
+    wall_s: float
+    data: Path                   # the side's own dataset, as its traces name it (a reused step: the earlier run's)
+    other_data: Path
+
+
+class RunView(Protocol):
+    """What a profile's check may read of the run being validated (validate.checks.Run)."""
+    manifest: dict
+    ranks: int
+    cfg: dict
+    release: str
+
+    def table(self, name: str) -> Any: ...
+    def step(self, name: str) -> dict | None: ...
+    def model_reads(self, cfg: dict) -> dict: ...  # validate's analytic model: rank -> phase segments
+    def put_table(self, name: str, obj: Any) -> None: ...  # a derived table (files-<profile>.json) to store
+
+
+Check = Callable[[RunView], list]
+
+
+class Profile:
+    name: ClassVar[str] = ""
+    order: ClassVar[int] = 50          # listing order (--profiles, the manifest) and the order of its checks
+    launch_order: ClassVar[int | None] = None  # order of its launches in a run, if not `order`
+    checks: ClassVar[tuple[Check, ...]] = ()
+
+    def available(self, ctx: Context) -> Found:
+        return Found(True)
+
+    def bad_options(self, ctx: Context) -> str | None:
+        """An option the user set for this profile that names something unusable (bad input, exit 2: say which
+        option and why); None when there is none. Unlike available(), this refuses the run instead of skipping."""
+        return None
+
+    def prepare(self, ctx: Context, found: Found) -> dict[str, str]:
+        """Once it is chosen: {side: why} for a side it cannot run here; it may add to found.info what wrap needs."""
+        return {}
+
+    def launches(self, shape: Shape) -> list[LaunchSpec]:
+        return [LaunchSpec(self.name)]
+
+    def wrap(self, launch: Launch) -> Wrapped:
+        return Wrapped(list(launch.argv), dict(launch.env))
+
+    def collect(self, done: Done) -> dict[str, Any]:
+        """Tables of one finished launch: file name in tables/ -> object (a str is stored as it is)."""
+        return {}
+
+    def merge(self, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The tables of all its launches (collect() results in launch order); by default their union."""
+        return {k: v for p in parts for k, v in p.items()}
+
+    def owns(self, step: str) -> bool:
+        return step == self.name or step.startswith(self.name + "-")
+
+
+_REGISTRY: dict[str, Profile] = {}
+_DISCOVERED = False
+
+
+def register(cls: type[Profile]) -> type[Profile]:
+    """Class decorator: one instance of cls joins the registry under cls.name."""
+    if not cls.name or "." in cls.name or cls.name == "generate":
+        raise ValueError(f"profile {cls.__name__}: name {cls.name!r} (a word, not 'generate', no '.')")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def registry() -> dict[str, Profile]:
+    """Every profile, in their order: the modules of this folder are imported once (each registers its own)."""
+    global _DISCOVERED
+    if not _DISCOVERED:
+        for m in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{m.name}")
+        _DISCOVERED = True
+    return dict(sorted(_REGISTRY.items(), key=lambda kv: kv[1].order))
+
+
+def get(name: str) -> Profile:
+    reg = registry()
     try:
-        return importlib.import_module(PROFILES[name])
+        return reg[name]
     except KeyError:
-        raise KeyError(f"unknown profile '{name}' (known: {', '.join(PROFILES)})") from None
+        raise KeyError(f"unknown profile '{name}' (known: {', '.join(reg)})") from None
+
+
+def owner(step: str) -> Profile | None:
+    """The profile a step (the part after "<side>.") belongs to."""
+    return next((p for p in registry().values() if p.owns(step)), None)

@@ -10,6 +10,8 @@ import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from profiles import Context, Done, Found, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
+from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
 from profiles.features import io_features
 
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
@@ -121,19 +123,6 @@ def config_text(data_dir: Path) -> str:
             f"NAME_INCLUDE  {rx}  DXT_POSIX,DXT_MPIIO\n")
 
 
-def wrap(argv: list[str], env: dict, outdir: Path, side: str, *, info: dict) -> tuple[list, dict]:
-    """Preload for the ranks only (libdarshan.so first, then the side's libhdf5); logs into <outdir>/logs, the
-    configuration (config_text) in <outdir>/darshan.conf: the harness writes both at launch. DXT on. Every process
-    writes its own log (DARSHAN_ENABLE_NONMPI), so the kernel's reader processes, forked before MPI_Init, are logged;
-    processes forked after MPI_Init (DLIO's PyTorch workers) are not: Darshan launches read in the ranks."""
-    env = dict(env)
-    preload = info.get("sides", {}).get(side, {}).get("preload") or [info["lib"]]
-    env.update({"LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(outdir / "logs"),
-                "DARSHAN_CONFIG_PATH": str(outdir / "darshan.conf"), "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO",
-                "DARSHAN_ENABLE_NONMPI": "1"})
-    return argv, env
-
-
 def _rows(df) -> list[dict]:
     """Rows with each column's own type (iterrows would turn uint64 record ids into lossy floats)."""
     cols = {k: df[k].tolist() for k in df.columns}
@@ -227,3 +216,110 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
             "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
             "features": io_features([r for t in parsed for r in t["reads"]])}
+
+
+DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
+DARSHAN_H5_FIELDS = ("h5f_opens", "h5d")
+
+
+def check_darshan(run: RunView) -> list[dict]:
+    """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and per-dataset H5D opens/reads/
+    bytes, equal on both sides; every other file a side touched listed and classified; the similarity score from
+    the DXT segments."""
+    skipped = run.manifest.get("skipped_profiles", {})
+    d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
+    if d is None or k is None:
+        why = skipped.get("darshan") or skipped.get("darshan.dlio") or skipped.get("darshan.kernel") or \
+            "darshan profile not run (or a launch failed)"
+        return [result("darshan.per_file", SKIP, detail=f"skipped: {why}")]
+    df, kf = d["files"], k["files"]
+    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
+    h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
+    dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"]
+    fields = tuple(f for f in DARSHAN_FIELDS if dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
+    rows, diffs = [], []
+    for n in data:
+        for side, row in (("dlio", df.get(n)), ("kernel", kf.get(n))):
+            if row is not None:
+                h5d = row.get("h5d", {})
+                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "reads", "bytes", "h5f_opens")},
+                             "h5d_reads": sum(x["reads"] for x in h5d.values()),
+                             "h5d_bytes": sum(x["bytes"] for x in h5d.values()),
+                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
+                                                   for _ in range(row["accesses"][x])))})
+        for f in fields:
+            x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
+            if x != y:
+                diffs.append({"file": n, "field": f, "dlio": x, "kernel": y, "class": None})
+    others: dict[str, list[int]] = {}
+    for i, t in enumerate((d, k)):
+        for o in t["other"]:
+            others.setdefault(o["file"], [0, 0])[i] += o["opens"]
+        for n, row in t["files"].items():  # a data-folder entry with no reads (probe, lock test)
+            if n not in data:
+                others.setdefault(n, [0, 0])[i] += row["opens"]
+    for f, (x, y) in sorted(others.items()):
+        if x != y:
+            diffs.append({"file": f, "field": "opens", "dlio": x, "kernel": y, "class": classify("open", f)})
+    columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
+    run.put_table("files-darshan.json", {"rows": rows, "differences": diffs, "columns": columns,
+                                         "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
+    bad = sorted({x["file"] for x in diffs if x["file"] in data})
+    first = next((x for x in diffs if x["file"] in data), None)
+    partial = d.get("partial", []) + k.get("partial", [])
+    out = [result("darshan.per_file", PASS if data and not bad and not partial else FAIL, len(data),
+                  len(data) - len(bad),
+                  (f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
+                   f"{len(bad)} files differ; first: {first}" if first else "no data-file reads recorded")
+                  + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
+                     "profiles/darshan.py config_text()" if partial else "")
+                  + ("" if h5 else "; H5F/H5D not compared: a side has no HDF5 module records")
+                  + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
+    out.append(explained("darshan", [x for x in diffs if x["file"] not in data]))
+    return out + similarity("similarity.darshan", d, k, "the DXT read segments")
+
+
+@register
+class Darshan(Profile):
+    """Training under Darshan (POSIX, MPI-IO, H5F/H5D, DXT), reading in the ranks on both sides: processes forked
+    after MPI_Init (DLIO's PyTorch workers) leave no log, so with workers Darshan would see none of DLIO's reads."""
+    name = "darshan"
+    order = 40
+    checks = (check_darshan,)
+
+    def available(self, ctx: Context) -> Found:
+        info = detect(ctx.options.get("darshan_prefix"))
+        return Found(info["available"], info["reason"], info)
+
+    def bad_options(self, ctx: Context) -> str | None:
+        """A prefix the user named (--darshan-prefix, DARSHAN_PREFIX) must be a Darshan install: a typo there is
+        refused, not quietly replaced by another install or a skipped profile."""
+        for what, prefix in ((f"DARSHAN_PREFIX={ctx.options.get('darshan_prefix')} (--darshan-prefix)",
+                              ctx.options.get("darshan_prefix")),
+                             (f"DARSHAN_PREFIX={os.environ.get('DARSHAN_PREFIX')}", os.environ.get("DARSHAN_PREFIX"))):
+            if prefix and not any((Path(prefix) / d / "libdarshan.so").exists() for d in ("lib", "lib64")):
+                return f"{what}: no Darshan runtime there (no lib/libdarshan.so)"
+        return None
+
+    def prepare(self, ctx: Context, found: Found) -> dict[str, str]:
+        found.info["sides"] = plan_sides(found.info, ctx.dlio_venv, ctx.kernel_bin)
+        return {k: v["skip"] for k, v in found.info["sides"].items() if "skip" in v}
+
+    def launches(self, shape: Shape) -> list[LaunchSpec]:
+        return [LaunchSpec("darshan", read_threads_0=True)]
+
+    def wrap(self, launch: Launch) -> Wrapped:
+        """Preload for the ranks only (libdarshan.so first, then the side's libhdf5); logs into <workdir>/logs (made
+        at launch: Darshan writes nothing into a missing folder, a warning only), the configuration (config_text)
+        in <workdir>/darshan.conf. DXT on. Every process writes its own log (DARSHAN_ENABLE_NONMPI), so the kernel's
+        reader processes, forked before MPI_Init, are logged."""
+        info, wd = launch.info, launch.workdir
+        preload = info.get("sides", {}).get(launch.side, {}).get("preload") or [info["lib"]]
+        env = {**launch.env, "LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(wd / "logs"),
+               "DARSHAN_CONFIG_PATH": str(wd / "darshan.conf"), "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO",
+               "DARSHAN_ENABLE_NONMPI": "1"}
+        return Wrapped(list(launch.argv), env, dirs=(wd / "logs",), files=((wd / "darshan.conf",
+                                                                           config_text(launch.data)),))
+
+    def collect(self, done: Done) -> dict:
+        return {f"darshan-{done.side}.json": parse(done.workdir, done.side, done.data)}

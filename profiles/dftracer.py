@@ -9,6 +9,8 @@ import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, register
+from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
 from profiles.features import io_features
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
@@ -22,20 +24,6 @@ def preload_library(dlio_venv: Path) -> Path | None:
     """DFTracer's preload library as shipped in the reference venv's dftracer wheel."""
     hits = sorted(dlio_venv.glob("lib/python3*/site-packages/dftracer/lib/libdftracer_preload.so"))
     return hits[0] if hits else None
-
-
-def available(dlio_venv: Path) -> tuple[bool, str]:
-    lib = preload_library(dlio_venv)
-    return (True, str(lib)) if lib else (False, f"no libdftracer_preload.so in {dlio_venv} (pydftracer not installed)")
-
-
-def wrap(argv: list[str], env: dict, outdir: Path, side: str, *, dlio_venv: Path, data_dir: Path) -> tuple[list, dict]:
-    env = dict(env)
-    env.update({"DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1"})
-    if side == "kernel":
-        env.update({"LD_PRELOAD": str(preload_library(dlio_venv)), "DFTRACER_INIT": "PRELOAD",
-                    "DFTRACER_LOG_FILE": str(outdir / "trace"), "DFTRACER_DATA_DIR": str(data_dir)})
-    return argv, env
 
 
 def read_events(path: Path) -> list[dict]:
@@ -150,3 +138,80 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
     return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir),
             "features": features(events, data_dir), "timeline": timeline(events)}
+
+
+DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+
+
+def check_dftracer(run: RunView) -> list[dict]:
+    """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
+    difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
+    d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
+    if d is None or k is None:
+        return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
+    out, rows, diffs = [], [], []
+    df, kf = d["files"]["files"], k["files"]["files"]
+    names = sorted(set(df) | set(kf))
+    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
+    bad_files = 0
+    for n in names:
+        a, b = df.get(n), kf.get(n)
+        for side, row in (("dlio", a), ("kernel", b)):
+            if row is not None:
+                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "closes", "reads", "bytes")},
+                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
+                                                   for _ in range(row["accesses"][x])))})
+        if n not in data:  # a directory or a file only probed: explained below
+            for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
+                diffs.append({"file": n, "field": call, "dlio": (a or {}).get("calls", {}).get(call, 0),
+                              "kernel": (b or {}).get("calls", {}).get(call, 0), "class": classify(call, n)})
+            continue
+        wrong = [f for f in DATA_FIELDS if (a or {}).get(f) != (b or {}).get(f)]
+        bad_files += bool(wrong)
+        for f in wrong:
+            diffs.append({"file": n, "field": f, "dlio": (a or {}).get(f), "kernel": (b or {}).get(f), "class": None})
+        for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
+            if call in ("open", "openat", "close", "pread", "read"):
+                continue
+            x, y = (a or {}).get("calls", {}).get(call, 0), (b or {}).get("calls", {}).get(call, 0)
+            if x != y:
+                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+    for side, t in (("dlio", d), ("kernel", k)):
+        for o in t["files"]["other"]:
+            diffs.append({"file": o["file"], "field": o["call"], "dlio": o["n"] if side == "dlio" else 0,
+                          "kernel": o["n"] if side == "kernel" else 0, "class": classify(o["call"], o["file"])})
+    run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs})
+    first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
+    out.append(result("dftracer.per_file", PASS if data and bad_files == 0 else FAIL, len(data), len(data) - bad_files,
+                      f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal"
+                      if data and not bad_files else
+                      (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
+    out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS]))
+    return out + similarity("similarity", d, k, "the data-file reads")
+
+
+@register
+class DFTracer(Profile):
+    name = "dftracer"
+    order = 30
+    checks = (check_dftracer,)
+
+    def available(self, ctx: Context) -> Found:
+        lib = preload_library(ctx.dlio_venv)
+        if lib is None:
+            return Found(False, f"no libdftracer_preload.so in {ctx.dlio_venv} (pydftracer not installed)")
+        return Found(True, info={"lib": str(lib)})
+
+    def wrap(self, launch: Launch) -> Wrapped:
+        """DLIO traces itself (pydftracer, switched on by the environment); the kernel runs under the preload
+        library, its trace next to the launch, restricted to the data folder."""
+        env = {**launch.env, "DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1"}
+        if launch.side == "kernel":
+            env.update({"LD_PRELOAD": launch.info["lib"], "DFTRACER_INIT": "PRELOAD",
+                        "DFTRACER_LOG_FILE": str(launch.workdir / "trace"), "DFTRACER_DATA_DIR": str(launch.data)})
+        return Wrapped(list(launch.argv), env)
+
+    def collect(self, done: Done) -> dict:
+        t = parse(done.workdir, done.side, done.data)
+        timeline = t.pop("timeline")
+        return {f"dftracer-timeline-{done.side}.json": timeline, f"dftracer-{done.side}.json": t}

@@ -12,6 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.mapping import dotted_get
+from profiles import Done, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
+from profiles.compare import FAIL, PASS, SKIP, result
+
 RECORD_RE = re.compile(
     r"\s*(\d+)-\s*(\d+) \(\s*(\d+) bytes\) \(H5FD_MEM_([A-Z]+)\) (Read|Written|Allocated|Freed)")
 
@@ -103,14 +107,113 @@ def record_table(tables: dict) -> dict[str, int]:
     return dict(c.most_common())
 
 
-def wrap(argv: list[str], env: dict, outdir: Path, side: str) -> tuple[list[str], dict]:
-    """kernel: --log-vfd (set in code, works on HDF5 1.10 too); DLIO/h5py: HDF5_DRIVER=log (HDF5 >= 1.14)."""
-    env = dict(env)
-    if side == "kernel":
-        return argv + ["--log-vfd"], env
-    env["HDF5_DRIVER"] = "log"
-    return argv, env
+def _first_diff(a: list, b: list) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
 
 
-def save(tables: dict, path: Path) -> None:
-    path.write_text(json.dumps(tables))
+def _records(blocks: list) -> Counter:
+    c = Counter(x for b in blocks for x in b if not x.startswith("SUPER-PROBE"))
+    c["opens"] = len(blocks)
+    return c
+
+
+def check_logvfd(run: RunView) -> list[dict]:
+    out = []
+    rt = int(dotted_get(run.cfg, "reader.read_threads", 1))
+    variants = [("logvfd", "sequence" if rt == 0 else "multiset")]
+    if run.table("logvfd-rt0-dlio.json") is not None or rt > 0:
+        variants.append(("logvfd-rt0", "sequence"))
+    for prof, kind in variants:
+        d, k = run.table(f"{prof}-dlio.json"), run.table(f"{prof}-kernel.json")
+        if d is None or k is None:
+            out.append(result(f"logvfd.{prof}", SKIP, detail=f"no {prof} tables (profile not run or a launch failed)"))
+            continue
+        for r in range(run.ranks):
+            name = f"logvfd.{kind}.{'rt0.' if prof == 'logvfd-rt0' else ''}rank{r}"
+            db = d["ranks"].get(str(r), {}).get("blocks")
+            kb = k["ranks"].get(str(r), {}).get("blocks")
+            if db is None or kb is None:
+                out.append(result(name, FAIL, detail=f"rank {r}: no Log VFD records on one side"))
+                continue
+            if kind == "sequence":
+                i = _first_diff(db, kb)
+                ok = db == kb
+                detail = f"{len(db)} blocks identical in order" if ok else (
+                    f"first difference at open #{i}: DLIO {db[i] if i < len(db) else 'none'} | kernel "
+                    f"{kb[i] if i < len(kb) else 'none'}")
+            else:
+                # reader processes share the rank's stderr: their records interleave, so blocks are not reliable;
+                # compare the multiset of records (superblock probes aside) and the number of opens
+                cd, ck = _records(db), _records(kb)
+                ok = cd == ck
+                only_d, only_k = cd - ck, ck - cd
+                detail = f"{len(db)} opens, {sum(cd.values())} records, same multiset" if ok else (
+                    f"only DLIO ({sum(only_d.values())}): {list(only_d)[:3]} | only kernel ({sum(only_k.values())}): "
+                    f"{list(only_k)[:3]}")
+            out.append(result(name, PASS if ok else FAIL, len(db), len(kb), detail))
+    return out
+
+
+def check_counts(run: RunView) -> list[dict]:
+    """Opens, raw reads and raw bytes per rank (and per phase/epoch where the order is deterministic) against the
+    analytic model computed from the workload alone."""
+    out = []
+    for prof in ("logvfd", "logvfd-rt0"):
+        cfg = run.cfg if prof == "logvfd" else {**run.cfg, "reader": {**run.cfg.get("reader", {}), "read_threads": 0}}
+        exp = run.model_reads(cfg)
+        for side in ("dlio", "kernel"):
+            t = run.table(f"{prof}-{side}.json")
+            if t is None:
+                continue
+            for r in range(run.ranks):
+                segs = exp[r]
+                e_bytes = [b for s in segs for b in s["bytes"]]
+                tr = t["ranks"].get(str(r), {})
+                blocks = tr.get("blocks", [])
+                got = [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
+                       for b in blocks for x in b if x.endswith("DRAW Read")]
+                e = {"opens": sum(s["opens"] for s in segs), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
+                o = {"opens": tr.get("opens"), "raw_reads": tr.get("raw_reads"), "raw_bytes": tr.get("raw_read_bytes")}
+                name = f"counts.{side}.{prof}.rank{r}"
+                out.append(result(name, PASS if e == o else FAIL, e, o,
+                                  f"model of DLIO {run.release}: sampler + steps + prefetch + per-file dims (seed 10)"))
+                if prof == "logvfd-rt0" or int(dotted_get(cfg, "reader.read_threads", 1)) == 0:
+                    pos, bad = 0, []
+                    for s in segs:
+                        n = len(s["bytes"])
+                        if got[pos:pos + n] != s["bytes"]:
+                            bad.append(f"{s['phase']} epoch {s['epoch']}")
+                        pos += n
+                    out.append(result(f"{name}.per_phase", PASS if not bad and pos == len(got) else FAIL,
+                                      len(segs), len(segs) - len(bad),
+                                      "each phase/epoch segment reads the modelled sample sizes in order" if not bad
+                                      else f"differs in {', '.join(bad[:4])}"))
+    return out
+
+
+@register
+class LogVFD(Profile):
+    """Training under the HDF5 Log VFD, each side reading the *other* side's dataset (which doubles as the
+    cross-read check); with reader processes also in the ranks (logvfd-rt0), where DLIO's order is deterministic."""
+    name = "logvfd"
+    order = 20
+    launch_order = 50  # after every other profile's launches, as runs have always been ordered
+    checks = (check_logvfd, check_counts)
+
+    def launches(self, shape: Shape) -> list[LaunchSpec]:
+        out = [LaunchSpec("logvfd", data="other")]
+        if shape.read_threads > 0:  # DLIO's order is deterministic only with read_threads=0
+            out.append(LaunchSpec("logvfd-rt0", data="other", read_threads_0=True))
+        return out
+
+    def wrap(self, launch: Launch) -> Wrapped:
+        """kernel: --log-vfd (set in code, works on HDF5 1.10 too); DLIO/h5py: HDF5_DRIVER=log (HDF5 >= 1.14)."""
+        if launch.side == "kernel":
+            return Wrapped(list(launch.argv) + ["--log-vfd"], dict(launch.env))
+        return Wrapped(list(launch.argv), {**launch.env, "HDF5_DRIVER": "log"})
+
+    def collect(self, done: Done) -> dict:
+        return {f"{done.step}-{done.side}.json": json.dumps(parse_dir(done.workdir / "ranks"))}

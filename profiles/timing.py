@@ -1,12 +1,12 @@
-"""Timing profile (no profiler): each side's own measurements of a training launch."""
+"""Timing profile (no profiler): each side's own measurements of a training launch, repeated REPEAT times
+(steps timing, timing-2, ...) -> tables/timing.json, one entry per repetition and side. Its numbers are reported by
+validate's runtime.* rows, not judged: it has no checks of its own."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-
-def wrap(argv: list[str], env: dict, outdir: Path, side: str) -> tuple[list[str], dict]:
-    return argv, dict(env)
+from profiles import Done, LaunchSpec, Profile, Shape, register
 
 
 def parse(outdir: Path, side: str) -> dict:
@@ -31,3 +31,23 @@ def parse(outdir: Path, side: str) -> dict:
     return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
             "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
             "wall_s_in_program": None}
+
+
+@register
+class Timing(Profile):
+    name = "timing"
+    order = 10
+
+    def launches(self, shape: Shape) -> list[LaunchSpec]:
+        return [LaunchSpec("timing")] + [LaunchSpec(f"timing-{k}") for k in range(2, shape.repeat + 1)]
+
+    def collect(self, done: Done) -> dict:
+        return {"timing.json": {"step": done.name, "wall_s": done.wall_s, **parse(done.workdir / "out", done.side)}}
+
+    def merge(self, parts: list[dict]) -> dict:
+        """timing.json: per side, one entry per repetition (no table when no timing launch finished)."""
+        t: dict = {"dlio": [], "kernel": []}
+        for p in parts:
+            row = p["timing.json"]
+            t[row["step"].split(".", 1)[0]].append(row)
+        return {"timing.json": t} if t["dlio"] or t["kernel"] else {}

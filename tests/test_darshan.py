@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from profiles import darshan, features
+from profiles import Launch, darshan, features
 
 DATA = Path(__file__).parent / "data" / "darshan"
 SAMPLE = 1024 * 1024
@@ -46,7 +46,11 @@ def test_detects_an_install_and_its_modules(monkeypatch, tmp_path):
 def test_wrap_preloads_darshan_before_the_sides_libhdf5(tmp_path):
     """Reversed order records no H5F/H5D and says nothing (fixtures README): libdarshan.so must come first."""
     info = {"lib": "/d/lib/libdarshan.so", "sides": {"dlio": {"preload": ["/d/lib/libdarshan.so", "/h/libhdf5.so"]}}}
-    _, env = darshan.wrap(["prog"], {"KEEP": "1"}, tmp_path / "step", "dlio", info=info)
+    w = darshan.Darshan().wrap(Launch("dlio", "darshan", ["prog"], {"KEEP": "1"}, tmp_path / "step",
+                                      tmp_path / "data", info))
+    env = w.env
+    assert w.argv == ["prog"] and w.dirs == (tmp_path / "step" / "logs",)
+    assert w.files[0][0] == tmp_path / "step" / "darshan.conf" and str(tmp_path / "data") in w.files[0][1]
     assert env["LD_PRELOAD"] == "/d/lib/libdarshan.so:/h/libhdf5.so" and env["KEEP"] == "1"
     assert env["DARSHAN_LOG_DIR_PATH"] == str(tmp_path / "step" / "logs")
     assert set(env["DARSHAN_MOD_ENABLE"].split(",")) == {"DXT_POSIX", "DXT_MPIIO"} and env["DARSHAN_ENABLE_NONMPI"]
@@ -147,7 +151,7 @@ def _run_with(tmp_path: Path, dlio: dict, kernel: dict) -> dict:
     (tmp_path / "manifest.json").write_text(json.dumps({"steps": {}, "ranks": 2}))
     for side, t in (("dlio", dlio), ("kernel", kernel)):
         (tmp_path / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
-    return {c["name"]: c for c in checks.check_darshan(checks.Run(tmp_path))}
+    return {c["name"]: c for c in darshan.check_darshan(checks.Run(tmp_path))}
 
 
 def _side(tmp_path: Path, log: str, side: str) -> dict:

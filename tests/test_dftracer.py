@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from profiles import dftracer
+from profiles.compare import cosine_similarity
 from validate import model
-from validate.checks import cosine_similarity
 
 DATA = Path(__file__).parent / "data" / "dftracer"
 RUN = "/tmp/hruns/unet3d-tiny-20261122-010153"  # where the traces were captured (file names inside them)

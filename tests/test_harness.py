@@ -102,7 +102,8 @@ def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path
     wl = load("w", "tiny", dl, refs)
     info = {"lib": "/d/libdarshan.so", "sides": {s: {"preload": ["/d/libdarshan.so", "/h/libhdf5.so.310"]}
                                                  for s in ("dlio", "kernel")}}
-    opt = hrun.Options(profiles=["timing", "logvfd", "dftracer", "darshan"], darshan=info)
+    opt = hrun.Options(profiles=["timing", "logvfd", "dftracer", "darshan"],
+                       found={"darshan": info, "dftracer": {"lib": "/t/libdftracer_preload.so"}})
     steps = {s.name: s for s in hrun.plan(tmp_path / "run", wl, opt, tmp_path / "venv")}
     for name, st in steps.items():
         if st.side == "dlio":
@@ -114,5 +115,7 @@ def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path
         assert st.dirs == (st.workdir / "logs",) and st.files[0][0] == st.workdir / "darshan.conf"
         assert "NAME_INCLUDE" in st.files[0][1] and str(tmp_path / "run" / side / "data") in st.files[0][1]
         assert ("read-threads=0" in st.argv) if side == "kernel" else ("++workload.reader.read_threads=0" in st.argv)
+        assert steps[f"{side}.dftracer"].env_changes.get("LD_PRELOAD") == (
+            "/t/libdftracer_preload.so" if side == "kernel" else None)  # DLIO traces itself (pydftracer)
         timing = steps[f"{side}.timing"].argv
         assert "read-threads=0" not in timing and "++workload.reader.read_threads=0" not in timing

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from profiles import logvfd  # noqa: E402
+from profiles import Done, Launch, get, logvfd  # noqa: E402
 
 FIX = Path(__file__).resolve().parent / "data" / "logvfd"
 CFG = yaml.safe_load((FIX / "unet3d_logvfd_hdf5.yaml").read_text())
@@ -340,17 +341,27 @@ def test_rank_stderr_files_finds_both_layouts(tmp_path):
     assert logvfd.parse_dir(tmp_path)["ranks"]["10"]["opens"] == 1
 
 
-def test_save_writes_the_tables_as_json(tmp_path):
-    tables = logvfd.parse_dir(FIX / "kernel-rt0")
-    logvfd.save(tables, tmp_path / "t.json")
-    back = json.loads((tmp_path / "t.json").read_text())
-    assert back == tables and sorted(back["ranks"]) == ["0", "1"]
+def test_collect_stores_the_tables_of_every_rank_as_compact_json(tmp_path):
+    """A finished launch's per-rank stderr -> tables/<step>-<side>.json: the parsed tables of every rank, compact
+    (the largest tables of a run)."""
+    (tmp_path / "w").mkdir()
+    shutil.copytree(FIX / "kernel-rt0", tmp_path / "w" / "ranks")
+    done = Done("kernel.logvfd-rt0", "kernel", "logvfd-rt0", tmp_path / "w", 1.0, tmp_path / "d", tmp_path / "o")
+    got = get("logvfd").collect(done)
+    assert list(got) == ["logvfd-rt0-kernel.json"]
+    text = got["logvfd-rt0-kernel.json"]
+    assert "\n" not in text and json.loads(text) == logvfd.parse_dir(FIX / "kernel-rt0")
+    assert sorted(json.loads(text)["ranks"]) == ["0", "1"]
+
+
+def _launch(side: str, argv: list, env: dict) -> Launch:
+    return Launch(side, "logvfd", argv, env, Path("."), Path("data"), {})
 
 
 def test_wrap_adds_the_log_vfd_without_touching_the_callers_env():
     env = {"PATH": "/bin"}
-    argv, e = logvfd.wrap(["h5dlio", "--config", "x.yaml"], env, Path("."), "kernel")
-    assert argv == ["h5dlio", "--config", "x.yaml", "--log-vfd"] and e == env
-    argv, e = logvfd.wrap(["dlio_benchmark"], env, Path("."), "dlio")
-    assert argv == ["dlio_benchmark"] and e == {"PATH": "/bin", "HDF5_DRIVER": "log"}
+    w = get("logvfd").wrap(_launch("kernel", ["h5dlio", "--config", "x.yaml"], env))
+    assert w.argv == ["h5dlio", "--config", "x.yaml", "--log-vfd"] and w.env == env
+    w = get("logvfd").wrap(_launch("dlio", ["dlio_benchmark"], env))
+    assert w.argv == ["dlio_benchmark"] and w.env == {"PATH": "/bin", "HDF5_DRIVER": "log"}
     assert env == {"PATH": "/bin"}

@@ -3,11 +3,10 @@ check passes (1 if one fails, 2 if the run directory is unusable)."""
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
+from common.fileio import write_json_atomic
 from validate.checks import validate
 
 
@@ -32,9 +31,7 @@ def main(argv=None) -> int:
         print(f"validate: error: {a.run_dir}: no manifest.json (not a run directory)", file=sys.stderr)
         return 2
     v = validate(a.run_dir)
-    tmp = a.run_dir / "verdict.json.tmp"
-    tmp.write_text(json.dumps(v, indent=1))
-    os.replace(tmp, a.run_dir / "verdict.json")
+    write_json_atomic(a.run_dir / "verdict.json", v)
     if not a.quiet:
         print_table(v)
     s = v["summary"]

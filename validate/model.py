@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from common.mapping import dotted_get
+
 # What changes the reads between releases (paths in the dlio_benchmark package of that revision):
 #   shuffles      dlio_sampler shuffles its slice (PyPI 2.0.0 torch_data_loader.py:104-108; gone in v2.0.1 :84-103)
 #   cap_on_fetch  the step cap is checked when a batch arrives, so one more batch is loaded when there is one
@@ -78,24 +80,15 @@ def sample_bytes(record_length: int) -> int:
 
 # ---- a workload (DLIO YAML dict, as recorded in manifest.json) -> per-rank reads ----
 
-def _get(cfg: dict, path: str, default):
-    node = cfg
-    for k in path.split("."):
-        if not isinstance(node, dict) or k not in node:
-            return default
-        node = node[k]
-    return node
-
-
 def file_dims(cfg: dict, rel: str | None = None) -> list[tuple[int, int]]:
     """DataGenerator.get_dimension: per file (train files, then eval files) the dimensions of one samples dataset."""
     suffix = "_bytes" if release(rel)["v201_keys"] else ""
-    rl = int(_get(cfg, f"dataset.record_length{suffix}", 65536))
-    rls = int(_get(cfg, f"dataset.record_length{suffix}_stdev", 0))
-    nfiles = int(_get(cfg, "dataset.num_files_train", 8)) + int(_get(cfg, "dataset.num_files_eval", 0))
-    dims = _get(cfg, "dataset.record_dims", None) if release(rel)["v201_keys"] else None
+    rl = int(dotted_get(cfg, f"dataset.record_length{suffix}", 65536))
+    rls = int(dotted_get(cfg, f"dataset.record_length{suffix}_stdev", 0))
+    nfiles = int(dotted_get(cfg, "dataset.num_files_train", 8)) + int(dotted_get(cfg, "dataset.num_files_eval", 0))
+    dims = dotted_get(cfg, "dataset.record_dims", None) if release(rel)["v201_keys"] else None
     if dims:  # v2.0.1 hdf5_generator.py:60-63: (d1 / num_dset_per_record, d2) in every file
-        n = int(_get(cfg, "dataset.hdf5.num_dset_per_record", 1))
+        n = int(dotted_get(cfg, "dataset.hdf5.num_dset_per_record", 1))
         return [(int(dims[0]) // n, int(dims[1]))] * nfiles
     dim = int(math.sqrt(rl))
     sd = rls / 2.0 / math.sqrt(rl)
@@ -111,26 +104,27 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
     """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
     launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
     r_ = release(rel)
-    spf = int(_get(cfg, "dataset.num_samples_per_file", 1))
-    ntrain = int(_get(cfg, "dataset.num_files_train", 8))
-    neval = int(_get(cfg, "dataset.num_files_eval", 0))
-    bs = int(_get(cfg, "reader.batch_size", 1))
-    bse = int(_get(cfg, "reader.batch_size_eval", 1))
-    ndset = int(_get(cfg, "dataset.hdf5.num_dset_per_record", 1)) if r_["v201_keys"] else 1
+    spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
+    ntrain = int(dotted_get(cfg, "dataset.num_files_train", 8))
+    neval = int(dotted_get(cfg, "dataset.num_files_eval", 0))
+    bs = int(dotted_get(cfg, "reader.batch_size", 1))
+    bse = int(dotted_get(cfg, "reader.batch_size_eval", 1))
+    ndset = int(dotted_get(cfg, "dataset.hdf5.num_dset_per_record", 1)) if r_["v201_keys"] else 1
     files = {"train": ntrain, "eval": neval}
     if r_["trim"]:
         files = {"train": ntrain // (spf * bs * ranks) * (spf * bs * ranks),
                  "eval": neval // (spf * bse * ranks) * (spf * bse * ranks)}
-    seed = int(_get(cfg, "train.seed", 123))
-    epochs = int(_get(cfg, "train.epochs", 1))
-    tts = int(_get(cfg, "train.total_training_steps", -1))
-    shuffle = str(_get(cfg, "reader.sample_shuffle", "off")).lower() in ("seed", "random", "true") and r_["shuffles"]
-    do_eval = bool(_get(cfg, "workflow.evaluation", False))
-    rt = int(_get(cfg, "reader.read_threads", 1))
-    prefetch = int(_get(cfg, "reader.prefetch_size", 2))
+    seed = int(dotted_get(cfg, "train.seed", 123))
+    epochs = int(dotted_get(cfg, "train.epochs", 1))
+    tts = int(dotted_get(cfg, "train.total_training_steps", -1))
+    shuffle = str(dotted_get(cfg, "reader.sample_shuffle", "off")).lower() in ("seed", "random", "true") \
+        and r_["shuffles"]
+    do_eval = bool(dotted_get(cfg, "workflow.evaluation", False))
+    rt = int(dotted_get(cfg, "reader.read_threads", 1))
+    prefetch = int(dotted_get(cfg, "reader.prefetch_size", 2))
     dims = file_dims(cfg, rel)
-    evals = eval_epochs(epochs, int(_get(cfg, "evaluation.eval_after_epoch", 1)),
-                        int(_get(cfg, "evaluation.epochs_between_evals", 1))) if do_eval else []
+    evals = eval_epochs(epochs, int(dotted_get(cfg, "evaluation.eval_after_epoch", 1)),
+                        int(dotted_get(cfg, "evaluation.epochs_between_evals", 1))) if do_eval else []
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
         segs = []

@@ -1,0 +1,37 @@
+"""A run directory's shared files: manifest.json (written by the harness after every launch) and tables/ (written by
+the harness's collection and by validate). The one writer of both: each file is replaced whole (common.fileio), so
+an interrupted run or validation never leaves half a table."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from common.fileio import write_json_atomic, write_text_atomic
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.manifest_path = self.path / "manifest.json"
+        self.tables = self.path / "tables"
+
+    def load(self) -> dict:
+        return json.loads(self.manifest_path.read_text())
+
+    def save(self, m: dict) -> None:
+        write_json_atomic(self.manifest_path, m)
+
+    def table(self, name: str) -> Any:
+        """tables/<name> parsed, or None when there is no such table."""
+        p = self.tables / name
+        return json.loads(p.read_text()) if p.exists() else None
+
+    def write_table(self, name: str, obj: Any) -> None:
+        """tables/<name>: a str is stored as it is (already JSON: e.g. the Log VFD tables, the largest, written
+        compact), anything else as JSON with indent 1."""
+        self.tables.mkdir(parents=True, exist_ok=True)
+        if isinstance(obj, str):
+            write_text_atomic(self.tables / name, obj)
+        else:
+            write_json_atomic(self.tables / name, obj)

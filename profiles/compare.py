@@ -1,0 +1,75 @@
+"""What profile checks (and validate's own) are made of: the check row of verdict.json and its statuses, the
+classes of I/O that is not data I/O (every difference outside the data-file reads needs one), the <profile>.explained
+row, and the DLIO paper's similarity over I/O features."""
+from __future__ import annotations
+
+import re
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+def result(name, status, expected=None, observed=None, detail="", required=True) -> dict:
+    return {"name": name, "status": status, "expected": expected, "observed": observed, "detail": detail,
+            "required": required}
+
+
+def cosine_similarity(a: dict, b: dict) -> float:
+    """The DLIO paper's similarity: cosine of two I/O feature vectors; each feature is first scaled by the larger of
+    the two sides, so that bytes do not drown percentages."""
+    keys = sorted(set(a) & set(b))
+    va, vb = [], []
+    for key in keys:
+        m = max(abs(a[key]), abs(b[key]))
+        va.append(a[key] / m if m else 1.0)
+        vb.append(b[key] / m if m else 1.0)
+    na, nb = sum(x * x for x in va) ** 0.5, sum(x * x for x in vb) ** 0.5
+    return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
+
+
+def explained(profile: str, other: list[dict]) -> dict:
+    """<profile>.explained: every difference outside the data-file reads has a class (tables/files-<profile>.json)."""
+    unexplained = [x for x in other if x["class"] is None]
+    return result(f"{profile}.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
+                  f"{len(other)} non-data differences, all classified (tables/files-{profile}.json)"
+                  if not unexplained else f"unclassified: {unexplained[:3]}")
+
+
+def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
+    """The similarity result of one profile's tables (DLIO's features as expected, the kernel's as observed);
+    nothing when a side has no features."""
+    fa, fb = d.get("features") or {}, k.get("features") or {}
+    if not (fa and fb):
+        return []
+    score = cosine_similarity(fa, fb)
+    return [result(name, PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of {what} (each feature "
+                   "scaled by the larger side; reported, not judged)", required=False) | {"observed_score": score}]
+
+
+# Differences outside the data-file reads, and why they are not data I/O (DFTracer calls, Darshan file records).
+# Anything else fails dftracer.explained / darshan.explained.
+CLASSES = [
+    (lambda call, f: call in ("opendir", "readdir", "closedir"), "dataset discovery: DLIO lists train/ and valid/"),
+    (lambda call, f: call in ("stat", "lstat", "fstat", "access"), "file-status probe (HDF5 build / libc ABI)"),
+    (lambda call, f: (f or "").endswith((".py", ".pyc", ".so")) or ".so." in (f or ""), "interpreter start-up"),
+    (lambda call, f: re.search(r"\.(pfw|pfw\.gz|log|json|csv|darshan)(\.tmp\.\d+)?$", f or "") is not None,
+     "profiler or program output"),
+    (lambda call, f: (f or "").startswith(("/tmp/ompi.", "/dev/shm/")) or "pmix" in (f or ""),
+     "MPI runtime session files (Open MPI / PMIx shared memory)"),
+    (lambda call, f: (f or "").startswith(("/proc/", "/sys/", "/dev/")), "system pseudo-files (/proc, /sys, /dev)"),
+    (lambda call, f: "/site-packages/" in (f or "") or (f or "").endswith(("pyvenv.cfg", ".pth", "bin/dlio_benchmark")),
+     "Python environment: package data, metadata and entry points read at start-up"),
+    (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
+    (lambda call, f: (f or "").endswith(".yaml") and ("/hydra/" in f or "/dlio-config/" in f),
+     "DLIO's configuration (Hydra reads the workload YAML, writes the resolved config)"),
+    (lambda call, f: f in ("<STDIN>", "<STDOUT>", "<STDERR>"), "standard streams (console output)"),
+    (lambda call, f: re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", f or "") is not None,
+     "a Python library's temporary file (tempfile's random name under /tmp)"),
+]
+
+
+def classify(call: str, fname: str) -> str | None:
+    for test, why in CLASSES:
+        if test(call, fname):
+            return why
+    return None
+

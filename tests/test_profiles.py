@@ -1,0 +1,155 @@
+"""The profile protocol (profiles/__init__.py): the harness plans, wraps and collects, and validate judges, every
+registered profile, so a profile is one class in one file. Shown with a throwaway profile registered at runtime:
+nothing else is edited, yet its launches are planned (with its own data choice, read threads and side skip), its
+tables written and its check run in the verdict."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import run as hrun
+from harness.workload import Workload
+from profiles import (
+    Found,
+    Launch,
+    LaunchSpec,
+    Profile,
+    Shape,
+    Wrapped,
+    get,
+    owner,
+    register,
+    registry,
+    unregister,
+)
+from profiles.compare import FAIL, PASS, SKIP, result
+from validate import checks
+
+RUN_TINY = Path(__file__).parent / "data" / "run-tiny"
+
+
+def check_echo(run) -> list[dict]:
+    t = run.table("echo-kernel.json")
+    if t is None:
+        return [result("echo.said", SKIP, detail="no echo table")]
+    run.put_table("files-echo.json", {"rows": [{"said": t["said"]}]})
+    return [result("echo.said", PASS if t["said"] == "hello\n" else FAIL, "hello\n", t["said"])]
+
+
+@pytest.fixture
+def echo():
+    @register
+    class Echo(Profile):
+        name = "echo"
+        order = 35  # its checks between DFTracer's and Darshan's
+        checks = (check_echo,)
+
+        def available(self, ctx):
+            return Found(True, info={"word": "hello"})
+
+        def prepare(self, ctx, found):
+            return {"dlio": "echo does not run DLIO"}
+
+        def launches(self, shape: Shape) -> list[LaunchSpec]:
+            return [LaunchSpec("echo", data="other", read_threads_0=True)] + \
+                [LaunchSpec("echo-again")] * (shape.repeat > 1)
+
+        def wrap(self, launch: Launch) -> Wrapped:
+            return Wrapped(["echo-wrapper", launch.info["word"], *launch.argv],
+                           {**launch.env, "ECHO_DATA": str(launch.data)}, dirs=(launch.workdir / "said",),
+                           files=((launch.workdir / "echo.conf", f"side {launch.side}\n"),))
+
+        def collect(self, done) -> dict:
+            return {f"echo-{done.side}.json": {"said": (done.workdir / "said" / "out.txt").read_text(),
+                                               "data": str(done.data), "step": done.name}}
+
+    yield Echo
+    unregister("echo")
+
+
+def test_builtin_registry_order_and_step_owners():
+    assert list(registry())[:4] == ["timing", "logvfd", "dftracer", "darshan"]
+    assert owner("logvfd-rt0").name == "logvfd" and owner("timing-3").name == "timing"
+    assert owner("generate") is None and owner("logvfdx") is None
+    with pytest.raises(KeyError, match="unknown profile 'nope'"):
+        get("nope")
+    with pytest.raises(ValueError, match="name"):
+        register(type("Bad", (Profile,), {"name": "generate"}))
+
+
+def test_a_profile_registered_at_runtime_is_planned_and_wrapped(tmp_path, echo):
+    assert list(registry()).index("echo") == list(registry()).index("dftracer") + 1
+    wl = Workload("w", "tiny", "b", {"reader": {"batch_size": 2, "read_threads": 4}}, "/b.yaml")
+    rd = tmp_path / "run"
+    found = get("echo").available(None)
+    opt = hrun.Options(profiles=["timing", "echo"], found={"echo": found.info},
+                       skip_sides={"echo": get("echo").prepare(None, found)}, repeat=2, kernel_sets=["k=v"])
+    steps = {s.name: s for s in hrun.plan(rd, wl, opt, tmp_path / "venv")}
+    assert list(steps) == ["dlio.generate", "kernel.generate", "dlio.timing", "kernel.timing", "dlio.timing-2",
+                           "kernel.timing-2", "kernel.echo", "kernel.echo-again"]
+    st = steps["kernel.echo"]
+    wd = rd / "kernel" / "echo"
+    assert (st.side, st.profile, st.workdir, st.logdir) == ("kernel", "echo", wd, wd / "ranks")
+    # the launcher passes the profile's variable to the ranks; the profile's wrapper runs the kernel
+    i = st.argv.index("echo-wrapper")
+    assert st.argv[i - 2:i] == ["-x", f"ECHO_DATA={rd / 'dlio' / 'data'}"]  # the other side's dataset
+    assert st.argv[i + 1:i + 5] == ["hello", str(hrun.KERNEL_BIN), "--config", str(rd / "workload.yaml")]
+    sets = [st.argv[k + 1] for k, a in enumerate(st.argv) if a == "--set"]
+    assert sets == [f"data-folder={rd / 'dlio' / 'data'}", f"output-folder={wd / 'out'}", "quiet=true",
+                    "generate-data=false", "read-threads=0", "k=v"]
+    assert st.env_changes == {"ECHO_DATA": str(rd / "dlio" / "data")}
+    assert st.dirs == (wd / "said",) and st.files == ((wd / "echo.conf", "side kernel\n"),)
+    again = steps["kernel.echo-again"]
+    assert f"ECHO_DATA={rd / 'kernel' / 'data'}" in again.argv and "read-threads=0" not in again.argv
+
+
+def test_a_profile_registered_at_runtime_is_collected(tmp_path, echo):
+    rd = tmp_path / "run"
+    wd = rd / "kernel" / "echo"
+    (wd / "said").mkdir(parents=True)
+    (wd / "said" / "out.txt").write_text("hello\n")
+    m = {"steps": {"kernel.echo": {"status": "ok", "workdir": str(wd), "wall_s": 0.5},
+                   "kernel.echo-again": {"status": "ok", "workdir": str(rd / "kernel" / "echo-again"), "wall_s": 1},
+                   "dlio.echo": {"status": "failed", "workdir": str(rd / "dlio" / "echo"), "wall_s": 1}}}
+    hrun.collect(rd, m, tmp_path / "venv")
+    got = json.loads((rd / "tables" / "echo-kernel.json").read_text())
+    assert got == {"said": "hello\n", "data": str(rd / "kernel" / "data"), "step": "kernel.echo"}
+    assert not (rd / "tables" / "echo-dlio.json").exists()  # a failed launch is not collected
+    assert list(m["collect_errors"]) == ["kernel.echo-again"]  # its output is missing: said, not raised
+    assert m["collect_errors"]["kernel.echo-again"].startswith("FileNotFoundError")
+    assert sorted(p.name for p in (rd / "tables").iterdir()) == ["echo-kernel.json"]
+
+
+def _run_with_echo(tmp_path: Path, said: str) -> Path:
+    rd = tmp_path / "run"
+    shutil.copytree(RUN_TINY, rd)
+    m = json.loads((rd / "manifest.json").read_text())
+    m["steps"]["kernel.echo"] = {"status": "ok", "rc": 0, "workdir": str(rd / "kernel" / "echo"), "wall_s": 0.5}
+    (rd / "manifest.json").write_text(json.dumps(m))
+    (rd / "tables" / "echo-kernel.json").write_text(json.dumps({"said": said}))
+    return rd
+
+
+def test_validate_runs_a_runtime_profiles_checks_in_its_order(tmp_path, echo):
+    rd = _run_with_echo(tmp_path / "ok", "hello\n")
+    v = checks.validate(rd)
+    names = [c["name"] for c in v["checks"]]
+    assert v["verdict"] == "pass" and "steps.kernel.echo" in names
+    assert names.index("echo.said") == names.index("similarity") + 1  # after DFTracer's checks
+    assert names.index("echo.said") < names.index("darshan.per_file")
+    assert json.loads((rd / "tables" / "files-echo.json").read_text()) == {"rows": [{"said": "hello\n"}]}
+    bad = checks.validate(_run_with_echo(tmp_path / "bad", "goodbye\n"))
+    assert bad["verdict"] == "fail" and bad["failed"] == ["echo.said"]
+
+
+def test_without_the_profile_the_verdict_is_todays(tmp_path):
+    """Same run directory, no runtime profile: the same checks in the same order as the committed verdict (which
+    predates the dlio.version check)."""
+    rd = tmp_path / "run"
+    shutil.copytree(RUN_TINY, rd)
+    got = [(c["name"], c["status"]) for c in checks.validate(rd)["checks"] if c["name"] != "dlio.version"]
+    want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
+    assert got == want
