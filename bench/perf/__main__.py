@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench.perf import dlio, generation, overhead, profilers, readpath, report, scaling
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
+from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers}
@@ -94,9 +95,7 @@ def render(out: Path, res: dict) -> None:
 
 
 def write(out: Path, res: dict) -> None:
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(res, indent=1, default=str))
-    os.replace(tmp, out / "results.json")
+    write_json_atomic(out / "results.json", res)
 
 
 def run(a) -> int:

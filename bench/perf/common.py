@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.launch import Launcher
+
 REPO = Path(__file__).resolve().parents[2]
 # H5DLIO_BENCH_KERNEL: measure another build (e.g. a prototype fix) with the same sections
 KERNEL = Path(os.environ.get("H5DLIO_BENCH_KERNEL") or REPO / "build" / "h5dlio")
@@ -104,17 +106,6 @@ def can_drop_caches() -> bool:
 
 
 # ---------- launching ----------
-def mpirun(ranks: int, logdir: Path | None = None, env: dict | None = None) -> list[str]:
-    a = ["mpirun", "-np", str(ranks), "--oversubscribe"]
-    if os.geteuid() == 0:
-        a.append("--allow-run-as-root")
-    if logdir is not None:
-        a += ["--output-filename", str(logdir)]
-    for k, v in sorted((env or {}).items()):
-        a += ["-x", f"{k}={v}"]
-    return a
-
-
 def run(argv: list[str], where: Path, timeout: float = 1800, env: dict | None = None) -> dict:
     """One launch: argv list, copied env, timeout; stdout/stderr to files in `where`; wall time measured here."""
     where.mkdir(parents=True, exist_ok=True)
@@ -150,7 +141,7 @@ def kernel(ctx: Context, name: str, ranks: int, sets: dict, *, rss: bool = False
     if where.exists():
         shutil.rmtree(where)
     outdir = where / "out"
-    argv = mpirun(ranks, where / "ranks", wrap_env)
+    argv = Launcher("mpirun", ranks).argv(where / "ranks", wrap_env or {})
     if rss:
         argv += ["/usr/bin/time", "-f", "H5DLIO_MAXRSS_KB=%M"]
     argv += [str(KERNEL)] + (["--config", str(config)] if config else [])
