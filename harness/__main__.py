@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from harness import run as hrun
+from harness import sweep
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 
 
@@ -33,6 +34,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--repeat", type=int, default=1, help="timing launches per side (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
     r.add_argument("--print-run-dir", type=Path, default=None, help="also write the run directory path here")
+    sweep.setup_parser(sub.add_parser("sweep", help="a paper directory's paper.json and kernel-only scaling sweep",
+                                      description=sweep.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
 
 
 def _venv(arg: Path | None) -> Path:
@@ -49,6 +52,8 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    if a.cmd == "sweep":
+        return sweep.dispatch(a)
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder
     if a.resume:
         a.resume = a.resume.resolve()
