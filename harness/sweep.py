@@ -4,6 +4,7 @@ runs: its paper.json, and the kernel-only strong scaling of configurations D-H.
     runs/paper-<time>/
       paper.json          what was asked: scale, ranks, repetitions, scaling rank counts (sweep init)
       runs/<workload>-.../  kernel vs DLIO run directories of configurations A-C (python -m harness run + validate)
+      runs-before-<time>/ the harness runs of an earlier invocation (sweep init moves them when continuing)
       scaling/sweep.json  what the strong-scaling sweep ran on which host (sweep scaling), and
       scaling/<config>/   workload.yaml, launches.json, generate/, np<N>/rep<k>/out/output.{json,ranks.csv}
       report/             rendered by python -m reports runs/paper-<time>
@@ -58,7 +59,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
 
 
 def init(d: Path, scale: str, ranks: int, repeat: int, scaling_ranks: str) -> Path | None:
-    """Write d/paper.json (None: it existed, the directory is continued as it is)."""
+    """Write d/paper.json. When it exists, the directory is continued: paper.json and the sweep's finished launches
+    are kept, and the harness runs of the earlier invocation are moved from d/runs/ to d/runs-before-<time>/ (the
+    continuing invocation runs them afresh, and its report shows only its own). Returns that folder, or None."""
     try:
         counts = [int(x) for x in scaling_ranks.split(",") if x.strip()]
     except ValueError:
@@ -67,7 +70,16 @@ def init(d: Path, scale: str, ranks: int, repeat: int, scaling_ranks: str) -> Pa
         raise WorkloadError("--ranks, --repeat and every --scaling-ranks must be >= 1")
     d.mkdir(parents=True, exist_ok=True)
     if (d / "paper.json").exists():
-        return None
+        runs = d / "runs"
+        if not runs.is_dir() or not any(runs.iterdir()):
+            return None
+        dest = d / f"runs-before-{time.strftime('%Y%m%d-%H%M%S')}"
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = dest.with_name(f"{dest.name.rsplit('.', 1)[0]}.{n}")
+        runs.rename(dest)
+        return dest
     write_json_atomic(d / "paper.json", {
         "kind": "h5dlio-paper", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "scale": scale, "ranks": ranks,
         "repeat": repeat, "scaling_ranks": counts, "git_revision": hrun._cmd(["git", "-C", str(REPO), "rev-parse",
@@ -125,7 +137,7 @@ def run_scaling(d: Path, meta: dict, wls: dict[str, Workload], version: str, lau
     sd.mkdir(parents=True, exist_ok=True)
     sweep = {"configs": list(wls), "scale": scale, "ranks": ranks, "repeat": repeat, "started": time.time(),
              "kernel_version": hrun._cmd([str(hrun.KERNEL_BIN), "--version"]),
-             "mpi": hrun._cmd(["mpirun", "--version"]).splitlines()[0], "host": platform.node(),
+             "mpi": (hrun._cmd(["mpirun", "--version"]).splitlines() or ["unknown"])[0], "host": platform.node(),
              "cpus": os.cpu_count(), "platform": platform.platform(), "page_cache": PAGE_CACHE, "dlio_version": version}
     failed = 0
     generated: dict[str, dict] = {}
@@ -212,9 +224,11 @@ def dispatch(a: argparse.Namespace) -> int:
     a.dir = a.dir.resolve()    # launches run in their own folders
     try:
         if a.sweep_cmd == "init":
-            made = init(a.dir, a.scale, a.ranks, a.repeat, a.scaling_ranks)
-            if made is None:
-                print(f"paper: {a.dir / 'paper.json'} exists: continuing that paper directory")
+            existed = (a.dir / "paper.json").exists()
+            moved = init(a.dir, a.scale, a.ranks, a.repeat, a.scaling_ranks)
+            if existed:
+                print(f"paper: {a.dir / 'paper.json'} exists: continuing that paper directory"
+                      + (f"; its earlier harness runs moved to {moved.name}/ (they run afresh)" if moved else ""))
             print(f"paper: {a.dir}")
             return 0
         meta = paper_meta(a.dir)

@@ -24,9 +24,10 @@ report: venv
 
 # Every launch goes through the harness: the paper directory (sweep init), kernel vs DLIO (harness run; a failed run
 # still gets its report: its verdict says what failed), the kernel-only strong scaling (sweep scaling); then one
-# report over everything under PAPER_DIR (python -m reports only renders). .last-run is removed before each harness
-# run, so a run that failed before creating its directory validates nothing (never an earlier run). Exit status 1 if
-# a run, a verdict or a scaling launch failed (after rendering the report), 130 if interrupted.
+# report over everything under PAPER_DIR (python -m reports only renders). Only runs this invocation made are judged
+# and shown: sweep init moves an earlier invocation's runs/ aside, and .last-run is removed before each harness run, so
+# a run that failed before creating its directory validates nothing. Exit status 1 if a run, a verdict or a scaling
+# launch failed (after rendering the report), 130 if interrupted.
 paper: build venv dlio-venv
 	@set -u; d="$(abspath $(PAPER_DIR))"; venv="$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"; t0=$$(date +%s); failed=""; \
 	$(VENV)/bin/python -m harness sweep init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \

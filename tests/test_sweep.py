@@ -37,6 +37,14 @@ def test_init_writes_paper_json_once(tmp_path, capsys):
     assert harness_main(["sweep", "init", str(d), "--scale", "tiny"]) == 0     # continued as it is
     assert "continuing that paper directory" in capsys.readouterr().out
     assert (d / "paper.json").read_text() == before
+    # a later invocation runs the harness runs afresh: the earlier ones leave runs/, so its report shows only its own
+    (d / "runs" / "thesis-b-tiny-1").mkdir(parents=True)
+    (d / "scaling").mkdir()
+    assert harness_main(["sweep", "init", str(d)]) == 0
+    moved = [p.name for p in d.glob("runs-before-*")]
+    assert len(moved) == 1 and f"earlier harness runs moved to {moved[0]}/" in capsys.readouterr().out
+    assert (d / moved[0] / "thesis-b-tiny-1").is_dir() and not (d / "runs").exists() and (d / "scaling").is_dir()
+    assert (d / "paper.json").read_text() == before
 
 
 @pytest.mark.parametrize("args,words", [
