@@ -59,7 +59,8 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 validate: build venv dlio-venv
-	@$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
+	@rm -f build/.last-run; \
+	$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
 	  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
 	  --print-run-dir build/.last-run; \
 	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \

@@ -31,7 +31,8 @@ dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
 validate: dlio-venv-spec
 
 fidelity-run: build venv dlio-venv-spec
-	@$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
+	@rm -f build/.last-run; \
+	$(VENV)/bin/python -m harness run --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) \
 	  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) \
 	  --print-run-dir build/.last-run; \
 	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ -s build/.last-run ] || exit $$rc; \
