@@ -11,6 +11,7 @@ from pathlib import Path
 
 from common.fileio import write_text_atomic
 from harness import run as hrun
+from harness import sweep
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 from profiles import Context, registry
 
@@ -38,6 +39,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--print-run-dir", type=Path, default=None,
                    help="write the run directory path here once the run directory exists; the file is removed "
                         "first, so after a failed start it names no run (make validate reads it)")
+    sweep.setup_parser(sub.add_parser("sweep", help="a paper directory's paper.json and kernel-only scaling sweep",
+                                      description=sweep.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
 
 
 def _count(var: str, opt: str):
@@ -67,6 +70,8 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    if a.cmd == "sweep":
+        return sweep.dispatch(a)
     if a.print_run_dir:  # a stale pointer must never outlive a failed start (make validate would judge that run)
         a.print_run_dir.unlink(missing_ok=True)
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder

@@ -23,12 +23,15 @@ report: venv
 	@[ -d "$(RUN)" ] || { echo "make report: RUN=$(RUN): no such directory" >&2; exit 2; }
 	@$(VENV)/bin/python -m reports "$(RUN)" || { rc=$$?; echo "make report: RUN=$(RUN) was not rendered (exit $$rc)" >&2; exit $$rc; }
 
-# kernel vs DLIO through the harness (a failed run still gets its report: its verdict says what failed), then the
-# kernel-only strong scaling, then one report over everything under PAPER_DIR. Exit status 1 if a run, a verdict or
-# a scaling launch failed (after rendering the report), 130 if interrupted.
+# Every launch goes through the harness: the paper directory (sweep init), kernel vs DLIO (harness run; a failed run
+# still gets its report: its verdict says what failed), the kernel-only strong scaling (sweep scaling); then one
+# report over everything under PAPER_DIR (python -m reports only renders). Only runs this invocation made are judged
+# and shown: sweep init moves an earlier invocation's runs/ aside, and .last-run is removed before each harness run, so
+# a run that failed before creating its directory validates nothing. Exit status 1 if a run, a verdict or a scaling
+# launch failed (after rendering the report), 130 if interrupted.
 paper: build venv dlio-venv
 	@set -u; d="$(abspath $(PAPER_DIR))"; venv="$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"; t0=$$(date +%s); failed=""; \
-	$(VENV)/bin/python -m reports.paper init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
+	$(VENV)/bin/python -m harness sweep init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
 	  --repeat $(PAPER_REPEAT) --scaling-ranks $(PAPER_SCALING_RANKS) || exit $$?; \
 	for wp in $(PAPER_WORKLOADS); do w=$${wp%%:*}; p=$${wp#*:}; rm -f "$$d/.last-run"; \
 	  $(VENV)/bin/python -m harness run --workload $$w --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
@@ -37,8 +40,8 @@ paper: build venv dlio-venv
 	  if [ -s "$$d/.last-run" ]; then $(VENV)/bin/python -m validate --quiet "$$(cat $$d/.last-run)" || \
 	    failed="$$failed $$w(verdict)"; fi; \
 	done; rm -f "$$d/.last-run"; \
-	$(VENV)/bin/python -m reports.paper scaling "$$d" --kernel $(abspath build/h5dlio) --dlio-venv "$$venv" \
-	  --configs $(PAPER_SCALING); rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed scaling"; \
+	$(VENV)/bin/python -m harness sweep scaling "$$d" --dlio-venv "$$venv" --configs $(PAPER_SCALING); \
+	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed scaling"; \
 	$(VENV)/bin/python -m reports "$$d" || exit $$?; \
 	echo "make paper: $$(( $$(date +%s) - t0 )) s$${failed:+; failed:$$failed}"; [ -z "$$failed" ]
 

@@ -1,29 +1,19 @@
-"""`make paper`: the thesis' experiment set in one directory and one report.
+"""The paper report: one report over a paper directory made by `make paper`.
 
     runs/paper-<time>/
-      paper.json          what was asked: scale, ranks, repetitions, scaling rank counts (python -m reports.paper init)
+      paper.json          what was asked: scale, ranks, repetitions, scaling rank counts
       runs/<workload>-.../  kernel vs DLIO run directories of configurations A-C (python -m harness run + validate)
-      scaling/sweep.json  kernel-only strong scaling of configurations D-H (python -m reports.paper scaling), and
+      scaling/sweep.json  kernel-only strong scaling of configurations D-H, and
       scaling/<config>/   workload.yaml, launches.json, np<N>/rep<k>/out/output.{json,ranks.csv}
       report/             report.md, report.html, figures/ (python -m reports runs/paper-<time>)
 
-The strong-scaling sweep launches the kernel alone (`mpirun -np N build/h5dlio --config ...`), so it lives here with
-the report that needs it; it never imports harness/ (workloads are resolved from reference-configs/ and the installed
-DLIO's bundled configs, as files). Everything the report shows is read back from the directory: re-render any time
-with `python -m reports runs/paper-<time>`."""
+The harness makes the directory (`python -m harness sweep init|scaling`, `python -m harness run`); everything the
+report shows is read back from it, so it can be re-rendered any time with `python -m reports runs/paper-<time>`."""
 from __future__ import annotations
 
-import argparse
-import copy
 import csv
 import json
 import os
-import platform
-import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import yaml
@@ -32,7 +22,6 @@ from reports import doc, figures, sections
 from reports.doc import Block, Bullets, Heading, Para, Table
 from reports.rundir import NotARunDir, RunData, f1, f3, load_run, plain, ratio, stats
 
-REPO = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 
 # The thesis' measured runtimes (../shared/reference/thesis-configs.md, "Results to compare with"), min:s averages
@@ -59,183 +48,6 @@ def ms(seconds) -> str:
 def _mmss(s: str) -> int:
     m, sec = s.split(":")
     return int(m) * 60 + int(sec)
-
-
-# ================================================================ directory and workloads
-
-def write_json_atomic(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=str))
-    os.replace(tmp, path)
-
-
-def deep_merge(base: dict, over: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
-    return out
-
-
-def resolve(name: str, scale: str, dlio_workloads: Path, ref_dir: Path = REPO / "reference-configs") -> dict:
-    """reference-configs/<name>.yaml: DLIO's bundled base <- overlay <- scales[scale] (the harness' merge order)"""
-    path = ref_dir / f"{name}.yaml"
-    if not path.exists():
-        raise ValueError(f"{path}: no such reference config")
-    ref = yaml.safe_load(path.read_text())
-    if scale not in (ref.get("scales") or {}):
-        raise ValueError(f"{path}: no scale {scale!r} (has {sorted(ref.get('scales') or {})})")
-    base = dlio_workloads / f"{ref['base']}.yaml"
-    if not base.exists():
-        raise ValueError(f"{path}: base {ref['base']!r} is not a workload of the installed DLIO ({base})")
-    return deep_merge(deep_merge(yaml.safe_load(base.read_text()), ref.get("overlay") or {}),
-                      ref["scales"][scale] or {})
-
-
-def dlio_workloads_dir(dlio_venv: Path) -> Path:
-    probe = "import dlio_benchmark, os; print(os.path.dirname(dlio_benchmark.__file__))"
-    p = subprocess.run([str(dlio_venv / "bin" / "python"), "-c", probe], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise ValueError(f"cannot import dlio_benchmark from {dlio_venv}: {p.stderr.strip()[-300:]}")
-    return Path(p.stdout.strip()) / "configs" / "workload"
-
-
-def _cmd(argv: list[str]) -> str:
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-        return (p.stdout or p.stderr).strip()
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"unavailable: {e}"
-
-
-# ================================================================ the kernel-only sweep
-
-def mpirun(n: int) -> list[str]:
-    a = ["mpirun", "-np", str(n)]
-    if os.geteuid() == 0:
-        a.append("--allow-run-as-root")
-    if n > (os.cpu_count() or 1):
-        a.append("--oversubscribe")
-    return a
-
-
-def launch(argv: list[str], workdir: Path, timeout: float) -> dict:
-    """One launch: argv list, copied environment, own process group, timeout; the outcome is data."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    rec = {"argv": argv, "started": t0}
-    with open(workdir / "launch.stdout", "w") as out, open(workdir / "launch.stderr", "w") as err:
-        try:
-            proc = subprocess.Popen(argv, env=dict(os.environ), stdout=out, stderr=err, cwd=workdir,
-                                    start_new_session=True)
-        except OSError as e:
-            return {**rec, "status": "failed", "rc": None, "wall_s": 0.0, "detail": f"cannot start: {e}"}
-        try:
-            rc = proc.wait(timeout=timeout)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(proc.pid, sig)
-                    proc.wait(timeout=5)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            return {**rec, "status": "timeout", "rc": None, "wall_s": time.time() - t0,
-                    "detail": f"killed after {timeout:.0f} s"}
-    wall = time.time() - t0
-    tail = ""
-    if rc != 0:
-        lines = [ln for ln in (workdir / "launch.stderr").read_text(errors="replace").splitlines()
-                 if ln.startswith("h5dlio") or "error" in ln.lower()]
-        tail = " | ".join(lines[-4:])[-600:]
-    return {**rec, "status": "ok" if rc == 0 else "failed", "rc": rc, "wall_s": wall, "detail": tail}
-
-
-def _layout(cfg: dict) -> str:
-    """dataset identity: configurations that read the same files share one generated dataset"""
-    ds, k = cfg.get("dataset", {}), cfg.get("h5dlio", {}) or {}
-    keys = [ds.get(x) for x in ("num_files_train", "num_files_eval", "num_samples_per_file", "record_length",
-                                "record_length_stdev", "enable_chunking", "chunk_size", "compression",
-                                "compression_level")]
-    return "data-" + "-".join(str(x) for x in keys) + ("-subfiling" if k.get("subfiling") else "")
-
-
-def run_scaling(d: Path, kernel: Path, dlio_venv: Path, configs: list[str], timeout: float, keep_data: bool,
-                progress=print) -> int:
-    meta = json.loads((d / "paper.json").read_text())
-    scale, ranks, repeat = meta["scale"], meta["scaling_ranks"], meta["repeat"]
-    wl_dir = dlio_workloads_dir(dlio_venv)
-    sd = d / "scaling"
-    sd.mkdir(parents=True, exist_ok=True)
-    sweep = {"configs": configs, "scale": scale, "ranks": ranks, "repeat": repeat, "started": time.time(),
-             "kernel_version": _cmd([str(kernel), "--version"]), "mpi": _cmd(["mpirun", "--version"]).splitlines()[0],
-             "host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
-             "page_cache": "warm: no cache drop between launches (the dataset fits in memory at tiny/small scale)"}
-    resolved = {c: resolve(c, scale, wl_dir) for c in configs}
-    failed = 0
-    generated: dict[str, dict] = {}
-    total = len(configs) * len(ranks) * repeat
-    i = 0
-    for c in configs:
-        cfg = resolved[c]
-        cdir = sd / c
-        cdir.mkdir(exist_ok=True)
-        (cdir / "workload.yaml").write_text(f"# {c} at scale {scale}: {wl_dir}/... <- reference-configs/{c}.yaml\n"
-                                            + yaml.safe_dump(cfg, sort_keys=False))
-        lfile = cdir / "launches.json"
-        launches = json.loads(lfile.read_text()) if lfile.exists() else {}
-        data = sd / _layout(cfg)
-        if data.name not in generated:
-            gen = launches.get("generate")
-            if not (gen and gen["status"] == "ok" and data.exists()):
-                if data.exists():
-                    shutil.rmtree(data)      # this sweep's own, unfinished generation
-                argv = mpirun(min(2, os.cpu_count() or 1)) + [
-                    str(kernel), "--config", str(cdir / "workload.yaml"), "--set", f"data-folder={data}",
-                    "--set", f"output-folder={cdir / 'generate' / 'out'}", "--set", "quiet=true",
-                    "--set", "generate-data=true", "--set", "train=false", "--set", "evaluation=false",
-                    "--set", "h5dlio.collective-meta=false", "--set", "h5dlio.collective-data=false"]
-                progress(f"scaling: {c}: generating {data.name} ...")
-                gen = launch(argv, cdir / "generate", timeout)
-                progress(f"scaling: {c}: generation {gen['status']} in {gen['wall_s']:.1f} s {gen['detail']}")
-            generated[data.name] = gen
-        launches["generate"] = {**generated[data.name], "data": data.name}
-        write_json_atomic(lfile, launches)
-        for n in ranks:
-            for k in range(1, repeat + 1):
-                i += 1
-                key = f"np{n}/rep{k}"
-                wd = cdir / f"np{n}" / f"rep{k}"
-                prev = launches.get(key)
-                if prev and prev["status"] == "ok" and (wd / "out" / "output.ranks.csv").exists():
-                    continue
-                if generated[data.name]["status"] != "ok":
-                    launches[key] = {"status": "skipped", "rc": None, "wall_s": 0.0,
-                                     "detail": "the dataset generation failed"}
-                    failed += 1
-                    continue
-                if wd.exists():
-                    shutil.rmtree(wd)
-                argv = mpirun(n) + [str(kernel), "--config", str(cdir / "workload.yaml"), "--set",
-                                    f"data-folder={data}", "--set", f"output-folder={wd / 'out'}", "--set",
-                                    "output-ranks-data=true", "--set", "quiet=true", "--set", "generate-data=false"]
-                res = launch(argv, wd, timeout)
-                launches[key] = res
-                write_json_atomic(lfile, launches)
-                failed += res["status"] != "ok"
-                progress(f"scaling [{i}/{total}] {c} {n} ranks rep {k}: {res['status']} in {res['wall_s']:.1f} s"
-                         + (f" ({res['detail']})" if res["status"] != "ok" else ""))
-        write_json_atomic(lfile, launches)
-    if not keep_data:
-        for name in generated:
-            shutil.rmtree(sd / name, ignore_errors=True)
-    sweep["finished"] = time.time()
-    sweep["wall_s"] = sweep["finished"] - sweep["started"]
-    sweep["failed_launches"] = failed
-    write_json_atomic(sd / "sweep.json", sweep)
-    progress(f"scaling: {total - failed}/{total} launches ok in {sweep['wall_s']:.0f} s")
-    return 0 if failed == 0 else 1
 
 
 # ================================================================ reading the sweep back
@@ -424,7 +236,7 @@ def scaling_section(d: Path) -> tuple[list[Block], list[dict]]:
     sweep_f = d / "scaling" / "sweep.json"
     if not sweep_f.exists():
         out.append(Para("The strong-scaling sweep did not finish (no `scaling/sweep.json`): run `python -m "
-                        "reports.paper scaling` on this directory (see `make paper`)."))
+                        "harness sweep scaling` on this directory (see `make paper`)."))
         return out, []
     sw = json.loads(sweep_f.read_text())
     ranks, repeat = sw["ranks"], sw["repeat"]
@@ -542,61 +354,3 @@ def render(d: Path, out: Path | None = None) -> Path:
     blocks += sc
     blocks += environment_section(d, runs)
     return doc.write(out, f"h5dlio paper report: {d.name}", blocks)
-
-
-# ================================================================ CLI
-
-def setup_parser(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="cmd", required=True)
-    i = sub.add_parser("init", help="create a paper directory (paper.json)")
-    i.add_argument("dir", type=Path)
-    i.add_argument("--scale", default="tiny")
-    i.add_argument("--ranks", type=int, default=2, help="ranks per side for the kernel-vs-DLIO runs")
-    i.add_argument("--repeat", type=int, default=2, help="timing launches per side / scaling repetitions")
-    i.add_argument("--scaling-ranks", default="1,2,4,8")
-    s = sub.add_parser("scaling", help="kernel-only strong scaling of configurations D-H into DIR/scaling/")
-    s.add_argument("dir", type=Path)
-    s.add_argument("--kernel", type=Path, default=REPO / "build" / "h5dlio")
-    s.add_argument("--dlio-venv", type=Path, required=True, help="the reference DLIO venv (for its bundled configs)")
-    s.add_argument("--configs", default="thesis-d,thesis-e,thesis-f,thesis-g,thesis-h")
-    s.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch")
-    s.add_argument("--keep-data", action="store_true", help="keep the generated datasets")
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m reports.paper", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    setup_parser(p)
-    a = p.parse_args(argv)
-    try:
-        if a.cmd == "init":
-            ranks = [int(x) for x in a.scaling_ranks.split(",") if x]
-            if not ranks or min(ranks) < 1 or a.ranks < 1 or a.repeat < 1:
-                raise ValueError("--ranks, --repeat and every --scaling-ranks must be >= 1")
-            meta = {"kind": "h5dlio-paper", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "scale": a.scale,
-                    "ranks": a.ranks, "repeat": a.repeat, "scaling_ranks": ranks,
-                    "git_revision": _cmd(["git", "-C", str(REPO), "rev-parse", "HEAD"])}
-            a.dir.mkdir(parents=True, exist_ok=True)
-            if (a.dir / "paper.json").exists():
-                print(f"paper: {a.dir / 'paper.json'} exists: continuing that paper directory")
-            else:
-                write_json_atomic(a.dir / "paper.json", meta)
-            print(f"paper: {a.dir}")
-            return 0
-        a.dir, a.kernel = a.dir.resolve(), a.kernel.resolve()    # launches run in their own folders
-        if not (a.dir / "paper.json").exists():
-            raise ValueError(f"{a.dir}: no paper.json (run `python -m reports.paper init` first)")
-        if not a.kernel.exists():
-            raise ValueError(f"--kernel {a.kernel}: not built (make build)")
-        configs = [c for c in a.configs.split(",") if c]
-        return run_scaling(a.dir, a.kernel, a.dlio_venv, configs, a.timeout, a.keep_data,
-                           progress=lambda s: print(s, flush=True))
-    except ValueError as e:
-        print(f"paper: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 BIN = os.environ.get("H5DLIO_BIN", str(Path(__file__).resolve().parent.parent / "build" / "h5dlio"))
 HDF5_PREFIX = os.environ.get("H5DLIO_HDF5_PREFIX", "")
 # root in a VM: mpirun refuses root and more ranks than cores without these (never use them on a cluster)
@@ -96,3 +98,24 @@ def kernel_info() -> dict:
 
 def counter(records: list[tuple]) -> Counter:
     return Counter(records)
+
+
+def dlio_order(total: int, ranks: int, batch: int, epochs: int, seed: int = 123) -> dict[int, list[list[int]]]:
+    """rank -> per epoch the samples DLIO 2.0.0 consumes, in order, stated from DLIO's source for the tests (not
+    from validate's model): torch_data_loader.dlio_sampler gives rank r the list range(r*ceil(T/R), (r+1)*ceil(T/R))
+    and, with sample_shuffle seed, calls np.random.seed(seed); np.random.shuffle(list) on that same list at every
+    epoch's __iter__, so epoch e sees the e-fold shuffle; batches are whole (drop_last); main._train / _eval stop
+    after floor(T/batch/R) steps, checked after a step (at least one). Where T is not a multiple of R DLIO's last rank
+    raises IndexError; the kernel clamps that rank's list at T (README) and so does this statement."""
+    per_rank = -(-total // ranks)
+    steps = max(total // batch // ranks, 1)
+    out = {}
+    for r in range(ranks):
+        idx = list(range(r * per_rank, min((r + 1) * per_rank, total)))
+        epochs_ = []
+        for _ in range(epochs):
+            np.random.seed(seed)
+            np.random.shuffle(idx)
+            epochs_.append(idx[: min(steps, len(idx) // batch) * batch])
+        out[r] = epochs_
+    return out

@@ -16,7 +16,7 @@ import pytest
 from fidelity import matrix as fmatrix
 from harness import dlio as hdlio
 from profiles import logvfd
-from tests.kernel import BIN, h5tool, run, tiny
+from tests.kernel import BIN, dlio_order, h5tool, run, tiny
 from validate import checks, model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -172,7 +172,7 @@ def test_sampler_shuffles_only_in_200(tmp_path):
                       name=f"s{rel}"))
     r0, r1 = rs
     assert r0.rc == 0 and r1.rc == 0, r0.proc.stderr + r1.proc.stderr
-    exp0 = model.dlio_reads(32, 2, 2, 123, 2, True)
+    exp0 = dlio_order(32, 2, 2, 2)
     for rank in (0, 1):
         assert consumed(r0, rank) == {1: exp0[rank][0], 2: exp0[rank][1]}
         own = list(range(rank * 16, rank * 16 + 16))

@@ -4,10 +4,23 @@ from __future__ import annotations
 import subprocess
 from collections import Counter, defaultdict
 
+import numpy as np
 import pytest
-from kernel import h5tool, kernel_info, run, tiny
+from kernel import dlio_order, h5tool, kernel_info, run, tiny
 
-from validate import model
+
+def test_dlio_order_by_hand():
+    """kernel.dlio_order (the statement of DLIO's sampler the order tests compare with) on cases small enough to work
+    out: 8 samples, 2 ranks, batch 2 -> rank 1 owns 4-7 and takes 2 steps; seed 123 permutes a 4-list as numpy's
+    legacy MT19937 does (the second epoch shuffles the first's order)"""
+    rng = np.random.RandomState(123)
+    first = rng.permutation(4).tolist()
+    rng = np.random.RandomState(123)
+    second = [first[i] for i in rng.permutation(4)]
+    assert dlio_order(8, 2, 2, 2)[1] == [[4 + i for i in first], [4 + i for i in second]]
+    assert [len(x[0]) for x in dlio_order(32, 3, 2, 1).values()] == [10, 10, 10]   # 11, 11, 10 owned; 5 steps each
+    assert [len(x[0]) for x in dlio_order(8, 3, 1, 1).values()] == [2, 2, 2]      # 3, 3, 2 owned; 2 steps each
+    assert dlio_order(3, 1, 4, 1)[0] == [[]]                                      # one step asked, no full batch
 
 
 def train_samples(r, rank, phase="train"):
@@ -25,8 +38,8 @@ def test_dlio_sample_order_equals_the_sampler_model(tmp_path, ranks):
     r = run(tmp_path, ranks, sets)
     assert r.rc == 0, r.proc.stderr
     total = 8 * 4
-    exp = model.dlio_reads(total, ranks, 2, 123, 2, True)
-    exp_eval = model.dlio_reads(2 * 4, ranks, 1, 123, 2, True, phase="eval")
+    exp = dlio_order(total, ranks, 2, 2)
+    exp_eval = dlio_order(2 * 4, ranks, 1, 2)
     for rank in range(ranks):
         got = train_samples(r, rank)
         assert [got[e] for e in (1, 2)] == exp[rank]
@@ -46,15 +59,16 @@ def test_counts_equal_the_analytic_model(tmp_path):
     r = run(tmp_path, ranks, sets)
     assert r.rc == 0, r.proc.stderr
     s = r.summary()
-    exp = model.dlio_reads(32, ranks, 2, 123, 3, True)
-    per_epoch = sum(len(exp[k][0]) for k in exp)
+    # 32 training samples, 2 ranks, batch 2: floor(32 / 2 / 2) = 8 steps of 2 samples per rank, 32 per epoch; each
+    # one open and one read of a 256 x 256 sample (DLIO: int(sqrt(record_length)) squared); evaluation: 8 samples,
+    # batch 1, 4 steps per rank
+    per_epoch, sample = 2 * 8 * 2, 256 * 256
     assert [e["opens"] for e in s["train"]["epochs"]] == [per_epoch] * 3
     assert [e["reads"] for e in s["train"]["epochs"]] == [per_epoch] * 3
-    assert [e["bytes"] for e in s["train"]["epochs"]] == [per_epoch * model.sample_bytes(rl)] * 3
-    ev = model.dlio_reads(8, ranks, 1, 123, 3, True, phase="eval")
-    assert [e["opens"] for e in s["eval"]["epochs"]] == [sum(len(ev[k][0]) for k in ev)] * 3
+    assert [e["bytes"] for e in s["train"]["epochs"]] == [per_epoch * sample] * 3
+    assert [e["opens"] for e in s["eval"]["epochs"]] == [2 * 4] * 3
     assert s["generate"]["files"] == 10
-    assert s["generate"]["bytes"] == 10 * 4 * model.sample_bytes(rl)
+    assert s["generate"]["bytes"] == 10 * 4 * sample
 
 
 def test_eval_cadence_and_step_cap(tmp_path):
@@ -63,7 +77,7 @@ def test_eval_cadence_and_step_cap(tmp_path):
     r = run(tmp_path, 2, sets)
     assert r.rc == 0, r.proc.stderr
     s = r.summary()
-    assert [e["epoch"] for e in s["eval"]["epochs"]] == model.eval_epochs(5, 2, 2) == [2, 4]
+    assert [e["epoch"] for e in s["eval"]["epochs"]] == [2, 4]   # after epoch 2, then every 2nd of 5
     assert [e["steps_per_rank_max"] for e in s["train"]["epochs"]] == [3] * 5
     assert [e["opens"] for e in s["train"]["epochs"]] == [3 * 2 * 2] * 5
 
@@ -157,7 +171,7 @@ def test_file_larger_than_4gib(tmp_path):
     r = run(tmp_path, 1, sets, log=True, timeout=600)
     assert r.rc == 0, r.proc.stderr
     f = tmp_path / "data" / "train" / "img_0_of_1.hdf5"
-    d = model.sample_bytes(rl) ** 0.5
+    d = 33962   # DLIO: each sample int(sqrt(1100 MiB)) = 33962 rows of 33962 bytes
     assert f.stat().st_size > 4 * 2**30
     draws = [(int(a), int(n)) for a, b, n, mem, op in r.logvfd(0) if mem == "H5FD_MEM_DRAW"]
     assert draws == [(2048 + k * int(d) ** 2, int(d) ** 2) for k in range(4)]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import csv
 import html.parser
 import io
 import json
@@ -38,21 +37,35 @@ SECTIONS = [("verdict", "Verdict"), ("workload-and-environment", "Workload and e
 
 # ---------------------------------------------------------------- the number formats the report documents
 
-def fmt(v) -> str:
-    """ints exact, floats 3 decimals, dicts 'k=v, ...', lists '[...]', None '-'"""
+def shows(cell: str, v) -> bool:
+    """whether a table cell shows the JSON value v by the documented rule, read back from the cell: '-' for none,
+    integers exact, floats to 3 decimals (the cell within rounding of v), dicts as 'key=value, ...' in order"""
     if v is None:
-        return "-"
+        return cell == "-"
     if isinstance(v, bool):
-        return str(v).lower()
+        return cell == ("true" if v else "false")
     if isinstance(v, int):
-        return str(v)
+        return re.fullmatch(r"-?\d+", cell) is not None and int(cell) == v
     if isinstance(v, float):
-        return f"{v:.3f}"
+        return re.fullmatch(r"-?\d+\.\d{3}", cell) is not None and abs(float(cell) - v) <= 0.0005 + 1e-9
     if isinstance(v, dict):
-        return ", ".join(f"{k}={fmt(x)}" for k, x in v.items())
-    if isinstance(v, list):
-        return "[" + ", ".join(fmt(x) for x in v) + "]"
-    return str(v)
+        parts = [p.split("=", 1) for p in cell.split(", ")] if cell else []
+        return len(parts) == len(v) and all(len(p) == 2 and p[0] == k and shows(p[1], x)
+                                            for p, (k, x) in zip(parts, v.items(), strict=True))
+    raise AssertionError(f"no rule here for a {type(v).__name__} value ({v!r}): extend shows()")
+
+
+def test_value_format_rule_by_hand():
+    """the rule the README states for expected/observed cells, on values written out by hand"""
+    from reports.rundir import value
+    assert [value(x) for x in (None, True, False, 0, 28, -3, 1.0, 0.0326, 2.0004, 52.96509464581808)] == \
+        ["-", "true", "false", "0", "28", "-3", "1.000", "0.033", "2.000", "52.965"]
+    assert value({"opens": 28, "raw_bytes": 32584446, "mean": 1.25}) == "opens=28, raw_bytes=32584446, mean=1.250"
+    assert value([1, 0.5, None, "x"]) == "[1, 0.500, -, x]"
+    assert value((2, [3])) == "[2, [3]]"
+    assert value("2.0.0") == "2.0.0"
+    assert shows("opens=28, mean=1.250", {"opens": 28, "mean": 1.2504}) and not shows("1.25", 1.25)
+    assert not shows("opens=28", {"opens": 28, "raw_reads": 28}) and not shows("28.000", 28)
 
 
 def pstats(xs: list[float]) -> dict:
@@ -203,7 +216,7 @@ def test_verdict_table_holds_every_check_with_its_numbers(rendered):
     for c, r in zip(v["checks"], rows[1:], strict=True):
         assert r[1] == {"pass": "PASS", "fail": "FAIL", "skip": "skip"}[c["status"]], c["name"]
         assert r[2] == ("required" if c["required"] else "info")
-        assert r[3] == fmt(c["expected"]) and r[4] == fmt(c["observed"]), c["name"]
+        assert shows(r[3], c["expected"]) and shows(r[4], c["observed"]), (c["name"], r[3:5])
         assert r[5] == str(c["detail"] or "")
     s = v["summary"]
     md = (rendered["dir"] / "report.md").read_text()
@@ -358,7 +371,8 @@ def test_per_file_table_and_similarity_equal_their_sources(rendered):
     assert set(rows) == set(by)
     for f, sides in by.items():
         d, k = sides.get("dlio", {}), sides.get("kernel", {})
-        assert rows[f][1:9] == [fmt(x.get(field)) for field in ("opens", "closes", "reads", "bytes") for x in (d, k)]
+        want = [x.get(field) for field in ("opens", "closes", "reads", "bytes") for x in (d, k)]
+        assert all(shows(c, w) for c, w in zip(rows[f][1:9], want, strict=True)), (f, rows[f][1:9], want)
         same = all(d.get(x) == k.get(x) for x in ("opens", "closes", "reads", "bytes", "sizes"))
         assert rows[f][9] == ("only kernel" if not d else "only DLIO" if not k else "yes" if same else "NO")
     classes = table(rendered["html"], "tbl-files-classes-dftracer")
@@ -370,7 +384,7 @@ def test_per_file_table_and_similarity_equal_their_sources(rendered):
     feats = table(rendered["html"], "tbl-similarity")
     assert set(feats) == set(sim["expected"]) | set(sim["observed"])
     for f in feats:
-        assert feats[f][1:] == [fmt(sim["expected"].get(f)), fmt(sim["observed"].get(f))]
+        assert shows(feats[f][1], sim["expected"].get(f)) and shows(feats[f][2], sim["observed"].get(f)), feats[f]
 
 
 def test_figures_are_non_empty_pngs_embedded_in_the_html(rendered):
@@ -500,7 +514,8 @@ def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
         by.setdefault(r["file"], {})[r["side"]] = r
     assert set(rows) == set(by) and by
     for f, sides in by.items():
-        assert rows[f][1:13] == [fmt(sides.get(x, {}).get(c)) for c in tab["columns"] for x in ("dlio", "kernel")]
+        want = [sides.get(x, {}).get(c) for c in tab["columns"] for x in ("dlio", "kernel")]
+        assert all(shows(c, w) for c, w in zip(rows[f][1:13], want, strict=True)), (f, rows[f][1:13], want)
     sim = next(c for c in got if c["name"] == "similarity.darshan")
     feats = table(rep, "tbl-similarity-darshan")
     assert set(feats) == set(sim["expected"]) | set(sim["observed"])
@@ -529,20 +544,65 @@ def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
 
 # ---------------------------------------------------------------- the paper report
 
-def _rates(path: Path, phase: str) -> tuple[float, float, float, float]:
-    acc: dict = {}
-    with path.open() as f:
-        for r in csv.DictReader(f):
-            if r["phase"] != phase:
-                continue
-            a = acc.setdefault(r["rank"], [0, 0.0, 0.0, 0.0])
-            a[0] += int(r["bytes"])
-            a[1] += float(r["raw_read_s"])
-            a[2] += float(r["observed_s"])
-            a[3] += float(r["compute_s"]) + float(r["preprocess_s"])
-    raw = [b / 2**20 / t for b, t, _, _ in acc.values()]
-    obs = [b / 2**20 / (o - c) for b, _, o, c in acc.values()]
-    return statistics.fmean(raw), sum(raw), statistics.fmean(obs), sum(obs)
+MIB = 1048576
+RANKS_CSV = ("rank,phase,epoch,steps,samples,samples_prefetched_unused,bytes,opens,reads,metadata_s,raw_read_s,"
+             "preprocess_s,compute_s,load_wait_s,observed_s,au_percent,throughput_samples_per_s")
+# 2 ranks, 2 training epochs and 1 evaluation: (rank, phase, epoch, bytes, metadata_s, raw_read_s, preprocess_s,
+# compute_s, observed_s). Worked out by hand, per rank over the phase's epochs:
+#   train rank 0: 4 MiB; raw 0.5 + 0.5 = 1 s -> 4 MiB/s; observed 1.5 + 1.75 - compute (0.5 + 0.25 + 0.5) = 2 s
+#                 -> 2 MiB/s (preprocess counts as compute)
+#   train rank 1: 4 MiB; raw 0.375 + 0.125 = 0.5 s -> 8 MiB/s (not the mean of the epochs' 2.67 and 24); observed
+#                 1.25 + 0.5 - (0.5 + 0.25) = 1 s -> 4 MiB/s (not the epochs' mean 6.67)
+#   -> raw per rank 6, total 12; observed per rank 3, total 6; metadata 0.04 s and raw read 0.75 s per rank
+#   eval rank 0: 1 MiB / 0.125 s = 8 MiB/s raw, 1 MiB / (0.625 - 0.125) s = 2 MiB/s observed
+#   eval rank 1: 1 MiB / 0.5 s = 2 MiB/s raw, 1 MiB / (0.375 - 0.125) s = 4 MiB/s observed
+#   -> raw per rank 5, total 10; observed per rank 3, total 6; metadata 0.01 s and raw read 0.3125 s per rank
+RANK_ROWS = [(0, "train", 1, 2 * MIB, 0.01, 0.5, 0.25, 0.5, 1.5),
+             (0, "train", 2, 2 * MIB, 0.03, 0.5, 0.0, 0.5, 1.75),
+             (1, "train", 1, 1 * MIB, 0.02, 0.375, 0.0, 0.5, 1.25),
+             (1, "train", 2, 3 * MIB, 0.02, 0.125, 0.0, 0.25, 0.5),
+             (0, "eval", 1, 1 * MIB, 0.005, 0.125, 0.0, 0.125, 0.625),
+             (1, "eval", 1, 1 * MIB, 0.015, 0.5, 0.0, 0.125, 0.375)]
+
+
+def write_ranks_csv(path: Path, time_scale: float = 1.0) -> Path:
+    """RANK_ROWS as a kernel's output.ranks.csv, every time multiplied by time_scale (rates divided by it)"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [RANKS_CSV]
+    for rank, phase, ep, nbytes, meta, raw, pre, comp, obs in RANK_ROWS:
+        t = [x * time_scale for x in (meta, raw, pre, comp)]
+        lines.append(f"{rank},{phase},{ep},2,4,0,{nbytes},4,4,{t[0]},{t[1]},{t[2]},{t[3]},0.001,{obs * time_scale},"
+                     "50,10")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_rank_rates_by_hand(tmp_path):
+    from reports.paper import rank_rates
+    got = rank_rates(write_ranks_csv(tmp_path / "output.ranks.csv"))
+    assert set(got) == {"train", "eval"}
+    assert got["train"] == pytest.approx({"ranks": 2, "bytes": 8 * MIB, "raw_per_rank": 6.0, "raw_total": 12.0,
+                                          "obs_per_rank": 3.0, "obs_total": 6.0, "meta_s": 0.04, "raw_s": 0.75})
+    assert got["eval"] == pytest.approx({"ranks": 2, "bytes": 2 * MIB, "raw_per_rank": 5.0, "raw_total": 10.0,
+                                         "obs_per_rank": 3.0, "obs_total": 6.0, "meta_s": 0.01, "raw_s": 0.3125})
+    assert rank_rates(tmp_path / "missing.csv") is None
+
+
+def test_scaling_table_by_hand(tmp_path):
+    """two repetitions, the second with every time halved (every rate doubled): each cell the mean of the two"""
+    from reports.paper import scaling_section
+    c = tmp_path / "scaling" / "thesis-d"
+    write_ranks_csv(c / "np2" / "rep1" / "out" / "output.ranks.csv")
+    write_ranks_csv(c / "np2" / "rep2" / "out" / "output.ranks.csv", 0.5)
+    (tmp_path / "scaling" / "sweep.json").write_text(json.dumps({"configs": ["thesis-d"], "ranks": [2], "repeat": 2,
+                                                                 "cpus": 2, "scale": "tiny", "page_cache": "warm"}))
+    blocks, _ = scaling_section(tmp_path)
+    tabs = {b.id: b for b in blocks if getattr(b, "rows", None) is not None}
+    # train: raw per rank (6 + 12) / 2, total (12 + 24) / 2; observed (3 + 6) / 2, (6 + 12) / 2; metadata
+    # (0.04 + 0.02) / 2 s; raw read (0.75 + 0.375) / 2 s. eval: raw (5 + 10) / 2, (10 + 20) / 2; observed as train;
+    # metadata (0.01 + 0.005) / 2 s; raw read (0.3125 + 0.15625) / 2 s
+    assert tabs["tbl-scaling-thesis-d-train"].rows == [["2", "2", "9.0", "18.0", "4.5", "9.0", "30.000", "562.500"]]
+    assert tabs["tbl-scaling-thesis-d-eval"].rows == [["2", "2", "7.5", "15.0", "4.5", "9.0", "7.500", "234.375"]]
 
 
 @pytest.fixture(scope="module")
@@ -587,18 +647,20 @@ def test_paper_runtime_means_equal_the_runs_timing(paper):
 
 
 def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
+    from reports.paper import rank_rates
     sweep = json.loads((paper["root"] / "scaling" / "sweep.json").read_text())
     assert sweep["ranks"] == [1, 2, 4, 8] and len(sweep["configs"]) == 5
     for c in sweep["configs"]:
         for phase in ("train", "eval"):
             rows = table(paper["html"], f"tbl-scaling-{c}-{phase}")
             assert list(rows) == [str(n) for n in sweep["ranks"]]
-            for n in sweep["ranks"]:
-                reps = [_rates(f, phase) for k in range(1, sweep["repeat"] + 1)
+            for n in sweep["ranks"]:     # rank_rates itself is checked by hand above
+                reps = [rank_rates(f)[phase] for k in range(1, sweep["repeat"] + 1)
                         if (f := paper["root"] / "scaling" / c / f"np{n}" / f"rep{k}" / "out" / "output.ranks.csv")
                         .exists()]
                 assert rows[str(n)][1] == str(len(reps)) and reps
-                want = [f"{statistics.fmean(x[i] for x in reps):.1f}" for i in range(4)]
+                want = [f"{statistics.fmean(x[k] for x in reps):.1f}"
+                        for k in ("raw_per_rank", "raw_total", "obs_per_rank", "obs_total")]
                 assert rows[str(n)][2:6] == want, (c, phase, n)
 
 
