@@ -44,26 +44,6 @@ def eval_steps(total: int, ranks: int, batch: int, n_rank: int, least: int = 1) 
     return min(n_rank // batch, max(total // batch // ranks, least))
 
 
-def dlio_reads(total: int, ranks: int, batch: int, seed: int, epochs: int, shuffle: bool, *, phase: str = "train",
-               total_training_steps: int = -1) -> dict[int, list[list[int]]]:
-    """rank -> per epoch (or per evaluation) the consumed samples in order."""
-    out: dict[int, list[list[int]]] = {}
-    for r in range(ranks):
-        idx = dlio_rank_slice(total, ranks, r)
-        if phase == "train":
-            steps = train_steps(total, ranks, batch, len(idx), total_training_steps)
-        else:
-            steps = eval_steps(total, ranks, batch, len(idx))
-        per = []
-        for _ in range(epochs):
-            if shuffle:
-                np.random.seed(seed)
-                np.random.shuffle(idx)
-            per.append(list(idx[: steps * batch]))
-        out[r] = per
-    return out
-
-
 def eval_epochs(epochs: int, eval_after_epoch: int = 1, epochs_between_evals: int = 1) -> list[int]:
     nxt, out = eval_after_epoch, []
     for e in range(1, epochs + 1):
@@ -72,13 +52,6 @@ def eval_epochs(epochs: int, eval_after_epoch: int = 1, epochs_between_evals: in
             out.append(e)
     return out
 
-
-def sample_bytes(record_length: int) -> int:
-    d = int(math.sqrt(record_length))
-    return d * d
-
-
-# ---- a workload (DLIO YAML dict, as recorded in manifest.json) -> per-rank reads ----
 
 def file_dims(cfg: dict, rel: str | None = None) -> list[tuple[int, int]]:
     """DataGenerator.get_dimension: per file (train files, then eval files) the dimensions of one samples dataset."""
