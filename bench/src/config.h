@@ -50,6 +50,21 @@ typedef struct {
 
 #define CFG_ERRLEN 1024
 
+/* The read phases. Everything that differs between training and evaluation reads comes from config_phase(): the
+ * batch size, file count and compute time of a phase are written once. */
+enum phase { PH_TRAIN = 0, PH_EVAL = 1, NPHASES = 2 };
+typedef struct {
+    const char *name;                 /* "train" | "eval": output names */
+    const char *what;                 /* "training" | "evaluation": messages */
+    const char *files_key, *batch_key; /* the options, for messages */
+    const char *trim_lines;           /* DLIO main.py lines trimming this phase's files (2.0.1-12 on) */
+    const char *folder;               /* train-data-folder | valid-data-folder */
+    int enabled;                      /* train | evaluation */
+    int64_t num_files, batch_size;
+    double compute_time, compute_time_stdev; /* computation-time(-stdev) | eval-time(-stdev) */
+} phase_cfg_t;
+phase_cfg_t config_phase(const config_t *c, int phase);
+
 /* Fill defaults for the given source, then apply a file (may be NULL) and the --set overrides in order.
  * On error returns -1 with a one-line message in err (naming the key and the file). */
 int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err);
