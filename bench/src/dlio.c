@@ -22,9 +22,16 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * np.random.seed(seed) at every epoch (the permutation compounds); its slice is not clamped at T (IndexError).
      * main.py:287 the step cap is checked after the step (compute, barrier): exactly min(cap, batches) loaded;
      * main.py:239 evaluation likewise (at least one step). utils/config.py:407-412 dataset.record_length*. */
-    {.version = "2.0.0", .since = "0", .source = "PyPI dlio-benchmark 2.0.0 (git ec22aec)",
-     .libver_low = H5F_LIBVER_EARLIEST, .track_times = 1, .indexed_records = 0, .sampler_shuffles = 1,
-     .cap_checked_on_fetch = 0, .trim_files_to_steps = 0, .file_ext = "hdf5"},
+    {.version = "2.0.0",
+     .since = "0",
+     .source = "PyPI dlio-benchmark 2.0.0 (git ec22aec)",
+     .libver_low = H5F_LIBVER_EARLIEST,
+     .track_times = 1,
+     .indexed_records = 0,
+     .sampler_shuffles = 1,
+     .cap_checked_on_fetch = 0,
+     .trim_files_to_steps = 0,
+     .file_ext = "hdf5"},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
      * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
@@ -37,15 +44,29 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * utils/config.py:792-797 dataset.record_length_bytes* (record_length* silently ignored), :831-839
      * dataset.record_dims and dataset.hdf5.{chunk_dims, num_dset_per_record}; enable_chunking/chunk_size are read
      * (:813-816) but no longer used by the HDF5 generator. */
-    {.version = "2.0.1", .since = "2.0.1", .source = "git tag v2.0.1 (b56c741)",
-     .libver_low = H5F_LIBVER_LATEST, .track_times = 0, .indexed_records = 1, .sampler_shuffles = 0,
-     .cap_checked_on_fetch = 1, .trim_files_to_steps = 0, .file_ext = "hdf5"},
+    {.version = "2.0.1",
+     .since = "2.0.1",
+     .source = "git tag v2.0.1 (b56c741)",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 0,
+     .file_ext = "hdf5"},
     /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
      * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
      * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
-    {.version = "2.0.1-17", .since = "2.0.1-12", .source = "git main e1919d7 (v2.0.1-17)",
-     .libver_low = H5F_LIBVER_LATEST, .track_times = 0, .indexed_records = 1, .sampler_shuffles = 0,
-     .cap_checked_on_fetch = 1, .trim_files_to_steps = 1, .file_ext = "hdf5"},
+    {.version = "2.0.1-17",
+     .since = "2.0.1-12",
+     .source = "git main e1919d7 (v2.0.1-17)",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 1,
+     .file_ext = "hdf5"},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
 #define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])
@@ -138,29 +159,46 @@ const char *dlio_entry_list(void)
     return buf;
 }
 
-
 /* Release-specific DLIO workload keys (see dlio_key_t); releases compare with the entry in use. */
 const dlio_key_t DLIO_KEYS[] = {
     /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored */
-    {.yaml = "dataset.record_length", .opt = "record-length", .until = "2.0.1",
+    {.yaml = "dataset.record_length",
+     .opt = "record-length",
+     .until = "2.0.1",
      .note = "renamed dataset.record_length_bytes in 2.0.1"},
-    {.yaml = "dataset.record_length_stdev", .opt = "record-length-stdev", .until = "2.0.1",
+    {.yaml = "dataset.record_length_stdev",
+     .opt = "record-length-stdev",
+     .until = "2.0.1",
      .note = "renamed dataset.record_length_bytes_stdev in 2.0.1"},
-    {.yaml = "dataset.record_length_resize", .opt = "record-length-resize", .until = "2.0.1",
+    {.yaml = "dataset.record_length_resize",
+     .opt = "record-length-resize",
+     .until = "2.0.1",
      .note = "renamed dataset.record_length_bytes_resize in 2.0.1"},
-    {.yaml = "dataset.record_length_bytes", .opt = "record-length", .since = "2.0.1",
+    {.yaml = "dataset.record_length_bytes",
+     .opt = "record-length",
+     .since = "2.0.1",
      .note = "2.0.0 reads dataset.record_length"},
-    {.yaml = "dataset.record_length_bytes_stdev", .opt = "record-length-stdev", .since = "2.0.1",
+    {.yaml = "dataset.record_length_bytes_stdev",
+     .opt = "record-length-stdev",
+     .since = "2.0.1",
      .note = "2.0.0 reads dataset.record_length_stdev"},
-    {.yaml = "dataset.record_length_bytes_resize", .opt = "record-length-resize", .since = "2.0.1",
+    {.yaml = "dataset.record_length_bytes_resize",
+     .opt = "record-length-resize",
+     .since = "2.0.1",
      .note = "2.0.0 reads dataset.record_length_resize"},
     /* hdf5_generator.py:58-67 (2.0.0) chunks from enable_chunking/chunk_size; v2.0.1 :54-55 from hdf5.chunk_dims */
-    {.yaml = "dataset.enable_chunking", .opt = "chunking", .until = "2.0.1",
+    {.yaml = "dataset.enable_chunking",
+     .opt = "chunking",
+     .until = "2.0.1",
      .note = "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
-    {.yaml = "dataset.chunk_size", .opt = "chunk-size", .until = "2.0.1",
+    {.yaml = "dataset.chunk_size",
+     .opt = "chunk-size",
+     .until = "2.0.1",
      .note = "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
     {.yaml = "dataset.hdf5.chunk_dims", .opt = "chunk-dims", .since = "2.0.1", .note = "a DLIO 2.0.1 key"},
-    {.yaml = "dataset.hdf5.num_dset_per_record", .opt = "num-dset-per-record", .since = "2.0.1",
+    {.yaml = "dataset.hdf5.num_dset_per_record",
+     .opt = "num-dset-per-record",
+     .since = "2.0.1",
      .note = "a DLIO 2.0.1 key"},
     {.yaml = "dataset.record_dims", .opt = "record-dims", .since = "2.0.1", .note = "a DLIO 2.0.1 key"},
 };
@@ -208,9 +246,10 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
         sb_json_str(&b, e->since);
         sb_printf(&b, ", \"source\": ");
         sb_json_str(&b, e->source);
-        sb_printf(&b, ", \"libver_low\": \"%s\", \"track_times\": %s, \"indexed_records\": %s, "
-                      "\"sampler_shuffles\": %s, \"cap_checked_on_fetch\": %s, \"trim_files_to_steps\": %s, "
-                      "\"file_ext\": ",
+        sb_printf(&b,
+                  ", \"libver_low\": \"%s\", \"track_times\": %s, \"indexed_records\": %s, "
+                  "\"sampler_shuffles\": %s, \"cap_checked_on_fetch\": %s, \"trim_files_to_steps\": %s, "
+                  "\"file_ext\": ",
                   e->libver_low == H5F_LIBVER_EARLIEST ? "earliest" : "latest", e->track_times ? "true" : "false",
                   e->indexed_records ? "true" : "false", e->sampler_shuffles ? "true" : "false",
                   e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false");
@@ -244,8 +283,7 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
         int n = 0;
         for (size_t i = 0; i < NDLIO_KEYS; i++) { /* each option once, in table order */
             size_t j = 0;
-            while (j < i && strcmp(DLIO_KEYS[j].opt, DLIO_KEYS[i].opt))
-                j++;
+            while (j < i && strcmp(DLIO_KEYS[j].opt, DLIO_KEYS[i].opt)) j++;
             if (j < i)
                 continue;
             sb_printf(&b, "%s", n++ ? ", " : "");

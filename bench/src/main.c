@@ -46,8 +46,7 @@ static void parse_args(int argc, char **argv, args_t *a)
                 return;
             }
             a->dry_ranks = (int)n, i++;
-        }
-        else if (!strcmp(s, "--log-vfd"))
+        } else if (!strcmp(s, "--log-vfd"))
             a->sets[a->nsets++] = "log-vfd=true";
         else if (!strcmp(s, "--config") || !strcmp(s, "--set")) {
             if (i + 1 >= argc) {
@@ -99,8 +98,8 @@ static void check_dataset(const layout_t *L, int rank)
                 struct stat st;
                 layout_path(L, ph, i, path, sizeof path);
                 if (stat(path, &st) != 0) {
-                    snprintf(msg, sizeof msg, "key 'data-folder': %s: %s (generate it with generate-data=true)",
-                             path, strerror(errno));
+                    snprintf(msg, sizeof msg, "key 'data-folder': %s: %s (generate it with generate-data=true)", path,
+                             strerror(errno));
                     break;
                 }
                 if (!S_ISREG(st.st_mode)) {
@@ -187,8 +186,8 @@ typedef struct {
     layout_t L;
     pool_t pool;
     int rank, nranks;
-    runner_t R;                                /* the read phases' runner (training) */
-    char samples[4600], samples_tmp[4700];     /* record-samples: written under a temporary name, renamed whole */
+    runner_t R;                            /* the read phases' runner (training) */
+    char samples[4600], samples_tmp[4700]; /* record-samples: written under a temporary name, renamed whole */
     gen_result_t gen;
     results_t res;
     double t_start;
@@ -273,7 +272,8 @@ static int want_train(const job_t *J, int64_t epoch) { return (void)epoch, J->cf
 static int want_eval(const job_t *J, int64_t epoch)
 {
     const config_t *c = &J->cfg; /* after epoch eval-after-epoch, then every epochs-between-evals */
-    return c->evaluation && epoch >= c->eval_after_epoch && (epoch - c->eval_after_epoch) % c->epochs_between_evals == 0;
+    return c->evaluation && epoch >= c->eval_after_epoch &&
+           (epoch - c->eval_after_epoch) % c->epochs_between_evals == 0;
 }
 
 static void phase_generate(job_t *J, int64_t epoch)
@@ -293,7 +293,8 @@ static void read_epoch(job_t *J, int phase, int64_t epoch)
     phase_log_t *log = &J->res.read[phase];
     if (J->rank == 0 && !J->cfg.quiet)
         printf("h5dlio: epoch %lld/%lld: %s\n", (long long)epoch, (long long)J->cfg.epochs,
-               config_phase(&J->cfg, phase).what), fflush(stdout);
+               config_phase(&J->cfg, phase).what),
+            fflush(stdout);
     log->epoch[log->n] = epoch;
     run_read_phase(&J->R, phase, epoch, &log->st[log->n++]);
 }
@@ -379,8 +380,7 @@ static int job_finish(job_t *J)
         pool_stop(&J->pool);
     layout_free(&J->L);
     gen_result_free(&J->gen);
-    for (int ph = 0; ph < NPHASES; ph++)
-        free(J->res.read[ph].st), free(J->res.read[ph].epoch);
+    for (int ph = 0; ph < NPHASES; ph++) free(J->res.read[ph].st), free(J->res.read[ph].epoch);
     int rc_all = 0;
     MPI_CHECK(MPI_Allreduce(&rc, &rc_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     MPI_Finalize();

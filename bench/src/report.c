@@ -23,8 +23,25 @@ static double rate(double bytes, double seconds) { return seconds > 0 ? bytes / 
 
 /* ---------- per rank: one epoch of one read phase ---------- */
 enum field {
-    F_STEPS, F_SAMPLES, F_PREFETCH, F_BYTES, F_OPENS, F_READS, F_META, F_READ, F_PRE, F_COMPUTE, F_LOAD, F_OBSERVED,
-    F_AU, F_THR, F_RAW_RATE, F_OBS_RATE, F_START, F_END, NF
+    F_STEPS,
+    F_SAMPLES,
+    F_PREFETCH,
+    F_BYTES,
+    F_OPENS,
+    F_READS,
+    F_META,
+    F_READ,
+    F_PRE,
+    F_COMPUTE,
+    F_LOAD,
+    F_OBSERVED,
+    F_AU,
+    F_THR,
+    F_RAW_RATE,
+    F_OBS_RATE,
+    F_START,
+    F_END,
+    NF
 };
 
 typedef struct {
@@ -84,16 +101,33 @@ static const struct {
     [F_OBSERVED] = {"observed_s", "%.9g", fv_observed},
     [F_AU] = {"au_percent", "%.9g", fv_au},
     [F_THR] = {"throughput_samples_per_s", "%.9g", fv_thr},
-    [F_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", fv_raw_rate},      /* bytes / raw_read_s */
-    [F_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", fv_obs_rate},      /* bytes / (observed - compute - pre) */
+    [F_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", fv_raw_rate}, /* bytes / raw_read_s */
+    [F_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", fv_obs_rate}, /* bytes / (observed - compute - pre) */
     [F_START] = {NULL, NULL, fv_start},
     [F_END] = {NULL, NULL, fv_end},
 };
 
 /* ---------- per epoch: the ranks' values combined ---------- */
 enum metric {
-    M_STEPS_MIN, M_STEPS_MAX, M_SAMPLES, M_PREFETCH, M_BYTES, M_OPENS, M_READS, M_BYTES_MEAN, M_OBSERVED,
-    M_COMPUTE, M_META, M_READ, M_PRE, M_LOAD, M_RAW_RATE, M_OBS_RATE, M_AU, M_THR, NM
+    M_STEPS_MIN,
+    M_STEPS_MAX,
+    M_SAMPLES,
+    M_PREFETCH,
+    M_BYTES,
+    M_OPENS,
+    M_READS,
+    M_BYTES_MEAN,
+    M_OBSERVED,
+    M_COMPUTE,
+    M_META,
+    M_READ,
+    M_PRE,
+    M_LOAD,
+    M_RAW_RATE,
+    M_OBS_RATE,
+    M_AU,
+    M_THR,
+    NM
 };
 /* how ranks combine: SPAN is IOR's phase time, the latest end (MAX) minus the earliest start (MIN) on one clock;
  * RATE is metric num / (metric den - metric minus), 0 when that is <= 0 */
@@ -102,8 +136,8 @@ enum combine { SUM, MEAN, MIN, MAX, SPAN, RATE };
 static const struct {
     const char *json, *fmt; /* key in output.json's epochs[] and its format */
     enum combine how;
-    int field;              /* SUM/MEAN/MIN/MAX: the rank field combined */
-    int num, den, minus;    /* RATE: metrics (minus -1: none) */
+    int field;           /* SUM/MEAN/MIN/MAX: the rank field combined */
+    int num, den, minus; /* RATE: metrics (minus -1: none) */
 } METRICS[NM] = {
     [M_STEPS_MIN] = {"steps_per_rank_min", "%.0f", MIN, F_STEPS},
     [M_STEPS_MAX] = {"steps_per_rank_max", "%.0f", MAX, F_STEPS},
@@ -122,7 +156,7 @@ static const struct {
     [M_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", RATE, .num = M_BYTES_MEAN, .den = M_READ, .minus = -1},
     [M_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", RATE, .num = M_BYTES_MEAN, .den = M_OBSERVED,
                     .minus = M_COMPUTE},
-    [M_AU] = {"au_percent", "%.9g", MEAN, F_AU},           /* DLIO: allreduce(au) / size */
+    [M_AU] = {"au_percent", "%.9g", MEAN, F_AU},                /* DLIO: allreduce(au) / size */
     [M_THR] = {"throughput_samples_per_s", "%.9g", SUM, F_THR}, /* DLIO: allreduce(throughput), summed */
 };
 
@@ -180,12 +214,9 @@ static const view_t JSON_PHASE[] = {
 
 /* stdout, one line per phase: name holds the printf format of the value */
 static const view_t STDOUT_PHASE[] = {
-    {"  %.0f opens", M_OPENS, SUM_E, ONE, NULL},
-    {"  %.3f MiB", M_BYTES, SUM_E, PER_MIB, NULL},
-    {"  observed %.3f s", M_OBSERVED, SUM_E, ONE, NULL},
-    {"  AU %.2f%%", M_AU, MEAN_E, ONE, NULL},
-    {"  %.3f samples/s", M_THR, MEAN_E, ONE, NULL},
-    {"  %.3f MiB/s (DLIO io)", M_THR, MEAN_E, IO, NULL},
+    {"  %.0f opens", M_OPENS, SUM_E, ONE, NULL},         {"  %.3f MiB", M_BYTES, SUM_E, PER_MIB, NULL},
+    {"  observed %.3f s", M_OBSERVED, SUM_E, ONE, NULL}, {"  AU %.2f%%", M_AU, MEAN_E, ONE, NULL},
+    {"  %.3f samples/s", M_THR, MEAN_E, ONE, NULL},      {"  %.3f MiB/s (DLIO io)", M_THR, MEAN_E, IO, NULL},
 };
 
 /* JSON, per phase with output-ranks-data: each rank's fields summed over the phase's epochs, rates from the sums */
@@ -256,7 +287,8 @@ static void csv_phase(sb_t *b, const phase_t *p, const config_t *c)
             continue;
         }
         sb_printf(b, "%s %s, \"", p->name, v->name);
-        for (int64_t e = 0; e < p->n; e++) sb_printf(b, "%s%.3f", e ? ", " : "", p->m[e][v->metric] * scale_of(v->scale, c));
+        for (int64_t e = 0; e < p->n; e++)
+            sb_printf(b, "%s%.3f", e ? ", " : "", p->m[e][v->metric] * scale_of(v->scale, c));
         sb_printf(b, "\", \"");
         for (int64_t e = 0; e < p->n; e++) sb_printf(b, "%s%s", e ? ", " : "", v->unit);
         sb_printf(b, "\"\n");
@@ -318,7 +350,8 @@ static void ranks_csv(sb_t *b, const phase_t *ps, int nranks)
 {
     sb_printf(b, "rank,phase,epoch");
     for (int f = 0; f < NF; f++)
-        if (FIELDS[f].column) sb_printf(b, ",%s", FIELDS[f].column);
+        if (FIELDS[f].column)
+            sb_printf(b, ",%s", FIELDS[f].column);
     sb_printf(b, "\n");
     for (int q = 0; q < nranks; q++)
         for (int k = 0; k < NPHASES; k++) {
@@ -326,9 +359,11 @@ static void ranks_csv(sb_t *b, const phase_t *ps, int nranks)
             for (int64_t e = 0; e < p->n; e++) {
                 sb_printf(b, "%d,%s,%lld", q, p->name, (long long)p->epoch[e]);
                 for (int f = 0; f < NF; f++) {
-                    if (!FIELDS[f].column) continue;
+                    if (!FIELDS[f].column)
+                        continue;
                     sb_printf(b, ",");
-                    if (!isnan(fld(p, q, e, f))) sb_printf(b, FIELDS[f].fmt, fld(p, q, e, f));
+                    if (!isnan(fld(p, q, e, f)))
+                        sb_printf(b, FIELDS[f].fmt, fld(p, q, e, f));
                 }
                 sb_printf(b, "\n");
             }
@@ -386,8 +421,8 @@ int report_write(const results_t *r)
 
     phase_t ps[NPHASES];
     for (int k = 0, first = 0; k < NPHASES; first += (int)r->read[k].n, k++) {
-        ps[k] = (phase_t){config_phase(c, k).name, r->read[k].n, r->read[k].epoch, NULL, all + (size_t)first * NF,
-                          r->nranks, nrec};
+        ps[k] = (phase_t){
+            config_phase(c, k).name, r->read[k].n, r->read[k].epoch, NULL, all + (size_t)first * NF, r->nranks, nrec};
         ps[k].m = xcalloc((size_t)ps[k].n, sizeof *ps[k].m, "the epoch results");
         combine(&ps[k]);
     }
@@ -396,13 +431,16 @@ int report_write(const results_t *r)
     /* CSV, h5bench's "metric, value, unit" rows, fixed units per row */
     sb_t csv = {0};
     const char *yn[2] = {"NO", "YES"};
-    sb_printf(&csv, "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
-                    "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
+    sb_printf(&csv,
+              "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
+              "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
               r->nranks, (long long)c->read_threads, yn[!!c->subfiling], yn[!!c->chunking], yn[!!c->collective_meta],
               yn[!!c->collective_data]);
     if (r->did_gen)
-        sb_printf(&csv, "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
-                        "generate rate, %.3f, MiB/s\n", gfiles, gbytes / MIB, gsec, grate / MIB);
+        sb_printf(&csv,
+                  "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
+                  "generate rate, %.3f, MiB/s\n",
+                  gfiles, gbytes / MIB, gsec, grate / MIB);
     for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
@@ -413,10 +451,13 @@ int report_write(const results_t *r)
     int ml = 0;
     MPI_CHECK(MPI_Get_library_version(mpiver, &ml));
     char *nl = strchr(mpiver, '\n');
-    if (nl) *nl = 0;
+    if (nl)
+        *nl = 0;
     char *cj = config_to_json(c);
-    sb_printf(&js, "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
-                   "\"mpi_library\": ", H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    sb_printf(&js,
+              "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
+              "\"mpi_library\": ",
+              H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
     sb_json_str(&js, mpiver);
     sb_printf(&js, ", \"host\": ");
     sb_json_str(&js, host);
@@ -424,10 +465,13 @@ int report_write(const results_t *r)
               (long long)c->read_threads, r->wall_s, cj);
     free(cj);
     if (r->did_gen)
-        sb_printf(&js, ",\n  \"generate\": {\"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, "
-                       "\"bandwidth_bytes_per_s\": %.9g}", gfiles, gbytes, gsec, grate);
+        sb_printf(&js,
+                  ",\n  \"generate\": {\"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, "
+                  "\"bandwidth_bytes_per_s\": %.9g}",
+                  gfiles, gbytes, gsec, grate);
     for (int k = 0; k < NPHASES; k++)
-        if (ps[k].n) json_phase(&js, &ps[k], c, c->output_ranks_data);
+        if (ps[k].n)
+            json_phase(&js, &ps[k], c, c->output_ranks_data);
     sb_printf(&js, "\n}\n");
 
     int rc = 0;
@@ -446,7 +490,8 @@ int report_write(const results_t *r)
             printf("  generate  %6.0f files  %10.3f MiB  %8.3f s  %10.3f MiB/s\n", gfiles, gbytes / MIB, gsec,
                    grate / MIB);
         for (int k = 0; k < NPHASES; k++) {
-            if (!ps[k].n) continue;
+            if (!ps[k].n)
+                continue;
             printf("  %-5s     %lld epochs", ps[k].name, (long long)ps[k].n);
             for (size_t i = 0; i < sizeof STDOUT_PHASE / sizeof STDOUT_PHASE[0]; i++)
                 printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));

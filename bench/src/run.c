@@ -63,9 +63,12 @@ static void nothing(runner_t *R, epoch_plan_t *P) { (void)R, (void)P; }
 
 static void nothing_left(runner_t *R, epoch_plan_t *P, epoch_stats_t *st) { (void)R, (void)P, (void)st; }
 
-static const loader_ops_t LOADER_IN_RANK = {
-    .name = "in-rank", .open = in_rank_open, .close = in_rank_close, .start = nothing, .load = in_rank_load,
-    .finish = nothing_left};
+static const loader_ops_t LOADER_IN_RANK = {.name = "in-rank",
+                                            .open = in_rank_open,
+                                            .close = in_rank_close,
+                                            .start = nothing,
+                                            .load = in_rank_load,
+                                            .finish = nothing_left};
 
 /* read-threads > 0: PyTorch's DataLoader workers. Batch k goes to worker k % W, prefetch_factor x W batches are in
  * flight, one more is handed out per batch consumed. */
@@ -79,8 +82,7 @@ static void pool_start_epoch(runner_t *R, epoch_plan_t *P)
 {
     int64_t W = R->pool->n, c = R->cfg->prefetch_size;
     int64_t window = (c > 0 ? (c + W - 1) / W : 2) * W;
-    while (P->issued < P->batches && P->issued < window)
-        pool_hand_out(R, P);
+    while (P->issued < P->batches && P->issued < window) pool_hand_out(R, P);
 }
 
 static void pool_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
@@ -110,8 +112,8 @@ int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase
     /* DLIO _train: break when overall_step >= max_steps or == total_training_steps (2.0.0: after a step;
      * >= 2.0.1: overall_step > max_steps or > total_training_steps when the batch arrives). DLIO _eval: break when
      * step > floor(samples/batch_eval/ranks) (2.0.0: after a step; >= 2.0.1: before). */
-    int64_t cap = layout_files_used(c, e, phase, nranks) * c->num_samples_per_file / config_phase(c, phase).batch_size /
-                  nranks;
+    int64_t cap =
+        layout_files_used(c, e, phase, nranks) * c->num_samples_per_file / config_phase(c, phase).batch_size / nranks;
     if (phase == PH_TRAIN && c->total_training_steps > 0 && c->total_training_steps < cap)
         cap = c->total_training_steps;
     /* 2.0.0 checks the cap after a step, so at least one step runs; later releases check it first (none may run) */
@@ -175,8 +177,7 @@ void runner_free(runner_t *R)
 {
     if (R->loader->close)
         R->loader->close(R);
-    for (int ph = 0; ph < NPHASES; ph++)
-        sampler_free(&R->sampler[ph]);
+    for (int ph = 0; ph < NPHASES; ph++) sampler_free(&R->sampler[ph]);
 }
 
 /* Step k: load its batch; unless it is the batch fetched past the cap, emulated compute and (training) a barrier.
@@ -223,13 +224,12 @@ void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     st->start = now();
     sampler_t *s = &R->sampler[phase];
     sampler_epoch(s, epoch);
-    epoch_plan_t P = {.phase = phase, .epoch = epoch, .order = s->out, .nout = s->nout,
-                      .bs = config_phase(R->cfg, phase).batch_size};
+    epoch_plan_t P = {
+        .phase = phase, .epoch = epoch, .order = s->out, .nout = s->nout, .bs = config_phase(R->cfg, phase).batch_size};
     R->ordering->plan(R, &P);
     R->loader->start(R, &P);
     double t0 = now();
-    for (int64_t k = 0; k < P.fetched; k++)
-        run_step(R, &P, k, st, &t0);
+    for (int64_t k = 0; k < P.fetched; k++) run_step(R, &P, k, st, &t0);
     st->end = now();
     trace_end(tr_epoch);
     R->loader->finish(R, &P, st);
