@@ -843,19 +843,6 @@ int config_validate(const config_t *c, int nranks, char *err)
     return 0;
 }
 
-phase_cfg_t config_phase(const config_t *c, int phase)
-{
-    if (phase == PH_TRAIN)
-        return (phase_cfg_t){.name = "train", .what = "training", .files_key = "num-files-train",
-                             .batch_key = "batch-size", .trim_lines = "230-237", .folder = c->train_data_folder,
-                             .enabled = c->train, .num_files = c->num_files_train, .batch_size = c->batch_size,
-                             .compute_time = c->computation_time, .compute_time_stdev = c->computation_time_stdev};
-    return (phase_cfg_t){.name = "eval", .what = "evaluation", .files_key = "num-files-eval",
-                         .batch_key = "batch-size-eval", .trim_lines = "239-246", .folder = c->valid_data_folder,
-                         .enabled = c->evaluation, .num_files = c->num_files_eval, .batch_size = c->batch_size_eval,
-                         .compute_time = c->eval_time, .compute_time_stdev = c->eval_time_stdev};
-}
-
 /* Words separated by ", " into lines of at most 116 characters. */
 static void print_list(const char *title, const char *const *items, size_t n)
 {
