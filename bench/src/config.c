@@ -392,7 +392,8 @@ enum { BY_NAME = 1, BY_YAML = 2, BY_ALIAS = 4 };
 static const opt_t *find_opt(const char *key, unsigned by)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (((by & BY_NAME) && !strcmp(OPTS[i].name, key)) || ((by & BY_YAML) && OPTS[i].yaml && !strcmp(OPTS[i].yaml, key)))
+        if (((by & BY_NAME) && !strcmp(OPTS[i].name, key)) ||
+            ((by & BY_YAML) && OPTS[i].yaml && !strcmp(OPTS[i].yaml, key)))
             return &OPTS[i];
     if (!(by & BY_ALIAS))
         return NULL;
@@ -533,7 +534,7 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     const opt_t *o = find_opt(path, kernel_only ? BY_ANY : BY_YAML);
     if (!o && kernel_only) return unknown_key(where, path, err);
     if (o) {
-        if (v->kind == NODE_MAP && o->stdev)
+        if (v->kind == NODE_MAP && o->stdev && !kernel_only) /* DLIO's {mean, stdev} syntax: under its own path */
             return apply_dist(c, o, v, path, file, err);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return set_opt(c, o, v->text, where, err);
