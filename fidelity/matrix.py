@@ -4,6 +4,7 @@ differing Log VFD block per rank with both sides, the differing dataset layout, 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -62,14 +63,9 @@ def update(matrix: dict, rows: list[dict]) -> dict:
         old = by.get(r["version"])
         if old is None or r["created"] >= old.get("created", ""):
             by[r["version"]] = r
-    from harness.dlio import version_key
-
-    def order(v: str):
-        try:
-            return (0, version_key(v))
-        except ValueError:
-            return (1, (v,))
-    return {"rows": [by[k] for k in sorted(by, key=order)]}
+    # display order: digit runs compare as numbers ("2.0.1" < "2.0.1-17" < "2.0.10"), names ("main") last
+    order = sorted(by, key=lambda v: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", v)])
+    return {"rows": [by[k] for k in order]}
 
 
 # check families shown as matrix columns (each cell: pass/fail/skip counts of that family)

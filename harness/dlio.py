@@ -1,4 +1,5 @@
-"""Which DLIO a reference venv holds, and the workload keys each release reads.
+"""Which DLIO a reference venv holds, and what the kernel knows of its release: the entry it selects and the workload
+keys that release reads, asked of the kernel (`h5dlio --dlio-entries`), which keeps that knowledge in one place.
 
 A venv made by scripts/deps-dlio.sh holds .h5dlio-dlio.json (version, git revision, source). DLIO's own metadata is
 not enough: its setup.py still says 2.0.0 at the v2.0.1 tag and on main, so a source checkout's version is its
@@ -6,32 +7,32 @@ not enough: its setup.py still says 2.0.0 at the v2.0.1 tag and on main, so a so
 from __future__ import annotations
 
 import copy
+import functools
 import json
-import re
 import subprocess
 from pathlib import Path
 
-# DLIO 2.0.0 key -> the name DLIO reads from release `since` on; the old name is then silently ignored
-# (utils/config.py:407-412 at PyPI 2.0.0 -> :792-797 at v2.0.1).
-RENAMED = [
-    ("dataset.record_length", "dataset.record_length_bytes", "2.0.1"),
-    ("dataset.record_length_stdev", "dataset.record_length_bytes_stdev", "2.0.1"),
-    ("dataset.record_length_resize", "dataset.record_length_bytes_resize", "2.0.1"),
-]
-_VERSION = re.compile(r"^(\d+(?:\.\d+){0,3})(?:-(\d+))?(?:-g[0-9a-f]+)?(?:\+.+)?$")
+
+def _kernel() -> Path:
+    from harness.run import KERNEL_BIN
+    return KERNEL_BIN
 
 
-def version_key(v: str) -> tuple[int, ...]:
-    """Order of DLIO versions as the kernel orders them: X.Y.Z, then commits past the tag ("2.0.1-17")."""
-    m = _VERSION.match(v.strip())
-    if not m:
-        raise ValueError(f"{v!r} is not a DLIO version (X.Y.Z or X.Y.Z-N)")
-    nums = [int(x) for x in m.group(1).split(".")] + [0] * 4
-    return (*nums[:4], int(m.group(2) or 0))
+@functools.lru_cache(maxsize=32)
+def _entries(kernel_bin: str, version: str | None) -> dict:
+    argv = [kernel_bin, "--dlio-entries"] + (["--set", f"dlio-version={version}"] if version is not None else [])
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise ValueError(p.stderr.strip()[-300:] or f"{kernel_bin} --dlio-entries: exit {p.returncode}")
+    return json.loads(p.stdout)
 
 
-def at_least(version: str, since: str) -> bool:
-    return version_key(version) >= version_key(since)
+def entries(version: str | None = None, kernel_bin: Path | None = None) -> dict:
+    """The kernel's DLIO release knowledge, the one place it is kept (`h5dlio --dlio-entries`): its entries, the
+    workload keys only some releases read, and with a version the entry it selects ("selected": entry, nearest,
+    warning, and for each option the key name that entry reads). ValueError with the kernel's message when it
+    refuses the version."""
+    return copy.deepcopy(_entries(str(kernel_bin or _kernel()), version))
 
 
 def info(venv: Path) -> dict:
@@ -57,31 +58,37 @@ def _get(cfg: dict, path: str):
     return node
 
 
-def translate(cfg: dict, version: str) -> tuple[dict, list[str]]:
+def translate(cfg: dict, version: str, kernel_bin: Path | None = None) -> tuple[dict, list[str]]:
     """A workload written with DLIO 2.0.0's key names (reference-configs/ overlays), renamed to the names DLIO
-    `version` reads. Returns the new dict and what was renamed."""
+    `version` reads, as the kernel's entry for that version says. Returns the new dict and what was renamed."""
+    known = entries(version, kernel_bin)
+    names: dict[str, list[str]] = {}
+    for k in known["versioned_keys"]:
+        names.setdefault(k["option"], []).append(k["yaml"])
     out = copy.deepcopy(cfg)
     done = []
-    for old, new, since in RENAMED:
-        src, dst = (old, new) if at_least(version, since) else (new, old)
-        sec, key = src.rsplit(".", 1)
-        node = _get(out, sec)
-        if isinstance(node, dict) and key in node:
-            node[dst.rsplit(".", 1)[1]] = node.pop(key)
-            done.append(f"{src} -> {dst}")
+    for opt, read in known["selected"]["keys"].items():
+        for src in names[opt] if read else []:  # a key no release reads now stays (DLIO and the kernel ignore it)
+            sec, key = src.rsplit(".", 1)
+            node = _get(out, sec)
+            if src == read or not isinstance(node, dict) or key not in node:
+                continue
+            dsec, dkey = read.rsplit(".", 1)
+            dst = out
+            for part in dsec.split("."):
+                dst = dst.setdefault(part, {})
+            dst[dkey] = node.pop(key)
+            done.append(f"{src} -> {read}")
     return out, done
 
 
 def kernel_entry(kernel_bin: Path, version: str) -> dict:
     """The kernel entry `h5dlio --set dlio-version=version` uses: {entry, nearest, warning}."""
-    p = subprocess.run([str(kernel_bin), "--dry-run", "--set", "generate-data=true", "--set",
-                        f"dlio-version={version}"], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        return {"entry": None, "nearest": None, "warning": p.stderr.strip()[-300:]}
-    cfg = json.loads(p.stdout.strip().splitlines()[-1])
-    warn = [w for w in cfg.get("warnings", []) if "nearest entry" in w]
-    return {"entry": cfg.get("dlio-entry"), "nearest": bool(cfg.get("dlio-entry-nearest")),
-            "warning": warn[0] if warn else ""}
+    try:
+        sel = entries(version, kernel_bin)["selected"]
+    except ValueError as e:
+        return {"entry": None, "nearest": None, "warning": str(e)}
+    return {"entry": sel["entry"], "nearest": sel["nearest"], "warning": sel["warning"]}
 
 
 def describe(venv: Path, kernel_bin: Path) -> dict:

@@ -281,15 +281,45 @@ def test_model_per_release():
     assert s3["bytes"] == [32 * 48] * 8 and s3["opens"] == 4
 
 
+def test_kernel_dlio_entries_json():
+    """`h5dlio --dlio-entries`: the one place release knowledge is kept. Expectations from DLIO's sources: 2.0.1
+    renamed dataset.record_length* to record_length_bytes* (utils/config.py:792-797) and added record_dims and
+    hdf5.{chunk_dims, num_dset_per_record}; main trims files from v2.0.1-12 (ad8ce8b)."""
+    def kernel(*args):
+        return subprocess.run([BIN, "--dlio-entries", *args], capture_output=True, text=True, timeout=60)
+    p = kernel()
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    assert "selected" not in j and [e["version"] for e in j["entries"]][:3] == ["2.0.0", "2.0.1", "2.0.1-17"]
+    assert {k["yaml"] for k in j["versioned_keys"]} >= {"dataset.record_length", "dataset.record_length_bytes",
+                                                        "dataset.record_dims", "dataset.hdf5.chunk_dims"}
+    reads = {}
+    for v in ("2.0.0", "2.0.0-3", "2.0.1", "2.0.1-11", "2.0.1-12", "2.0.1-17", "2.0.1-17-ge1919d7", "2.0.3", "1.0"):
+        p = kernel("--set", f"dlio-version={v}")
+        assert p.returncode == 0, p.stderr
+        sel = json.loads(p.stdout)["selected"]
+        assert sel["version"] == v and bool(sel["warning"]) == sel["nearest"]
+        reads[v] = (sel["entry"], sel["nearest"], sel["keys"]["record-length"], sel["keys"]["record-dims"])
+    old = ("dataset.record_length", None)
+    new = ("dataset.record_length_bytes", "dataset.record_dims")
+    assert reads == {"2.0.0": ("2.0.0", False, *old), "2.0.0-3": ("2.0.0", True, *old), "2.0.1": ("2.0.1", False, *new),
+                     "2.0.1-11": ("2.0.1", True, *new), "2.0.1-12": ("2.0.1-17", True, *new),
+                     "2.0.1-17": ("2.0.1-17", False, *new), "2.0.1-17-ge1919d7": ("2.0.1-17", True, *new),
+                     "2.0.3": ("2.0.1-17", True, *new), "1.0": ("2.0.0", True, *old)}
+    p = kernel("--set", "dlio-version=main")
+    assert p.returncode == 2 and "'dlio-version'" in p.stderr and "main" in p.stderr
+
+
 def test_harness_versions_and_key_translation(tmp_path):
-    assert hdlio.version_key("2.0.1-17") > hdlio.version_key("2.0.1") > hdlio.version_key("2.0.0-3")
-    assert hdlio.version_key("2.0.1-17-ge1919d7") == hdlio.version_key("2.0.1-17")
-    with pytest.raises(ValueError):
-        hdlio.version_key("main")
+    with pytest.raises(ValueError, match="dlio-version"):
+        hdlio.translate({}, "main", Path(BIN))
     over = {"dataset": {"record_length": 1048576, "record_length_stdev": 7, "num_files_train": 28}}
-    new, done = hdlio.translate(over, "2.0.1-17")
+    new, done = hdlio.translate(over, "2.0.1-17", Path(BIN))
     assert new["dataset"] == {"record_length_bytes": 1048576, "record_length_bytes_stdev": 7, "num_files_train": 28}
-    assert len(done) == 2 and hdlio.translate(over, "2.0.0")[0] == over
+    assert len(done) == 2 and hdlio.translate(over, "2.0.0", Path(BIN))[0] == over
+    assert hdlio.translate(new, "2.0.0", Path(BIN))[0] == over  # and back
+    chunked = {"dataset": {"enable_chunking": True, "chunk_size": 4096}}  # 2.0.1 reads neither: kept as written
+    assert hdlio.translate(chunked, "2.0.1", Path(BIN)) == (chunked, [])
     # a venv made by deps-dlio.sh says which DLIO it holds
     venv = tmp_path / "venv"
     venv.mkdir()

@@ -353,3 +353,95 @@ def test_reader_process_failure_ends_the_job(tmp_path):
     r = run(tmp_path, 2, tiny(tmp_path / "data", train=True, **{"read-threads": 2}), timeout=60)
     assert r.rc == 2, r.proc.stderr
     assert "reader process" in r.proc.stderr and str(f) in r.proc.stderr
+
+
+def test_per_rank_rates_as_defined(tmp_path):
+    """The per-rank observed and raw read rates, written by the kernel (so reports read them instead of computing
+    them), recomputed by hand from each row's own columns; the JSON `ranks` lists sum each rank's rows of a phase."""
+    import csv
+    import math
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": True, "epochs": 3,
+                                      "computation-time": 0.002, "preprocess-time": 0.0005,
+                                      "output-ranks-data": True})
+    r = run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    rows = list(csv.DictReader(open(r.out / "output.ranks.csv")))
+    assert len(rows) == 2 * (3 + 3) and list(rows[0])[-2:] == ["raw_read_rate_bytes_per_s", "observed_rate_bytes_per_s"]
+    for row in rows:
+        x = {k: float(v) for k, v in row.items() if k not in ("phase", "raw_read_rate_bytes_per_s",
+                                                                "observed_rate_bytes_per_s")}
+        busy = x["observed_s"] - x["compute_s"] - x["preprocess_s"]
+        for col, den in (("raw_read_rate_bytes_per_s", x["raw_read_s"]), ("observed_rate_bytes_per_s", busy)):
+            if den > 0:
+                assert float(row[col]) == pytest.approx(x["bytes"] / den, rel=1e-5), (col, row)
+            else:
+                assert row[col] == "", (col, row)
+    s = r.summary()
+    for phase in ("train", "eval"):
+        got = s[phase]["ranks"]
+        assert [g["rank"] for g in got] == [0, 1]
+        for g in got:
+            mine = [row for row in rows if row["phase"] == phase and int(row["rank"]) == g["rank"]]
+            assert g["epochs"] == len(mine) == 3
+            tot = {k: sum(float(row[k]) for row in mine) for k in ("bytes", "raw_read_s", "observed_s", "compute_s",
+                                                                   "preprocess_s", "metadata_s")}
+            for k, v in tot.items():
+                assert g[k] == pytest.approx(v, rel=1e-6, abs=1e-8), (phase, k)
+            assert g["raw_read_rate_bytes_per_s"] == pytest.approx(tot["bytes"] / tot["raw_read_s"], rel=1e-5)
+            busy = tot["observed_s"] - tot["compute_s"] - tot["preprocess_s"]
+            if busy > 0:
+                assert g["observed_rate_bytes_per_s"] == pytest.approx(tot["bytes"] / busy, rel=1e-5)
+            else:
+                assert g["observed_rate_bytes_per_s"] is None
+        # IOR's phase time: the latest end minus the earliest start, so never shorter than any rank's own time
+        for e in s[phase]["epochs"]:
+            mine = [float(row["observed_s"]) for row in rows
+                    if row["phase"] == phase and int(row["epoch"]) == e["epoch"]]
+            assert e["observed_s"] >= max(mine) - 1e-3 and not math.isnan(e["observed_s"])
+    # without output-ranks-data: no ranks lists
+    r2 = run(tmp_path, 1, {**sets, "generate-data": False, "output-ranks-data": False}, name="plain")
+    assert r2.rc == 0, r2.proc.stderr
+    assert "ranks" not in r2.summary()["train"] and not (r2.out / "output.ranks.csv").exists()
+
+
+def _accepts(key: str) -> bool:
+    """Whether the kernel's parser takes `key` (config_load through --dlio-entries: no MPI, no I/O)."""
+    from kernel import BIN
+    p = subprocess.run([BIN, "--dlio-entries", "--set", f"{key}=1"], capture_output=True, text=True, timeout=30)
+    return p.returncode == 0 or (p.returncode == 2 and "unknown key" not in p.stderr and f"'{key}'" in p.stderr)
+
+
+def test_help_lists_every_key_the_parser_accepts():
+    """Candidate keys from the kernel's sources (every key-like string literal), the README's key table and, when the
+    reference DLIO is installed, every key DLIO's utils/config.py reads; each one the parser accepts must be in
+    --help (a sub-key of an accepted section: its section in the accepted list)."""
+    import os
+    import re
+    from pathlib import Path
+
+    from kernel import BIN
+    repo = Path(__file__).resolve().parent.parent
+    cands: set[str] = set()
+    for f in ("config.c", "dlio.c"):
+        cands |= set(re.findall(r'"([a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*)"', (repo / "bench" / "src" / f).read_text()))
+    for line in (repo / "README.md").read_text().splitlines():
+        if line.startswith("| ") and not line.startswith("| key"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            cands |= {re.sub(r"\(.*?\)", "", c).strip() for c in cells[:2]}
+    venv = os.environ.get("H5DLIO_DLIO_VENV")
+    for src in Path(venv).glob("lib/python3*/site-packages/dlio_benchmark/utils/config.py") if venv else []:
+        text = src.read_text()
+        cands |= {f"{a}.{b}" for a, b in re.findall(r"config\['(\w+)'\]\['(\w+)'\]", text)}
+        cands |= {f"{b}.{a}" for a, b in re.findall(r"'(\w+)' in config\['(\w+)'\]", text)}
+    cands = {c for c in cands if c and " " not in c}
+    accepted = sorted(c for c in cands if _accepts(c))
+    assert len(accepted) > 80, accepted  # the table's names and DLIO paths at least
+    text = subprocess.run([BIN, "--help"], capture_output=True, text=True, check=True).stdout
+    sections = text.split("Accepted DLIO keys with no I/O effect", 1)[1].split("Checked DLIO keys", 1)[0]
+
+    def listed(k: str, where: str) -> bool:
+        return re.search(rf"(?<![\w.-]){re.escape(k)}(?![\w-])", where) is not None
+
+    missing = [k for k in accepted if not listed(k, text) and not listed(k.replace("_", "-"), text)
+               and not any(listed(k.rsplit(".", n)[0], sections) for n in range(1, k.count(".") + 1))]
+    assert missing == []

@@ -11,115 +11,143 @@
 #include <string.h>
 #include <hdf5.h>
 #include "layout.h"
+#include "util.h"
 
 enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS };
 
+enum opt_flag {
+    OPT_EMPTY_OK = 1,    /* T_STR: an empty value is allowed (output-folder: the current directory) */
+    OPT_STRIP_SLASH = 2, /* T_STR: trailing slashes are removed, as DLIO removes them (data-folder) */
+};
+
+/* One option: everything the parsers, the validator, --help and the resolved-config JSON need to know about it. */
 typedef struct {
     const char *name;     /* canonical key (h5bench style) */
-    const char *yaml;     /* DLIO workload YAML path, or NULL (then only under the YAML's `h5dlio:` section) */
+    const char *yaml;     /* DLIO workload YAML path, or NULL (then only under the YAML's `h5dlio:` section); names
+                             that depend on the DLIO release are in DLIO_KEYS[] (dlio.c) */
     enum opt_type type;
-    size_t off, size;
+    size_t off, size;     /* where the value lives in config_t */
     const char *def_h5;   /* default for h5bench JSON / no config file */
     const char *def_dlio; /* default for a DLIO YAML (DLIO 2.0.0's own defaults, except generation buffer) */
-    double min, max;
+    double min, max;      /* T_INT/T_DBL: range; T_DIMS: how many dimensions */
     const char *help;
+    unsigned flags;       /* enum opt_flag */
+    size_t count;         /* T_DIMS: offset of the int counting the dimensions given */
+    const char *stdev;    /* the YAML value may be a distribution {mean, stdev, type: normal}: the option its stdev
+                             sets */
 } opt_t;
 
 #define F(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
 #define BIG 9.2e18
 static const opt_t OPTS[] = {
-    {"generate-data", "workflow.generate_data", T_BOOL, F(generate_data), "false", "false", 0, 1, "generate the dataset"},
-    {"train", "workflow.train", T_BOOL, F(train), "false", "true", 0, 1, "run training epochs"},
-    {"evaluation", "workflow.evaluation", T_BOOL, F(evaluation), "false", "false", 0, 1, "run evaluation after epochs"},
+    {"generate-data", "workflow.generate_data", T_BOOL, F(generate_data), "false", "false", 0, 1,
+     .help = "generate the dataset"},
+    {"train", "workflow.train", T_BOOL, F(train), "false", "true", 0, 1, .help = "run training epochs"},
+    {"evaluation", "workflow.evaluation", T_BOOL, F(evaluation), "false", "false", 0, 1,
+     .help = "run evaluation after epochs"},
     /* record-length*, chunking, chunk-size, record-dims, chunk-dims, num-dset-per-record: their DLIO YAML names
-     * depend on the release (VERSIONED below) */
+     * depend on the release (DLIO_KEYS[], dlio.c) */
     {"record-length", NULL, T_INT, F(record_length), "67108864", "65536", 1, BIG,
-     "bytes per sample; samples are int(sqrt(n)) x int(sqrt(n)) uint8"},
+     .help = "bytes per sample; samples are int(sqrt(n)) x int(sqrt(n)) uint8"},
     {"record-length-stdev", NULL, T_INT, F(record_length_stdev), "0", "0", 0, BIG,
-     "stdev of the sample size in bytes (per-file dimensions drawn as DLIO draws them)"},
+     .help = "stdev of the sample size in bytes (per-file dimensions drawn as DLIO draws them)"},
     {"record-length-resize", NULL, T_INT, F(record_length_resize), "0", "0", 0, BIG,
-     "DLIO's resize target (no I/O effect; kept for the record)"},
-    {"record-dims", NULL, T_DIMS, F(record_dims), "", "", 2, 2, "DLIO >= 2.0.1: sample dimensions d1,d2 (uint8; "
-     "instead of record-length)"},
+     .help = "DLIO's resize target (no I/O effect; kept for the record)"},
+    {"record-dims", NULL, T_DIMS, F(record_dims), "", "", 2, 2,
+     .help = "DLIO >= 2.0.1: sample dimensions d1,d2 (uint8; "
+     "instead of record-length)", .count = offsetof(config_t, nrecord_dims)},
     {"num-dset-per-record", NULL, T_INT, F(num_dset_per_record), "1", "1", 1, 1e6,
-     "DLIO >= 2.0.1: samples datasets per file (records_0..); each holds d1/n x d2 of a sample"},
-    {"num-files-train", "dataset.num_files_train", T_INT, F(num_files_train), "32", "8", 0, 1e9, "training files"},
-    {"num-files-eval", "dataset.num_files_eval", T_INT, F(num_files_eval), "8", "0", 0, 1e9, "evaluation files"},
+     .help = "DLIO >= 2.0.1: samples datasets per file (records_0..); each holds d1/n x d2 of a sample"},
+    {"num-files-train", "dataset.num_files_train", T_INT, F(num_files_train), "32", "8", 0, 1e9,
+     .help = "training files"},
+    {"num-files-eval", "dataset.num_files_eval", T_INT, F(num_files_eval), "8", "0", 0, 1e9,
+     .help = "evaluation files"},
     {"num-samples-per-file", "dataset.num_samples_per_file", T_INT, F(num_samples_per_file), "4", "1", 1, 1e9,
-     "samples per file"},
-    {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0, "dataset root folder"},
-    {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, "file name prefix"},
-    {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, "training sub-folder"},
-    {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, "evaluation sub-folder"},
-    {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0, "samples dataset"},
-    {"labels-dataset-name", NULL, T_STR, F(labels_dataset_name), "labels", "labels", 0, 0, "labels dataset"},
-    {"chunking", NULL, T_BOOL, F(chunking), "false", "false", 0, 1, "chunked layout (1,c,c)"},
+     .help = "samples per file"},
+    {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0,
+     .help = "dataset root folder", .flags = OPT_STRIP_SLASH},
+    {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, .help = "file name prefix"},
+    {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
+    {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, .help = "evaluation sub-folder"},
+    {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0,
+     .help = "samples dataset"},
+    {"labels-dataset-name", NULL, T_STR, F(labels_dataset_name), "labels", "labels", 0, 0, .help = "labels dataset"},
+    {"chunking", NULL, T_BOOL, F(chunking), "false", "false", 0, 1, .help = "chunked layout (1,c,c)"},
     {"chunk-size", NULL, T_INT, F(chunk_size), "1024", "1024", 1, BIG,
-     "chunk bytes; c = ceil(sqrt(chunk-size)) capped at the sample dimension"},
-    {"chunk-dims", NULL, T_DIMS, F(chunk_dims), "", "", 3, 3, "DLIO >= 2.0.1: explicit chunk shape n,d1,d2 (chunked "
-     "layout)"},
+     .help = "chunk bytes; c = ceil(sqrt(chunk-size)) capped at the sample dimension"},
+    {"chunk-dims", NULL, T_DIMS, F(chunk_dims), "", "", 3, 3,
+     .help = "DLIO >= 2.0.1: explicit chunk shape n,d1,d2 (chunked "
+     "layout)", .count = offsetof(config_t, nchunk_dims)},
     {"compression", "dataset.compression", T_COMPRESSION, F(compression), "none", "none", 0, 1,
-     "none | gzip (true = gzip); needs chunking"},
-    {"compression-level", "dataset.compression_level", T_INT, F(compression_level), "4", "4", 1, 9, "gzip level"},
+     .help = "none | gzip (true = gzip); needs chunking"},
+    {"compression-level", "dataset.compression_level", T_INT, F(compression_level), "4", "4", 1, 9,
+     .help = "gzip level"},
     {"keep-files", "dataset.keep_files", T_BOOL, F(keep_files), "false", "true", 0, 1,
-     "keep the files this run generated (false: delete them, and only them, at the end)"},
+     .help = "keep the files this run generated (false: delete them, and only them, at the end)"},
     {"generation-buffer-size", "dataset.generation_buffer_size", T_INT, F(generation_buffer_size), "16777216",
-     "16777216", 1, BIG, "bytes written per H5Dwrite during generation (DLIO's default is 2 GiB per rank)"},
-    {"batch-size", "reader.batch_size", T_INT, F(batch_size), "7", "1", 1, 1e9, "training batch size"},
-    {"batch-size-eval", "reader.batch_size_eval", T_INT, F(batch_size_eval), "2", "1", 1, 1e9, "evaluation batch size"},
+     "16777216", 1, BIG, .help = "bytes written per H5Dwrite during generation (DLIO's default is 2 GiB per rank)"},
+    {"batch-size", "reader.batch_size", T_INT, F(batch_size), "7", "1", 1, 1e9, .help = "training batch size"},
+    {"batch-size-eval", "reader.batch_size_eval", T_INT, F(batch_size_eval), "2", "1", 1, 1e9,
+     .help = "evaluation batch size"},
     {"read-threads", "reader.read_threads", T_INT, F(read_threads), "4", "1", 0, 256,
-     "reader processes per rank (0: the rank reads itself)"},
+     .help = "reader processes per rank (0: the rank reads itself)"},
     {"prefetch-size", "reader.prefetch_size", T_INT, F(prefetch_size), "2", "2", 0, 1e6,
-     "DLIO's prefetch_size (PyTorch prefetch factor = ceil(prefetch/read-threads))"},
+     .help = "DLIO's prefetch_size (PyTorch prefetch factor = ceil(prefetch/read-threads))"},
     {"shuffle", "reader.sample_shuffle", T_SHUFFLE, F(sample_shuffle), "off", "off", 0, 0,
-     "sample shuffle: off | seed | random (true = seed)"},
+     .help = "sample shuffle: off | seed | random (true = seed)"},
     {"file-shuffle", "reader.file_shuffle", T_SHUFFLE, F(file_shuffle), "off", "off", 0, 0,
-     "file shuffle (no effect on DLIO's PyTorch path)"},
-    {"preprocess-time", "reader.preprocess_time", T_DBL, F(preprocess_time), "0", "0", 0, 1e6, "seconds per sample"},
+     .help = "file shuffle (no effect on DLIO's PyTorch path)"},
+    {"preprocess-time", "reader.preprocess_time", T_DBL, F(preprocess_time), "0", "0", 0, 1e6,
+     .help = "seconds per sample"},
     {"preprocess-time-stdev", "reader.preprocess_time_stdev", T_DBL, F(preprocess_time_stdev), "0", "0", 0, 1e6,
-     "seconds"},
-    {"epochs", "train.epochs", T_INT, F(epochs), "5", "1", 1, 1e6, "training epochs"},
+     .help = "seconds"},
+    {"epochs", "train.epochs", T_INT, F(epochs), "5", "1", 1, 1e6, .help = "training epochs"},
     {"total-training-steps", "train.total_training_steps", T_INT, F(total_training_steps), "-1", "-1", -1, BIG,
-     "cap on steps per epoch (-1: all)"},
+     .help = "cap on steps per epoch (-1: all)"},
     {"computation-time", "train.computation_time", T_DBL, F(computation_time), "0.323", "0", 0, 1e6,
-     "emulated compute seconds per training batch (YAML: a number or {mean, stdev})"},
+     .help = "emulated compute seconds per training batch (YAML: a number or {mean, stdev})",
+     .stdev = "computation-time-stdev"},
     {"computation-time-stdev", "train.computation_time_stdev", T_DBL, F(computation_time_stdev), "0", "0", 0, 1e6,
-     "seconds"},
-    {"random-seed", "train.seed", T_INT, F(random_seed), "42", "123", 0, 4294967295.0, "shuffle seed"},
+     .help = "seconds"},
+    {"random-seed", "train.seed", T_INT, F(random_seed), "42", "123", 0, 4294967295.0, .help = "shuffle seed"},
     {"seed-change-epoch", "train.seed_change_epoch", T_BOOL, F(seed_change_epoch), "false", "true", 0, 1,
-     "reseed with seed+epoch (h5bench ordering only; DLIO's PyTorch sampler ignores it)"},
+     .help = "reseed with seed+epoch (h5bench ordering only; DLIO's PyTorch sampler ignores it)"},
     {"eval-time", "evaluation.eval_time", T_DBL, F(eval_time), "0.323", "0", 0, 1e6,
-     "emulated compute seconds per evaluation batch"},
-    {"eval-time-stdev", "evaluation.eval_time_stdev", T_DBL, F(eval_time_stdev), "0", "0", 0, 1e6, "seconds"},
+     .help = "emulated compute seconds per evaluation batch", .stdev = "eval-time-stdev"},
+    {"eval-time-stdev", "evaluation.eval_time_stdev", T_DBL, F(eval_time_stdev), "0", "0", 0, 1e6, .help = "seconds"},
     {"epochs-between-evals", "evaluation.epochs_between_evals", T_INT, F(epochs_between_evals), "1", "1", 1, 1e9,
-     "evaluate every N epochs"},
+     .help = "evaluate every N epochs"},
     {"eval-after-epoch", "evaluation.eval_after_epoch", T_INT, F(eval_after_epoch), "1", "1", 1, 1e9,
-     "first epoch followed by an evaluation"},
-    {"au", "metric.au", T_DBL, F(au), "0.90", "0.90", 0, 1, "accelerator-utilization expectation (fraction)"},
-    {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1, "collective metadata (MPI-IO)"},
-    {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, "collective data (MPI-IO)"},
-    {"subfiling", NULL, T_BOOL, F(subfiling), "false", "false", 0, 1, "HDF5 Subfiling VFD (HDF5 >= 1.14)"},
+     .help = "first epoch followed by an evaluation"},
+    {"au", "metric.au", T_DBL, F(au), "0.90", "0.90", 0, 1, .help = "accelerator-utilization expectation (fraction)"},
+    {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1,
+     .help = "collective metadata (MPI-IO)"},
+    {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, .help = "collective data (MPI-IO)"},
+    {"subfiling", NULL, T_BOOL, F(subfiling), "false", "false", 0, 1, .help = "HDF5 Subfiling VFD (HDF5 >= 1.14)"},
     {"log-vfd", NULL, T_BOOL, F(log_vfd), "false", "false", 0, 1,
-     "read through the HDF5 Log VFD (LOC_IO|ALLOC records on stderr)"},
+     .help = "read through the HDF5 Log VFD (LOC_IO|ALLOC records on stderr)"},
     {"ordering", NULL, T_ORDER, F(ordering), "dlio", "dlio", 0, 0,
-     "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
+     .help = "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
     {"naming", NULL, T_NAMING, F(naming), "h5bench", "dlio", 0, 0,
-     "dlio: <prefix>_<i>_of_<N>.hdf5 | h5bench: <prefix>_<i+1>_of_<N>.h5"},
+     .help = "dlio: <prefix>_<i>_of_<N>.hdf5 | h5bench: <prefix>_<i+1>_of_<N>.h5"},
     {"dlio-version", NULL, T_VERSION, F(dlio_version), "2.0.0", "2.0.0", 0, 0,
-     "DLIO release to emulate (X.Y.Z or X.Y.Z-N past a tag; no entry of its own: the nearest entry, with a warning)"},
-    {"output-folder", "output.folder", T_STR, F(output_folder), ".", "output", 0, 0, "where results are written"},
+     .help = "DLIO release to emulate (X.Y.Z or X.Y.Z-N past a tag; no entry of its own: the nearest entry, with a "
+             "warning)"},
+    {"output-folder", "output.folder", T_STR, F(output_folder), ".", "output", 0, 0,
+     .help = "where results are written", .flags = OPT_EMPTY_OK},
     {"output-csv-name", NULL, T_STR, F(output_csv_name), "output", "output", 0, 0,
-     "results basename: <name>.csv and <name>.json"},
-    {"output-ranks-data", NULL, T_BOOL, F(output_ranks_data), "false", "false", 0, 1, "also write per-rank results"},
+     .help = "results basename: <name>.csv and <name>.json"},
+    {"output-ranks-data", NULL, T_BOOL, F(output_ranks_data), "false", "false", 0, 1,
+     .help = "also write per-rank results"},
     {"record-samples", NULL, T_BOOL, F(record_samples), "false", "false", 0, 1,
-     "write every sample read, in order, to <name>.samples.rank<R>.csv"},
+     .help = "write every sample read, in order, to <name>.samples.rank<R>.csv"},
     {"overwrite", NULL, T_BOOL, F(overwrite), "false", "false", 0, 1,
-     "let generation replace existing dataset files (default: refuse)"},
+     .help = "let generation replace existing dataset files (default: refuse)"},
     {"reuse-data-folder", NULL, T_BOOL, F(reuse_data_folder), "false", "false", 0, 1,
-     "let generation write into a data folder holding other files (never touched; default: refuse)"},
+     .help = "let generation write into a data folder holding other files (never touched; default: refuse)"},
     {"fault-skip-read", NULL, T_INT, F(fault_skip_read), "0", "0", 0, BIG,
-     "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
-    {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, "no human summary on stdout"},
+     .help = "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
+    {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, .help = "no human summary on stdout"},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -163,48 +191,6 @@ static const known_t KNOWN[] = {
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
-
-/* DLIO workload keys read only by some releases: DLIO reads `yaml` in releases [since, until) (NULL: open) and
- * silently ignores it in the others. The kernel does the same, with a warning. Releases compare with the entry in
- * use (layout.c). */
-typedef struct {
-    const char *yaml, *opt, *since, *until, *note;
-} versioned_t;
-static const versioned_t VERSIONED[] = {
-    /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored */
-    {"dataset.record_length", "record-length", NULL, "2.0.1", "renamed dataset.record_length_bytes in 2.0.1"},
-    {"dataset.record_length_stdev", "record-length-stdev", NULL, "2.0.1",
-     "renamed dataset.record_length_bytes_stdev in 2.0.1"},
-    {"dataset.record_length_resize", "record-length-resize", NULL, "2.0.1",
-     "renamed dataset.record_length_bytes_resize in 2.0.1"},
-    {"dataset.record_length_bytes", "record-length", "2.0.1", NULL, "2.0.0 reads dataset.record_length"},
-    {"dataset.record_length_bytes_stdev", "record-length-stdev", "2.0.1", NULL,
-     "2.0.0 reads dataset.record_length_stdev"},
-    {"dataset.record_length_bytes_resize", "record-length-resize", "2.0.1", NULL,
-     "2.0.0 reads dataset.record_length_resize"},
-    /* hdf5_generator.py:58-67 (2.0.0) chunks from enable_chunking/chunk_size; v2.0.1 :54-55 from hdf5.chunk_dims */
-    {"dataset.enable_chunking", "chunking", NULL, "2.0.1",
-     "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
-    {"dataset.chunk_size", "chunk-size", NULL, "2.0.1", "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
-    {"dataset.hdf5.chunk_dims", "chunk-dims", "2.0.1", NULL, "a DLIO 2.0.1 key"},
-    {"dataset.hdf5.num_dset_per_record", "num-dset-per-record", "2.0.1", NULL, "a DLIO 2.0.1 key"},
-    {"dataset.record_dims", "record-dims", "2.0.1", NULL, "a DLIO 2.0.1 key"},
-};
-#define NVERSIONED (sizeof VERSIONED / sizeof VERSIONED[0])
-
-static int versioned_reads(const versioned_t *k, const dlio_entry_t *e)
-{
-    return (!k->since || dlio_version_cmp(k->since, e->version) <= 0) &&
-           (!k->until || dlio_version_cmp(e->version, k->until) < 0);
-}
-
-static const versioned_t *find_versioned(const char *path)
-{
-    for (size_t i = 0; i < NVERSIONED; i++)
-        if (!strcmp(VERSIONED[i].yaml, path))
-            return &VERSIONED[i];
-    return NULL;
-}
 
 static void warn(config_t *c, const char *fmt, ...)
 {
@@ -349,10 +335,10 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
     case T_VERSION:
         if (strlen(v) >= o->size)
             return fail(err, "%s: key '%s': value longer than %zu characters", where, o->name, o->size - 1);
-        if (o->type == T_STR && !*v && strcmp(o->name, "output-folder"))
+        if (o->type == T_STR && !*v && !(o->flags & OPT_EMPTY_OK))
             return fail(err, "%s: key '%s': empty value", where, o->name);
         strcpy(p, v);
-        if (!strcmp(o->name, "data-folder")) { /* DLIO strips trailing slashes */
+        if (o->flags & OPT_STRIP_SLASH) {
             size_t n = strlen(p);
             while (n > 1 && p[n - 1] == '/') p[--n] = 0;
         }
@@ -371,7 +357,7 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
         return 0;
     case T_DIMS: { /* "a,b,c" or "[a, b, c]" */
         int64_t *dims = (int64_t *)p;
-        int *count = o->off == offsetof(config_t, record_dims) ? &c->nrecord_dims : &c->nchunk_dims;
+        int *count = (int *)((char *)c + o->count);
         int n = 0, want = (int)o->max;
         char buf[256];
         snprintf(buf, sizeof buf, "%s", v);
@@ -400,23 +386,26 @@ bad:
     return fail(err, "%s: key '%s': '%s' is not %s", where, o->name, v, type_name(o->type));
 }
 
-static const opt_t *find_opt(const char *key)
+/* The one look-up of an option. by: which spellings count: BY_NAME the canonical name (h5bench JSON), BY_YAML the
+ * DLIO path (a DLIO YAML), BY_ALIAS also h5dlio.<name> and underscores for hyphens (--set, a YAML's h5dlio: section). */
+enum { BY_NAME = 1, BY_YAML = 2, BY_ALIAS = 4 };
+static const opt_t *find_opt(const char *key, unsigned by)
 {
     for (size_t i = 0; i < NOPTS; i++)
-        if (!strcmp(OPTS[i].name, key) || (OPTS[i].yaml && !strcmp(OPTS[i].yaml, key)))
+        if (((by & BY_NAME) && !strcmp(OPTS[i].name, key)) ||
+            ((by & BY_YAML) && OPTS[i].yaml && !strcmp(OPTS[i].yaml, key)))
             return &OPTS[i];
-    /* h5dlio.<canonical> and underscores for hyphens */
+    if (!(by & BY_ALIAS))
+        return NULL;
     const char *k = !strncmp(key, "h5dlio.", 7) ? key + 7 : key;
     char tmp[128];
     if (strlen(k) >= sizeof tmp) return NULL;
     size_t j = 0;
     for (; k[j]; j++) tmp[j] = k[j] == '_' ? '-' : k[j];
     tmp[j] = 0;
-    for (size_t i = 0; i < NOPTS; i++)
-        if (!strcmp(OPTS[i].name, tmp))
-            return &OPTS[i];
-    return NULL;
+    return find_opt(tmp, BY_NAME);
 }
+#define BY_ANY (BY_NAME | BY_YAML | BY_ALIAS)
 
 static size_t lev(const char *a, const char *b)
 {
@@ -444,9 +433,9 @@ static const char *closest_key(const char *key)
         if (d < bd) bd = d, best = OPTS[i].name;
         if (OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
     }
-    for (size_t i = 0; i < NVERSIONED; i++) {
-        size_t d = lev(key, VERSIONED[i].yaml);
-        if (d < bd) bd = d, best = VERSIONED[i].yaml;
+    for (size_t i = 0; i < NDLIO_KEYS; i++) {
+        size_t d = lev(key, DLIO_KEYS[i].yaml);
+        if (d < bd) bd = d, best = DLIO_KEYS[i].yaml;
     }
     return best;
 }
@@ -479,39 +468,38 @@ static int check_known(const known_t *k, const char *path, const char *v, const 
     return fail(err, "%s: key '%s': value '%s' is not supported (expected %s: %s)", where, path, v, k->allowed, k->why);
 }
 
-/* A release-specific DLIO key (VERSIONED): applied when the entry's release reads it, else ignored with a warning
+/* A release-specific DLIO key (DLIO_KEYS): applied when the entry's release reads it, else ignored with a warning
  * (as DLIO ignores it). e == NULL: the first pass, which only looks for dlio-version: skipped. */
-static int apply_versioned(config_t *c, const versioned_t *k, const char *v, const char *where, char *err,
+static int apply_versioned(config_t *c, const dlio_key_t *k, const char *v, const char *where, char *err,
                            const dlio_entry_t *e)
 {
     if (!e)
         return 0;
-    if (!versioned_reads(k, e)) {
+    if (!dlio_key_read_by(k, e)) {
         warn(c, "%s: key '%s' is ignored by DLIO %s (%s): ignored here too", where, k->yaml, e->version, k->note);
         return 0;
     }
-    return set_opt(c, find_opt(k->opt), v, where, err);
+    return set_opt(c, find_opt(k->opt, BY_NAME), v, where, err);
 }
 
 /* ---------- DLIO YAML ---------- */
 static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err,
                           const dlio_entry_t *e);
 
-static int apply_time_dist(config_t *c, const node_t *n, const char *path, const char *file, char *err)
+/* An option whose YAML value is a distribution {mean: x, stdev: y, type: normal} (computation_time, eval_time): the
+ * mean sets the option, the stdev the option its table entry names. */
+static int apply_dist(config_t *c, const opt_t *o, const node_t *n, const char *path, const char *file, char *err)
 {
-    /* computation_time / eval_time given as a distribution: {mean: x, stdev: y} (type: normal) */
-    const char *base = strstr(path, "computation_time") ? "computation-time" : "eval-time";
-    char stdev[64], where[4200];
-    snprintf(stdev, sizeof stdev, "%s-stdev", base);
+    char where[4200];
     for (size_t i = 0; i < n->n; i++) {
         const node_t *v = n->items[i];
         snprintf(where, sizeof where, "%s:%d", file, v->line);
         if (v->kind != NODE_SCALAR)
             return fail(err, "%s: key '%s.%s' must be a scalar", where, path, n->keys[i]);
         if (!strcmp(n->keys[i], "mean")) {
-            if (set_opt(c, find_opt(base), v->text, where, err)) return -1;
+            if (set_opt(c, o, v->text, where, err)) return -1;
         } else if (!strcmp(n->keys[i], "stdev")) {
-            if (set_opt(c, find_opt(stdev), v->text, where, err)) return -1;
+            if (set_opt(c, find_opt(o->stdev, BY_NAME), v->text, where, err)) return -1;
         } else if (!strcmp(n->keys[i], "type")) {
             if (!lowereq(v->text, "normal"))
                 return fail(err, "%s: key '%s.type': distribution '%s' is not supported (normal)", where, path, v->text);
@@ -526,8 +514,7 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
 {
     char where[4200];
     snprintf(where, sizeof where, "%s:%d", file, v->line);
-    const opt_t *o = NULL;
-    const versioned_t *vk = find_versioned(path);
+    const dlio_key_t *vk = dlio_key(path);
     if (vk) {
         char list[512] = "";
         const char *text = v->text;
@@ -543,16 +530,12 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
             return fail(err, "%s: key '%s' must be a scalar", where, path);
         return apply_versioned(c, vk, text, where, err, e);
     }
-    if (!strncmp(path, "h5dlio.", 7)) {
-        o = find_opt(path);
-        if (!o) return unknown_key(where, path, err);
-    } else {
-        for (size_t i = 0; i < NOPTS; i++)
-            if (OPTS[i].yaml && !strcmp(OPTS[i].yaml, path)) o = &OPTS[i];
-    }
+    int kernel_only = !strncmp(path, "h5dlio.", 7);
+    const opt_t *o = find_opt(path, kernel_only ? BY_ANY : BY_YAML);
+    if (!o && kernel_only) return unknown_key(where, path, err);
     if (o) {
-        if (v->kind == NODE_MAP && (!strcmp(path, "train.computation_time") || !strcmp(path, "evaluation.eval_time")))
-            return apply_time_dist(c, v, path, file, err);
+        if (v->kind == NODE_MAP && o->stdev && !kernel_only) /* DLIO's {mean, stdev} syntax: under its own path */
+            return apply_dist(c, o, v, path, file, err);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return set_opt(c, o, v->text, where, err);
     }
@@ -609,9 +592,7 @@ static int apply_h5bench(config_t *c, const node_t *root, const char *file, char
     for (size_t i = 0; i < conf->n; i++) {
         const node_t *v = conf->items[i];
         snprintf(where, sizeof where, "%s:%d", file, v->line);
-        const opt_t *o = NULL;
-        for (size_t j = 0; j < NOPTS; j++)
-            if (!strcmp(OPTS[j].name, conf->keys[i])) o = &OPTS[j];
+        const opt_t *o = find_opt(conf->keys[i], BY_NAME);
         if (!o) return unknown_key(where, conf->keys[i], err);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, conf->keys[i]);
         if (set_opt(c, o, v->text, where, err)) return -1;
@@ -638,7 +619,7 @@ static char *read_file(const char *path, size_t *len, char *err)
         return NULL;
     }
     size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
+    char *buf = xmalloc(cap, "reading the config file");
     for (;;) {
         if (n == cap) {
             if (cap > (64u << 20)) {
@@ -647,7 +628,7 @@ static char *read_file(const char *path, size_t *len, char *err)
                 fail(err, "%s: config file larger than 64 MiB", path);
                 return NULL;
             }
-            buf = realloc(buf, cap *= 2);
+            buf = xrealloc(buf, cap *= 2, "reading the config file");
         }
         size_t r = fread(buf + n, 1, cap - n, f);
         if (!r) break;
@@ -713,12 +694,12 @@ static int load_pass(config_t *c, const char *path, int nset, char *const sets[]
         if (kl >= sizeof key) return fail(err, "--set: key too long");
         memcpy(key, sets[i], kl);
         key[kl] = 0;
-        const opt_t *o = find_opt(key);
+        const opt_t *o = find_opt(key, BY_ANY);
         if (o) {
             if (set_opt(c, o, eq + 1, "--set", err)) return -1;
             continue;
         }
-        const versioned_t *vk = find_versioned(key);
+        const dlio_key_t *vk = dlio_key(key);
         if (vk) {
             if (apply_versioned(c, vk, eq + 1, "--set", err, e)) return -1;
             continue;
@@ -744,9 +725,11 @@ int config_load(config_t *c, const char *path, int nset, char *const sets[], cha
         return fail(err, "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
                     "release tag; entries: %s)", c->dlio_version, dlio_entry_list());
     if (load_pass(c, path, nset, sets, err, e, nearest)) return -1;
-    if (nearest)
-        warn(c, "dlio-version %s has no kernel entry: nearest entry %s used for %s (%s)", c->dlio_version,
-             e->version, c->dlio_version, e->source);
+    if (nearest) {
+        char w[512];
+        dlio_nearest_warning(w, sizeof w, c->dlio_version, e);
+        warn(c, "%s", w);
+    }
     return 0;
 }
 
@@ -829,22 +812,28 @@ int config_validate(const config_t *c, int nranks, char *err)
                          "collective-data, subfiling) need read-threads=0");
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
-    if (c->train) {
-        if (c->num_files_train < 1) return fail(err, "key 'num-files-train': training needs at least one file");
-        int64_t used = layout_files_used(c, e, PH_TRAIN, nranks);
+    for (int ph = 0; ph < NPHASES; ph++) {
+        phase_cfg_t p = config_phase(c, ph);
+        if (!p.enabled)
+            continue;
+        if (p.num_files < 1)
+            return fail(err, "key '%s': %s needs at least one file", p.files_key, p.what);
+        int64_t used = layout_files_used(c, e, ph, nranks);
         if (used < 1)
-            return fail(err, "key 'num-files-train': DLIO %s trims %lld training files to a multiple of "
-                        "num-samples-per-file x batch-size x ranks = %lld (main.py:230-237), i.e. to none: it would "
-                        "read nothing", e->version, (long long)c->num_files_train,
-                        (long long)(c->num_samples_per_file * c->batch_size * nranks));
+            return fail(err, "key '%s': DLIO %s trims %lld %s files to a multiple of num-samples-per-file x %s x ranks "
+                        "= %lld (main.py:%s), i.e. to none: it would read nothing", p.files_key, e->version,
+                        (long long)p.num_files, p.what, p.batch_key,
+                        (long long)(c->num_samples_per_file * p.batch_size * nranks), p.trim_lines);
         int64_t total = used * c->num_samples_per_file;
         if (total < nranks)
-            return fail(err, "key 'num-files-train': %lld training samples for %d ranks: every rank needs a sample",
-                        (long long)total, nranks);
+            return fail(err, "key '%s': %lld %s samples for %d ranks: every rank needs a sample", p.files_key,
+                        (long long)total, p.what, nranks);
         int64_t per = c->ordering == ORDER_DLIO ? (total + nranks - 1) / nranks : total / nranks;
-        if (c->batch_size > per)
-            return fail(err, "key 'batch-size': %lld is larger than the %lld samples of a rank (no full batch)",
-                        (long long)c->batch_size, (long long)per);
+        if (p.batch_size > per)
+            return fail(err, "key '%s': %lld is larger than the %lld samples of a rank (no full batch)", p.batch_key,
+                        (long long)p.batch_size, (long long)per);
+        if (ph != PH_TRAIN)
+            continue;
         int64_t max_steps = total / c->batch_size / nranks;
         if (c->total_training_steps == 0)
             return fail(err, "key 'total-training-steps': must be -1 (all) or >= 1");
@@ -852,143 +841,122 @@ int config_validate(const config_t *c, int nranks, char *err)
             return fail(err, "key 'total-training-steps': %lld wanted but the dataset has only %lld steps per epoch",
                         (long long)c->total_training_steps, (long long)max_steps);
     }
-    if (c->evaluation) {
-        if (c->num_files_eval < 1) return fail(err, "key 'num-files-eval': evaluation needs at least one file");
-        int64_t used = layout_files_used(c, e, PH_EVAL, nranks);
-        if (used < 1)
-            return fail(err, "key 'num-files-eval': DLIO %s trims %lld evaluation files to a multiple of "
-                        "num-samples-per-file x batch-size-eval x ranks = %lld (main.py:239-246), i.e. to none",
-                        e->version, (long long)c->num_files_eval,
-                        (long long)(c->num_samples_per_file * c->batch_size_eval * nranks));
-        int64_t total = used * c->num_samples_per_file;
-        if (total < nranks)
-            return fail(err, "key 'num-files-eval': %lld evaluation samples for %d ranks", (long long)total, nranks);
-        int64_t per = c->ordering == ORDER_DLIO ? (total + nranks - 1) / nranks : total / nranks;
-        if (c->batch_size_eval > per)
-            return fail(err, "key 'batch-size-eval': %lld is larger than the %lld samples of a rank",
-                        (long long)c->batch_size_eval, (long long)per);
-    }
     return 0;
+}
+
+/* Words separated by ", " into lines of at most 116 characters. */
+static void print_list(const char *title, const char *const *items, size_t n)
+{
+    size_t col = (size_t)printf("%s", title);
+    for (size_t i = 0; i < n; i++) {
+        size_t w = strlen(items[i]) + (i + 1 < n ? 1 : 0);
+        if (col + 1 + w > 116)
+            col = (size_t)printf("\n ");
+        col += (size_t)printf(" %s%s", items[i], i + 1 < n ? "," : "");
+    }
+    printf("\n");
 }
 
 void config_print_help(const char *prog)
 {
-    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run [--ranks N]]\n\n"
+    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run [--ranks N]]\n"
+           "       %s --dlio-entries [--set dlio-version=V]\n\n"
            "Replays DLIO Benchmark's HDF5 dataset generation, training and evaluation reads without ML libraries.\n\n"
            "  --config FILE   h5bench JSON (a \"dlio\" benchmark entry or a bare object of its keys) or a DLIO\n"
            "                  workload YAML (dataset/reader/train/evaluation/workflow/output sections; kernel-only\n"
            "                  keys under an `h5dlio:` section)\n"
-           "  --set KEY=VALUE override a key (h5bench name, DLIO dotted path, or h5dlio.<name>); repeatable\n"
+           "  --set KEY=VALUE override a key (h5bench name or its underscore spelling, DLIO dotted path, or\n"
+           "                  h5dlio.<name>); repeatable\n"
            "  --log-vfd       same as --set log-vfd=true\n"
            "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
            "  --ranks N       with --dry-run: validate for N ranks (default: the ranks it runs with)\n"
+           "  --dlio-entries  the kernel's DLIO release entries and release-specific keys as JSON; with\n"
+           "                  --set dlio-version=V also the entry V selects and the key names it reads\n"
            "  --version       kernel version, git revision, HDF5 version and features\n"
            "  --help          this text\n\n"
            "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",
-           prog);
+           prog, prog);
     printf("%-24s %-34s %-10s %-10s %s\n", "KEY", "DLIO YAML KEY", "DEFAULT", "DLIO-YAML", "MEANING");
     for (size_t i = 0; i < NOPTS; i++) {
         const char *y = OPTS[i].yaml ? OPTS[i].yaml : "-";
-        for (size_t k = NVERSIONED; k-- > 0;) /* the newest release's name */
-            if (!strcmp(VERSIONED[k].opt, OPTS[i].name)) {
-                y = VERSIONED[k].yaml;
+        for (size_t k = NDLIO_KEYS; k-- > 0;) /* the newest release's name */
+            if (!strcmp(DLIO_KEYS[k].opt, OPTS[i].name)) {
+                y = DLIO_KEYS[k].yaml;
                 break;
             }
         printf("%-24s %-34s %-10s %-10s %s\n", OPTS[i].name, y, OPTS[i].def_h5, OPTS[i].def_dlio, OPTS[i].help);
     }
-    printf("\nDEFAULT applies to h5bench JSON and to runs without --config; DLIO-YAML to a DLIO workload YAML.\n"
-           "Accepted DLIO keys with no I/O effect: model, reader.multiprocessing_context, reader.dont_use_mmap,\n"
-           "reader.computation_threads, reader.transfer_size, reader.shuffle_size, workflow.profiling, checkpoint.*,\n"
-           "profiling.*, output.log_file. Checked DLIO keys: framework=pytorch, dataset.format=hdf5,\n"
-           "reader.data_loader=pytorch, reader.read_type=on_demand, workflow.checkpoint=false.\n");
+    printf("\nDEFAULT applies to h5bench JSON and to runs without --config; DLIO-YAML to a DLIO workload YAML.\n");
+    /* the DLIO keys of KNOWN[], by what the parser does with them */
+    const char *ignored[NKNOWN], *checked[NKNOWN], *refused[NKNOWN];
+    char pairs[NKNOWN][160];
+    size_t ni = 0, nc = 0, nr = 0;
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const known_t *k = &KNOWN[i];
+        if (!k->allowed)
+            ignored[ni++] = k->path;
+        else if (*k->allowed) {
+            snprintf(pairs[nc], sizeof pairs[nc], "%s=%s", k->path, k->allowed);
+            checked[nc] = pairs[nc];
+            nc++;
+        } else
+            refused[nr++] = k->path;
+    }
+    print_list("Accepted DLIO keys with no I/O effect (each with its sub-keys):", ignored, ni);
+    print_list("Checked DLIO keys (the value the kernel emulates; '|': either):", checked, nc);
+    print_list("Refused DLIO keys (not emulated):", refused, nr);
     printf("\nDLIO keys that depend on the release (read by DLIO in [since, until), ignored with a warning otherwise;\n"
            "dlio-version selects the release, entries: %s):\n", dlio_entry_list());
-    for (size_t k = 0; k < NVERSIONED; k++)
-        printf("  %-36s -> %-22s [%s, %s)\n", VERSIONED[k].yaml, VERSIONED[k].opt, VERSIONED[k].since ?
-               VERSIONED[k].since : "-", VERSIONED[k].until ? VERSIONED[k].until : "-");
-}
-
-static void json_str(char **buf, size_t *len, size_t *cap, const char *s)
-{
-    for (; *s; s++) {
-        char tmp[8];
-        const char *piece = tmp;
-        if (*s == '"' || *s == '\\') snprintf(tmp, sizeof tmp, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) snprintf(tmp, sizeof tmp, "\\u%04x", (unsigned char)*s);
-        else tmp[0] = *s, tmp[1] = 0;
-        size_t pl = strlen(piece);
-        if (*len + pl + 1 > *cap) *buf = realloc(*buf, *cap = (*cap + pl) * 2);
-        memcpy(*buf + *len, piece, pl + 1);
-        *len += pl;
-    }
-}
-
-static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (*len + (size_t)n + 1 > *cap) *buf = realloc(*buf, *cap = (*len + (size_t)n + 1) * 2);
-    va_start(ap, fmt);
-    vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *len += (size_t)n;
+    for (size_t k = 0; k < NDLIO_KEYS; k++)
+        printf("  %-36s -> %-22s [%s, %s)\n", DLIO_KEYS[k].yaml, DLIO_KEYS[k].opt,
+               DLIO_KEYS[k].since ? DLIO_KEYS[k].since : "-", DLIO_KEYS[k].until ? DLIO_KEYS[k].until : "-");
 }
 
 char *config_to_json(const config_t *c)
 {
-    size_t len = 0, cap = 4096;
-    char *b = malloc(cap);
-    b[0] = 0;
-    append(&b, &len, &cap, "{");
+    sb_t b = {0};
+    sb_printf(&b, "{");
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *o = &OPTS[i];
         const char *p = (const char *)c + o->off;
-        append(&b, &len, &cap, "%s\"%s\": ", i ? ", " : "", o->name);
+        sb_printf(&b, "%s\"%s\": ", i ? ", " : "", o->name);
         switch (o->type) {
-        case T_BOOL: append(&b, &len, &cap, "%s", *(const int *)p ? "true" : "false"); break;
-        case T_INT: append(&b, &len, &cap, "%lld", (long long)*(const int64_t *)p); break;
-        case T_DBL: append(&b, &len, &cap, "%.17g", *(const double *)p); break;
+        case T_BOOL: sb_printf(&b, "%s", *(const int *)p ? "true" : "false"); break;
+        case T_INT: sb_printf(&b, "%lld", (long long)*(const int64_t *)p); break;
+        case T_DBL: sb_printf(&b, "%.17g", *(const double *)p); break;
         case T_STR:
-        case T_VERSION:
-            append(&b, &len, &cap, "\"");
-            json_str(&b, &len, &cap, p);
-            append(&b, &len, &cap, "\"");
-            break;
-        case T_SHUFFLE: append(&b, &len, &cap, "\"%s\"", shuffle_name(*(const int *)p)); break;
+        case T_VERSION: sb_json_str(&b, p); break;
+        case T_SHUFFLE: sb_printf(&b, "\"%s\"", shuffle_name(*(const int *)p)); break;
         case T_ORDER:
-        case T_NAMING: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
-        case T_COMPRESSION: append(&b, &len, &cap, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
+        case T_NAMING: sb_printf(&b, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
+        case T_COMPRESSION: sb_printf(&b, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
         case T_DIMS: {
-            int n = o->off == offsetof(config_t, record_dims) ? c->nrecord_dims : c->nchunk_dims;
-            append(&b, &len, &cap, "[");
+            int n = *(const int *)((const char *)c + o->count);
+            sb_printf(&b, "[");
             for (int k = 0; k < n; k++)
-                append(&b, &len, &cap, "%s%lld", k ? ", " : "", (long long)((const int64_t *)p)[k]);
-            append(&b, &len, &cap, "]");
+                sb_printf(&b, "%s%lld", k ? ", " : "", (long long)((const int64_t *)p)[k]);
+            sb_printf(&b, "]");
             break;
         }
         }
     }
-    append(&b, &len, &cap, ", \"dlio-entry\": \"");
-    json_str(&b, &len, &cap, c->dlio_entry);
-    append(&b, &len, &cap, "\", \"dlio-entry-nearest\": %s, \"warnings\": [", c->dlio_nearest ? "true" : "false");
+    sb_printf(&b, ", \"dlio-entry\": ");
+    sb_json_str(&b, c->dlio_entry);
+    sb_printf(&b, ", \"dlio-entry-nearest\": %s, \"warnings\": [", c->dlio_nearest ? "true" : "false");
     int first = 1;
     for (const char *w = c->warnings; *w;) {
         const char *nl = strchr(w, '\n');
         size_t wl = nl ? (size_t)(nl - w) : strlen(w);
         char line[1024];
         snprintf(line, sizeof line, "%.*s", (int)(wl < sizeof line ? wl : sizeof line - 1), w);
-        append(&b, &len, &cap, "%s\"", first ? "" : ", ");
-        json_str(&b, &len, &cap, line);
-        append(&b, &len, &cap, "\"");
+        sb_printf(&b, "%s", first ? "" : ", ");
+        sb_json_str(&b, line);
         first = 0;
         w += wl + (nl ? 1 : 0);
     }
-    append(&b, &len, &cap, "]");
-    append(&b, &len, &cap, ", \"config-source\": \"%s\", \"config-file\": \"",
-           c->source == SRC_H5BENCH_JSON ? "h5bench-json" : c->source == SRC_DLIO_YAML ? "dlio-yaml" : "defaults");
-    json_str(&b, &len, &cap, c->config_path);
-    append(&b, &len, &cap, "\"}");
-    return b;
+    sb_printf(&b, "], \"config-source\": \"%s\", \"config-file\": ",
+              c->source == SRC_H5BENCH_JSON ? "h5bench-json" : c->source == SRC_DLIO_YAML ? "dlio-yaml" : "defaults");
+    sb_json_str(&b, c->config_path);
+    sb_printf(&b, "}");
+    return b.s;
 }

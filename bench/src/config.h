@@ -50,6 +50,32 @@ typedef struct {
 
 #define CFG_ERRLEN 1024
 
+/* The read phases. Everything that differs between training and evaluation reads comes from config_phase(): the
+ * batch size, file count and compute time of a phase are written once. */
+enum phase { PH_TRAIN = 0, PH_EVAL = 1, NPHASES = 2 };
+typedef struct {
+    const char *name;                 /* "train" | "eval": output names */
+    const char *what;                 /* "training" | "evaluation": messages */
+    const char *files_key, *batch_key; /* the options, for messages */
+    const char *trim_lines;           /* DLIO main.py lines trimming this phase's files (2.0.1-12 on) */
+    const char *folder;               /* train-data-folder | valid-data-folder */
+    int enabled;                      /* train | evaluation */
+    int64_t num_files, batch_size;
+    double compute_time, compute_time_stdev; /* computation-time(-stdev) | eval-time(-stdev) */
+} phase_cfg_t;
+static inline phase_cfg_t config_phase(const config_t *c, int phase)
+{
+    if (phase == PH_TRAIN)
+        return (phase_cfg_t){.name = "train", .what = "training", .files_key = "num-files-train",
+                             .batch_key = "batch-size", .trim_lines = "230-237", .folder = c->train_data_folder,
+                             .enabled = c->train, .num_files = c->num_files_train, .batch_size = c->batch_size,
+                             .compute_time = c->computation_time, .compute_time_stdev = c->computation_time_stdev};
+    return (phase_cfg_t){.name = "eval", .what = "evaluation", .files_key = "num-files-eval",
+                         .batch_key = "batch-size-eval", .trim_lines = "239-246", .folder = c->valid_data_folder,
+                         .enabled = c->evaluation, .num_files = c->num_files_eval, .batch_size = c->batch_size_eval,
+                         .compute_time = c->eval_time, .compute_time_stdev = c->eval_time_stdev};
+}
+
 /* Fill defaults for the given source, then apply a file (may be NULL) and the --set overrides in order.
  * On error returns -1 with a one-line message in err (naming the key and the file). */
 int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err);

@@ -117,16 +117,16 @@ static void write_records(hid_t f, const char *dname, hid_t fs, hid_t dcpl, hid_
                           const uint8_t *buf, size_t bufsize, const char *path)
 {
     hsize_t n = dims[0], sample_bytes = dims[1] * dims[2];
-    hid_t ds = H5_CHECK(H5Dcreate2(f, dname, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT), path);
+    hid_t ds = H5_CHECK(H5Dcreate2(f, dname, H5T_STD_U8LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT), path, EXIT_RUNTIME);
     if (sample_bytes <= bufsize) {
         hsize_t per = bufsize / sample_bytes;
         for (hsize_t s = 0; s < n; s += per) {
             hsize_t k = per < n - s ? per : n - s;
             hsize_t start[3] = {s, 0, 0}, count[3] = {k, dims[1], dims[2]};
-            hid_t ms = H5_CHECK(H5Screate_simple(3, count, NULL), path);
-            H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path);
-            H5_CHECK(H5Dwrite(ds, H5T_NATIVE_UINT8, ms, fs, dxpl, buf), path);
-            H5Sclose(ms);
+            hid_t ms = H5_CHECK(H5Screate_simple(3, count, NULL), path, EXIT_RUNTIME);
+            H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path, EXIT_RUNTIME);
+            H5_CHECK(H5Dwrite(ds, H5T_NATIVE_UINT8, ms, fs, dxpl, buf), path, EXIT_RUNTIME);
+            H5_CHECK(H5Sclose(ms), path, EXIT_RUNTIME);
         }
     } else {
         hsize_t rows = bufsize / dims[2]; /* bufsize >= d2 is guaranteed by the caller */
@@ -134,13 +134,13 @@ static void write_records(hid_t f, const char *dname, hid_t fs, hid_t dcpl, hid_
             for (hsize_t r0 = 0; r0 < dims[1]; r0 += rows) {
                 hsize_t k = rows < dims[1] - r0 ? rows : dims[1] - r0;
                 hsize_t start[3] = {s, r0, 0}, count[3] = {1, k, dims[2]};
-                hid_t ms = H5_CHECK(H5Screate_simple(3, count, NULL), path);
-                H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path);
-                H5_CHECK(H5Dwrite(ds, H5T_NATIVE_UINT8, ms, fs, dxpl, buf), path);
-                H5Sclose(ms);
+                hid_t ms = H5_CHECK(H5Screate_simple(3, count, NULL), path, EXIT_RUNTIME);
+                H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path, EXIT_RUNTIME);
+                H5_CHECK(H5Dwrite(ds, H5T_NATIVE_UINT8, ms, fs, dxpl, buf), path, EXIT_RUNTIME);
+                H5_CHECK(H5Sclose(ms), path, EXIT_RUNTIME);
             }
     }
-    H5Dclose(ds);
+    H5_CHECK(H5Dclose(ds), path, EXIT_RUNTIME);
 }
 
 static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *buf, size_t bufsize, const char *path,
@@ -151,25 +151,25 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
     layout_dims(L, phase, i, &d1, &d2);
     const driver_t *drv = driver_select(c, 1);
     hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
-    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path);
+    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
     if (L->dlio->libver_low != H5F_LIBVER_EARLIEST)
-        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path);
-    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path);
+        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path, EXIT_RUNTIME);
+    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path, EXIT_RUNTIME);
     hsize_t n = (hsize_t)c->num_samples_per_file;
     hsize_t dims[3] = {n, (hsize_t)d1, (hsize_t)d2};
-    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path);
-    hid_t dcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path);
-    H5_CHECK(H5Pset_obj_track_times(dcpl, L->dlio->track_times), path);
+    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path, EXIT_RUNTIME);
+    hid_t dcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pset_obj_track_times(dcpl, L->dlio->track_times), path, EXIT_RUNTIME);
     if (c->nchunk_dims) { /* DLIO >= 2.0.1: dataset.hdf5.chunk_dims as given (hdf5_generator.py:54-55) */
         hsize_t chunk[3] = {(hsize_t)c->chunk_dims[0], (hsize_t)c->chunk_dims[1], (hsize_t)c->chunk_dims[2]};
-        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path);
+        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
     } else if (c->chunking) { /* DLIO 2.0.0: c = ceil(sqrt(chunk_size)), capped (here at each sample dimension) */
         hsize_t cd = (hsize_t)ceil(sqrt((double)c->chunk_size));
         hsize_t chunk[3] = {1, cd < (hsize_t)d1 ? cd : (hsize_t)d1, cd < (hsize_t)d2 ? cd : (hsize_t)d2};
-        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path);
+        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
     }
     if (c->compression && (c->chunking || c->nchunk_dims))
-        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path);
+        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path, EXIT_RUNTIME);
     /* DLIO >= 2.0.1 creates and writes records_0, records_1, ... in turn (hdf5_generator.py:45-47), then labels */
     hsize_t sample_bytes = dims[1] * dims[2];
     for (int64_t k = 0; k < (L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
@@ -178,27 +178,26 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
         write_records(f, dname, fs, dcpl, dxpl, dims, buf, bufsize, path);
         *bytes += (int64_t)(sample_bytes * n);
     }
-    H5Sclose(fs);
+    H5_CHECK(H5Sclose(fs), path, EXIT_RUNTIME);
     /* labels: int64 zeros, created after the records were written (DLIO's order: fixes the file layout) */
     hsize_t ln = n;
-    hid_t ls = H5_CHECK(H5Screate_simple(1, &ln, NULL), path);
-    hid_t ldcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path);
-    H5_CHECK(H5Pset_obj_track_times(ldcpl, L->dlio->track_times), path);
-    hid_t lds = H5_CHECK(H5Dcreate2(f, c->labels_dataset_name, H5T_STD_I64LE, ls, H5P_DEFAULT, ldcpl, H5P_DEFAULT), path);
-    int64_t *zeros = calloc(n, sizeof *zeros);
-    if (!zeros)
-        die(EXIT_RUNTIME, "out of memory for %llu labels", (unsigned long long)n);
-    H5_CHECK(H5Dwrite(lds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, dxpl, zeros), path);
+    hid_t ls = H5_CHECK(H5Screate_simple(1, &ln, NULL), path, EXIT_RUNTIME);
+    hid_t ldcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pset_obj_track_times(ldcpl, L->dlio->track_times), path, EXIT_RUNTIME);
+    hid_t lds = H5_CHECK(H5Dcreate2(f, c->labels_dataset_name, H5T_STD_I64LE, ls, H5P_DEFAULT, ldcpl, H5P_DEFAULT),
+                         path, EXIT_RUNTIME);
+    int64_t *zeros = xcalloc(n, sizeof *zeros, "the labels of a file");
+    H5_CHECK(H5Dwrite(lds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, dxpl, zeros), path, EXIT_RUNTIME);
     free(zeros);
-    H5Dclose(lds);
-    H5Pclose(ldcpl);
-    H5Sclose(ls);
-    H5Pclose(dcpl);
-    H5Pclose(fcpl);
-    H5_CHECK(H5Fclose(f), path);
-    H5Pclose(fapl);
+    H5_CHECK(H5Dclose(lds), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pclose(ldcpl), path, EXIT_RUNTIME);
+    H5_CHECK(H5Sclose(ls), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pclose(dcpl), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pclose(fcpl), path, EXIT_RUNTIME);
+    H5_CHECK(H5Fclose(f), path, EXIT_RUNTIME);
+    H5_CHECK(H5Pclose(fapl), path, EXIT_RUNTIME);
     if (dxpl != H5P_DEFAULT)
-        H5Pclose(dxpl);
+        H5_CHECK(H5Pclose(dxpl), path, EXIT_RUNTIME);
 }
 
 void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
@@ -246,11 +245,9 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
             break; /* all files alike */
     }
     size_t bufsize = (size_t)(c->generation_buffer_size > maxd2 ? c->generation_buffer_size : maxd2);
-    uint8_t *buf = malloc(bufsize);
-    if (!buf)
-        die(EXIT_RUNTIME, "out of memory for the %zu-byte generation buffer", bufsize);
+    uint8_t *buf = xmalloc(bufsize, "the generation buffer");
     fill_random(buf, bufsize, (uint64_t)c->random_seed * 1000003u + (uint64_t)rank);
-    out->created = calloc((size_t)(total / nranks + 2), sizeof *out->created);
+    out->created = xcalloc((size_t)(total / nranks + 2), sizeof *out->created, "the list of generated files");
     for (int64_t g = rank; g < total; g += nranks) {
         int phase = g < L->nfiles[PH_TRAIN] ? PH_TRAIN : PH_EVAL;
         int64_t i = phase == PH_TRAIN ? g : g - L->nfiles[PH_TRAIN];
@@ -263,17 +260,21 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         else
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
         unlink(tmp); /* our own leftover name only (pid-specific) */
-        g_partial = tmp; /* a failure from here on removes it (die) */
+        err_ctx()->partial = tmp; /* a failure from here on removes it (die) */
         write_one(L, phase, i, buf, bufsize, tmp, &out->bytes);
         if (!c->subfiling && rename(tmp, path) != 0)
             die(EXIT_RUNTIME, "rename %s -> %s: %s", tmp, path, strerror(errno));
-        g_partial = NULL;
-        out->created[out->ncreated++] = strdup(path);
+        err_ctx()->partial = NULL;
+        out->created[out->ncreated] = strdup(path);
+        if (!out->created[out->ncreated++])
+            die(EXIT_RUNTIME, "out of memory for the list of generated files");
         out->files++;
     }
     free(buf);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    out->seconds = now() - t0;
+    out->start = t0;
+    out->end = now();
+    out->seconds = out->end - t0;
 }
 
 void cleanup_generated(const layout_t *L, gen_result_t *g, int rank)

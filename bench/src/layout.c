@@ -1,135 +1,18 @@
 #include "layout.h"
 #include "nprand.h"
 #include "util.h"
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One entry per DLIO release. Paths are relative to the dlio_benchmark package of the named revision.
- * Shared by every entry (unchanged from 2.0.0 to main): file names <prefix>_<i zero-padded to the digits of N>_of_<N>
- * .hdf5 (data_generator/data_generator.py:109-120 at v2.0.1), per-file dimensions numpy normal draws after
- * np.random.seed(10) (data_generator.py:66-67, hdf5_generator.py:58 at v2.0.1), 'labels' int64 zeros created after
- * the records, one h5py.File(path, 'r') per sample (reader/reader_handler.py:106-120 at v2.0.1: ON_DEMAND), the
- * rank slice [r*ceil(T/R), (r+1)*ceil(T/R)) (data_loader/torch_data_loader.py:90-95 at v2.0.1), drop_last. */
-static const dlio_entry_t DLIO_ENTRIES[] = {
-    /* PyPI 2.0.0 = git ec22aec (v2.0.0-3; the v2.0.0 tag, 866828c, has another sampler).
-     * data_generator/hdf5_generator.py:56 h5py.File(path, 'w'): h5py defaults, superblock v0 (libver earliest);
-     * :69 one 'records' dataset, :79 'labels'. reader/hdf5_reader.py:47 reads ['records'][i].
-     * data_loader/torch_data_loader.py:104-108: dlio_sampler shuffles its persistent slice in place after
-     * np.random.seed(seed) at every epoch (the permutation compounds); its slice is not clamped at T (IndexError).
-     * main.py:287 the step cap is checked after the step (compute, barrier): exactly min(cap, batches) loaded;
-     * main.py:239 evaluation likewise (at least one step). utils/config.py:407-412 dataset.record_length*. */
-    {"2.0.0", "0", "PyPI dlio-benchmark 2.0.0 (git ec22aec)", H5F_LIBVER_EARLIEST, 1, 0, 1, 0, 0, "hdf5"},
-    /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
-     * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
-     * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
-     * track_times=False, which v2 object headers honour), :48 'labels'. reader/hdf5_reader.py:47-48 reads
-     * ['records_<k>'][i] for every k inside one open. data_loader/torch_data_loader.py:84-103: dlio_sampler no
-     * longer shuffles (no sample_shuffle argument) and clamps its slice at T; utils/config.py:499-527: the index map
-     * shuffles only the insertion order of a dict from global index to (file, index): the PyTorch read order is the
-     * rank's slice in order whatever sample_shuffle says. main.py:328 and :242: the step cap is checked when a batch
-     * arrives, before compute: one batch more than the cap is loaded when the loader has one.
-     * utils/config.py:792-797 dataset.record_length_bytes* (record_length* silently ignored), :831-839
-     * dataset.record_dims and dataset.hdf5.{chunk_dims, num_dset_per_record}; enable_chunking/chunk_size are read
-     * (:813-816) but no longer used by the HDF5 generator. */
-    {"2.0.1", "2.0.1", "git tag v2.0.1 (b56c741)", H5F_LIBVER_LATEST, 0, 1, 0, 1, 0, "hdf5"},
-    /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
-     * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
-     * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
-    {"2.0.1-17", "2.0.1-12", "git main e1919d7 (v2.0.1-17)", H5F_LIBVER_LATEST, 0, 1, 0, 1, 1, "hdf5"},
-};
-#define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])
-
-/* "X[.Y[.Z[.W]]][-N[-gHASH]][+local]" -> v[0..3] numeric parts, v[4] = N (commits past the tag). -1: not a version */
-static int parse_version(const char *s, long v[5])
-{
-    memset(v, 0, 5 * sizeof *v);
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    const char *p = s;
-    for (int i = 0; i < 4; i++) {
-        char *end;
-        v[i] = strtol(p, &end, 10);
-        if (end == p || v[i] < 0 || v[i] > 1000000)
-            return -1;
-        p = end;
-        if (*p != '.')
-            break;
-        p++;
-        if (i == 3 || !isdigit((unsigned char)*p))
-            return -1;
-    }
-    if (*p == '-') {
-        char *end;
-        v[4] = strtol(p + 1, &end, 10);
-        if (end == p + 1 || v[4] < 0 || v[4] > 1000000)
-            return -1;
-        p = end;
-        if (*p == '-') { /* -gHASH */
-            if (p[1] != 'g' || !p[2])
-                return -1;
-            for (p += 2; isxdigit((unsigned char)*p); p++)
-                ;
-        }
-    }
-    if (*p == '+') /* a local version label: ignored */
-        return p[1] ? 0 : -1;
-    return *p ? -1 : 0;
-}
-
-int dlio_version_cmp(const char *a, const char *b)
-{
-    long x[5], y[5];
-    if (parse_version(a, x) || parse_version(b, y))
-        return -2;
-    for (int i = 0; i < 5; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
-    return 0;
-}
-
-const dlio_entry_t *dlio_entry(const char *version)
-{
-    for (size_t i = 0; i < NENTRIES; i++)
-        if (!strcmp(DLIO_ENTRIES[i].version, version))
-            return &DLIO_ENTRIES[i];
-    return NULL;
-}
-
-const dlio_entry_t *dlio_entry_resolve(const char *version, int *nearest)
-{
-    *nearest = 0;
-    const dlio_entry_t *e = dlio_entry(version);
-    if (e)
-        return e;
-    long v[5];
-    if (parse_version(version, v))
-        return NULL;
-    *nearest = 1;
-    for (size_t i = NENTRIES; i-- > 0;) /* entries in release order: the newest whose range has begun */
-        if (dlio_version_cmp(DLIO_ENTRIES[i].since, version) <= 0)
-            return &DLIO_ENTRIES[i];
-    return &DLIO_ENTRIES[0];
-}
-
-const char *dlio_entry_list(void)
-{
-    static char buf[256];
-    size_t n = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < NENTRIES && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", DLIO_ENTRIES[i].version);
-    return buf;
-}
-
 int64_t layout_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks)
 {
-    int64_t n = phase == PH_TRAIN ? c->num_files_train : c->num_files_eval;
+    phase_cfg_t p = config_phase(c, phase);
+    int64_t n = p.num_files;
     if (!e->trim_files_to_steps || !c->train || c->ordering == ORDER_H5BENCH)
         return n;
     /* main.py:230-246: samples_per_step = num_samples_per_file x batch x ranks; files // that x that */
-    int64_t per = c->num_samples_per_file * (phase == PH_TRAIN ? c->batch_size : c->batch_size_eval) * nranks;
+    int64_t per = c->num_samples_per_file * p.batch_size * nranks;
     return per > 0 ? n / per * per : n;
 }
 
@@ -205,7 +88,7 @@ static int ndigits(int64_t n)
 void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outlen)
 {
     const config_t *c = L->cfg;
-    const char *sub = phase == PH_TRAIN ? c->train_data_folder : c->valid_data_folder;
+    const char *sub = config_phase(c, phase).folder;
     int64_t n = L->nfiles[phase];
     int w;
     if (c->naming == NAMING_H5BENCH) /* h5bench: 1-based, unpadded, .h5 */
@@ -223,9 +106,9 @@ static hid_t fapl_common(const config_t *c)
 {
     (void)c;
     /* what h5py.File() sets: libver bounds (earliest, latest) and alignment (1, 1) */
-    hid_t p = H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), "fapl");
-    H5_CHECK(H5Pset_libver_bounds(p, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST), "fapl");
-    H5_CHECK(H5Pset_alignment(p, 1, 1), "fapl");
+    hid_t p = H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), "fapl", EXIT_RUNTIME);
+    H5_CHECK(H5Pset_libver_bounds(p, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST), "fapl", EXIT_RUNTIME);
+    H5_CHECK(H5Pset_alignment(p, 1, 1), "fapl", EXIT_RUNTIME);
     return p;
 }
 
@@ -236,7 +119,7 @@ static hid_t fapl_default(const config_t *c) { return fapl_common(c); }
 static hid_t fapl_sec2(const config_t *c)
 {
     hid_t p = fapl_common(c);
-    H5_CHECK(H5Pset_fapl_sec2(p), "fapl");
+    H5_CHECK(H5Pset_fapl_sec2(p), "fapl", EXIT_RUNTIME);
     return p;
 }
 
@@ -244,7 +127,7 @@ static hid_t fapl_log(const config_t *c)
 {
     hid_t p = fapl_common(c);
     /* NULL logfile = stderr; the same flags HDF5_DRIVER=log uses (1.14): LOC_IO | ALLOC */
-    H5_CHECK(H5Pset_fapl_log(p, NULL, H5FD_LOG_LOC_IO | H5FD_LOG_ALLOC, 0), "fapl");
+    H5_CHECK(H5Pset_fapl_log(p, NULL, H5FD_LOG_LOC_IO | H5FD_LOG_ALLOC, 0), "fapl", EXIT_RUNTIME);
     return p;
 }
 
@@ -260,18 +143,19 @@ static hid_t dxpl_default(const config_t *c)
 static hid_t fapl_mpio(const config_t *c)
 {
     hid_t p = fapl_common(c);
-    H5_CHECK(H5Pset_fapl_mpio(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl");
+    H5_CHECK(H5Pset_fapl_mpio(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl", EXIT_RUNTIME);
     if (c->collective_meta) {
-        H5_CHECK(H5Pset_all_coll_metadata_ops(p, 1), "fapl");
-        H5_CHECK(H5Pset_coll_metadata_write(p, 1), "fapl");
+        H5_CHECK(H5Pset_all_coll_metadata_ops(p, 1), "fapl", EXIT_RUNTIME);
+        H5_CHECK(H5Pset_coll_metadata_write(p, 1), "fapl", EXIT_RUNTIME);
     }
     return p;
 }
 
 static hid_t dxpl_mpio(const config_t *c)
 {
-    hid_t p = H5_CHECK(H5Pcreate(H5P_DATASET_XFER), "dxpl");
-    H5_CHECK(H5Pset_dxpl_mpio(p, c->collective_data ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "dxpl");
+    hid_t p = H5_CHECK(H5Pcreate(H5P_DATASET_XFER), "dxpl", EXIT_RUNTIME);
+    H5_CHECK(H5Pset_dxpl_mpio(p, c->collective_data ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "dxpl",
+             EXIT_RUNTIME);
     return p;
 }
 #endif
@@ -281,8 +165,8 @@ static hid_t dxpl_mpio(const config_t *c)
 static hid_t fapl_subfiling(const config_t *c)
 {
     hid_t p = fapl_common(c);
-    H5_CHECK(H5Pset_mpi_params(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl");
-    H5_CHECK(H5Pset_fapl_subfiling(p, NULL), "fapl");
+    H5_CHECK(H5Pset_mpi_params(p, MPI_COMM_SELF, MPI_INFO_NULL), "fapl", EXIT_RUNTIME);
+    H5_CHECK(H5Pset_fapl_subfiling(p, NULL), "fapl", EXIT_RUNTIME);
     return p;
 }
 #endif

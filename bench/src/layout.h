@@ -1,36 +1,11 @@
-/* What a dataset looks like on disk and how files are opened: file names, per-file sample dimensions,
- * the per-DLIO-release choices (one table entry per release) and the file-driver table. */
+/* What a dataset looks like on disk and how files are opened: file names, per-file sample dimensions (following the
+ * DLIO entry in use, dlio.h) and the file-driver table. */
 #ifndef H5DLIO_LAYOUT_H
 #define H5DLIO_LAYOUT_H
 #include "config.h"
+#include "dlio.h"
 #include <hdf5.h>
 #include <stdint.h>
-
-/* DLIO-release-specific choices of the kernel, one entry per DLIO release, each derived from that release's source
- * (file:line in layout.c). Supporting the next release = one new entry; an unknown release uses the nearest entry. */
-typedef struct {
-    const char *version;        /* release, or `git describe` past a tag without its hash: "2.0.1-17" */
-    const char *since;          /* first DLIO revision whose HDF5 I/O this entry describes (nearest-entry range) */
-    const char *source;         /* the DLIO source the entry was derived from */
-    H5F_libver_t libver_low;    /* h5py.File(libver=...) low bound used by DLIO's generator */
-    int track_times;            /* dataset creation/modification times recorded */
-    int indexed_records;        /* samples datasets named <records>_<k>, k < num-dset-per-record (else <records>) */
-    int sampler_shuffles;       /* PyTorch path: sample_shuffle changes the read order */
-    int cap_checked_on_fetch;   /* the step cap is checked after a batch is fetched (one more batch loaded) */
-    int trim_files_to_steps;    /* initialize() trims the file counts to multiples of samples x batch x ranks */
-    const char *file_ext;       /* DLIO names files <prefix>_<i>_of_<N>.<ext> */
-} dlio_entry_t;
-/* The entry of exactly this version, or NULL. */
-const dlio_entry_t *dlio_entry(const char *version);
-/* The entry for a version: exact, else the nearest (the newest entry whose `since` is not after the version; the
- * oldest entry before every `since`), *nearest set to 1. NULL if the version is not a version string. */
-const dlio_entry_t *dlio_entry_resolve(const char *version, int *nearest);
-/* Version order (numeric, then the commit count past the tag); -2 if either is not a version string. */
-int dlio_version_cmp(const char *a, const char *b);
-/* "2.0.0, 2.0.1, ..." (static buffer) */
-const char *dlio_entry_list(void);
-
-enum phase { PH_TRAIN = 0, PH_EVAL = 1 };
 
 typedef struct {
     const config_t *cfg;

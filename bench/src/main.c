@@ -19,14 +19,15 @@
 typedef struct {
     const char *config;
     char **sets;
-    int nsets, dry_run, help, version, dry_ranks; /* dry_ranks: --ranks N, validate as for N ranks (--dry-run) */
+    int nsets, dry_run, help, version, dlio_entries;
+    int dry_ranks; /* --ranks N: validate as for N ranks (--dry-run) */
     char argerr[512];
 } args_t;
 
 static void parse_args(int argc, char **argv, args_t *a)
 {
     memset(a, 0, sizeof *a);
-    a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+    a->sets = xcalloc((size_t)argc + 1, sizeof *a->sets, "the argument list");
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h"))
@@ -35,6 +36,8 @@ static void parse_args(int argc, char **argv, args_t *a)
             a->version = 1;
         else if (!strcmp(s, "--dry-run"))
             a->dry_run = 1;
+        else if (!strcmp(s, "--dlio-entries"))
+            a->dlio_entries = 1;
         else if (!strcmp(s, "--ranks")) {
             char *end = NULL;
             long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
@@ -43,8 +46,7 @@ static void parse_args(int argc, char **argv, args_t *a)
                 return;
             }
             a->dry_ranks = (int)n, i++;
-        }
-        else if (!strcmp(s, "--log-vfd"))
+        } else if (!strcmp(s, "--log-vfd"))
             a->sets[a->nsets++] = "log-vfd=true";
         else if (!strcmp(s, "--config") || !strcmp(s, "--set")) {
             if (i + 1 >= argc) {
@@ -88,16 +90,16 @@ static void check_dataset(const layout_t *L, int rank)
     const config_t *c = L->cfg;
     char msg[CHECK_MSG] = "";
     if (rank == 0) {
-        for (int ph = 0; ph < 2 && !*msg; ph++) {
-            if ((ph == PH_TRAIN && !c->train) || (ph == PH_EVAL && !c->evaluation))
+        for (int ph = 0; ph < NPHASES && !*msg; ph++) {
+            if (!config_phase(c, ph).enabled)
                 continue;
             for (int64_t i = 0; i < L->nfiles[ph]; i++) {
                 char path[4600];
                 struct stat st;
                 layout_path(L, ph, i, path, sizeof path);
                 if (stat(path, &st) != 0) {
-                    snprintf(msg, sizeof msg, "key 'data-folder': %s: %s (generate it with generate-data=true)",
-                             path, strerror(errno));
+                    snprintf(msg, sizeof msg, "key 'data-folder': %s: %s (generate it with generate-data=true)", path,
+                             strerror(errno));
                     break;
                 }
                 if (!S_ISREG(st.st_mode)) {
@@ -122,162 +124,283 @@ static void prepare_output(const config_t *c, int rank)
     agree_or_exit(msg, rank);
 }
 
-int main(int argc, char **argv)
+/* ---------- what runs before MPI: --help, --version, --dlio-entries ---------- */
+
+static void print_version(void)
 {
-    args_t a;
-    parse_args(argc, argv, &a);
-    if (a.help && !*a.argerr) {
-        config_print_help(argv[0]);
-        free(a.sets);
-        return 0;
-    }
-    if (a.version && !*a.argerr) {
-        unsigned maj, min, rel;
-        H5get_libversion(&maj, &min, &rel);
-        printf("h5dlio %s (git %s) HDF5 %u.%u.%u subfiling %s dlio-versions %s\n", H5DLIO_VERSION, H5DLIO_GIT, maj,
-               min, rel,
+    unsigned maj, min, rel;
+    H5get_libversion(&maj, &min, &rel);
+    printf("h5dlio %s (git %s) HDF5 %u.%u.%u subfiling %s dlio-versions %s\n", H5DLIO_VERSION, H5DLIO_GIT, maj, min,
+           rel,
 #ifdef H5_HAVE_SUBFILING_VFD
-               "yes",
+           "yes",
 #else
-               "no",
+           "no",
 #endif
-               dlio_entry_list());
-        free(a.sets);
-        return 0;
-    }
+           dlio_entry_list());
+}
+
+/* The kernel's DLIO entries and release-specific keys as JSON; with a config or --set (dlio-version=V), also the
+ * entry that configuration selects. Returns the exit status. */
+static int print_dlio_entries(const args_t *a)
+{
     static config_t cfg;
+    char err[CFG_ERRLEN] = "", warning[512] = "";
+    const dlio_entry_t *e = NULL;
+    if (a->config || a->nsets) {
+        if (config_load(&cfg, a->config, a->nsets, a->sets, err) != 0) {
+            fprintf(stderr, "h5dlio: error: %s\n", err);
+            return EXIT_BADINPUT;
+        }
+        e = dlio_entry(cfg.dlio_entry);
+        if (e && cfg.dlio_nearest)
+            dlio_nearest_warning(warning, sizeof warning, cfg.dlio_version, e);
+    }
+    char *j = dlio_entries_json(e, cfg.dlio_version, cfg.dlio_nearest, warning);
+    fputs(j, stdout);
+    free(j);
+    return 0;
+}
+
+/* Options answered without MPI. Returns 1 (and *rc) when one was given. */
+static int front_end(const args_t *a, const char *prog, int *rc)
+{
+    if (*a->argerr)
+        return 0;
+    *rc = 0;
+    if (a->help)
+        config_print_help(prog);
+    else if (a->version)
+        print_version();
+    else if (a->dlio_entries)
+        *rc = print_dlio_entries(a);
+    else
+        return 0;
+    return 1;
+}
+
+/* ---------- the job ---------- */
+
+typedef struct {
+    config_t cfg;
+    layout_t L;
+    pool_t pool;
+    int rank, nranks;
+    runner_t R;                            /* the read phases' runner (training) */
+    char samples[4600], samples_tmp[4700]; /* record-samples: written under a temporary name, renamed whole */
+    gen_result_t gen;
+    results_t res;
+    double t_start;
+} job_t;
+
+/* Configuration, reader processes (forked before MPI_Init: forking an MPI process is unsafe; they never call MPI),
+ * MPI, validation for the rank count, output folder. Returns an exit status, or -1: the job goes on. */
+static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
+{
+    config_t *c = &J->cfg;
     char err[CFG_ERRLEN] = "";
-    int bad = *a.argerr ? (snprintf(err, sizeof err, "%s", a.argerr), 1) : config_load(&cfg, a.config, a.nsets, a.sets, err) != 0;
-    free(a.sets); /* the --set strings are argv's; only config_load needed the list */
-    if (!bad && a.dry_ranks && !a.dry_run)
+    int bad = *a->argerr ? (snprintf(err, sizeof err, "%s", a->argerr), 1)
+                         : config_load(c, a->config, a->nsets, a->sets, err) != 0;
+    if (!bad && a->dry_ranks && !a->dry_run)
         bad = (snprintf(err, sizeof err, "--ranks is for --dry-run (mpirun sets the rank count)"), 1);
     /* everything the rank count does not change is checked before any allocation or fork (1 rank is the most
      * permissive count): a bad config never costs memory or time */
     if (!bad)
-        bad = config_validate(&cfg, 1, err) != 0;
+        bad = config_validate(c, 1, err) != 0;
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit: a write fails with EFBIG and is reported, not a silent kill */
     cleanup_on_signals();     /* a killed generation leaves no partial file behind (see gen.c) */
     trace_init();
-    /* Reader processes are forked before MPI_Init (forking an MPI process is unsafe); they never call MPI. */
-    layout_t L;
-    pool_t pool = {0};
     if (!bad) {
-        layout_init(&L, &cfg);
-        if (cfg.read_threads > 0 && cfg.train && !a.dry_run && !cfg.subfiling && !cfg.collective_data &&
-            !cfg.collective_meta)
-            pool_fork(&pool, &cfg, &L);
+        layout_init(&J->L, c);
+        if (c->read_threads > 0 && c->train && !a->dry_run && !c->subfiling && !c->collective_data &&
+            !c->collective_meta)
+            pool_fork(&J->pool, c, &J->L);
     }
     int provided = 0;
-    int want = (!bad && cfg.subfiling) ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
-    if (MPI_Init_thread(&argc, &argv, want, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(argc, argv, !bad && c->subfiling ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided) !=
+        MPI_SUCCESS) {
         fprintf(stderr, "h5dlio: error: MPI_Init_thread failed\n");
         return EXIT_RUNTIME;
     }
-    g_mpi_up = 1;
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    g_rank = rank;
+    err_ctx()->mpi_up = 1;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &J->rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &J->nranks));
+    err_ctx()->rank = J->rank;
     if (bad)
-        return input_error(rank, err);
-    if (config_validate(&cfg, a.dry_ranks ? a.dry_ranks : nranks, err) != 0) {
-        pool_stop(&pool);
-        return input_error(rank, err);
+        return input_error(J->rank, err);
+    if (config_validate(c, a->dry_ranks ? a->dry_ranks : J->nranks, err) != 0) {
+        pool_stop(&J->pool);
+        return input_error(J->rank, err);
     }
-    if (rank == 0 && cfg.warnings[0]) /* release-specific keys ignored as DLIO ignores them; nearest DLIO entry */
-        for (const char *w = cfg.warnings; *w;) {
+    if (J->rank == 0 && c->warnings[0]) /* release-specific keys ignored as DLIO ignores them; nearest DLIO entry */
+        for (const char *w = c->warnings; *w;) {
             const char *nl = strchr(w, '\n');
             int n = nl ? (int)(nl - w) : (int)strlen(w);
             fprintf(stderr, "h5dlio: warning: %.*s\n", n, w);
             w += n + (nl ? 1 : 0);
         }
-    if (cfg.subfiling && provided < MPI_THREAD_MULTIPLE) {
-        pool_stop(&pool);
-        return input_error(rank, "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE");
+    if (c->subfiling && provided < MPI_THREAD_MULTIPLE) {
+        pool_stop(&J->pool);
+        return input_error(J->rank, "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE");
     }
-    if (a.dry_run) {
-        if (rank == 0) {
-            char *j = config_to_json(&cfg);
+    if (a->dry_run) {
+        if (J->rank == 0) {
+            char *j = config_to_json(c);
             printf("%s\n", j);
             free(j);
         }
-        layout_free(&L);
+        layout_free(&J->L);
         MPI_Finalize();
         return 0;
     }
-    if (pool.n)
-        pool_start(&pool, rank);
+    if (J->pool.n)
+        pool_start(&J->pool, J->rank);
     void *tr_rank = trace_begin("rank_info"); /* lets a trace reader map this process to its rank */
-    trace_int(tr_rank, "rank", rank);
+    trace_int(tr_rank, "rank", J->rank);
     trace_end(tr_rank);
-    prepare_output(&cfg, rank);
-    double t_start = now();
+    prepare_output(c, J->rank);
+    J->res = (results_t){.cfg = c, .rank = J->rank, .nranks = J->nranks, .gen = &J->gen};
+    J->res.clock_offset = clock_offset(); /* phase spans compare stamps of different ranks (IOR's clock delta) */
+    J->t_start = now();
+    return -1;
+}
 
-    results_t res = {0};
-    gen_result_t gen = {0};
-    res.cfg = &cfg;
-    res.rank = rank;
-    res.nranks = nranks;
-    res.gen = &gen;
-    if (cfg.generate_data) {
-        if (rank == 0 && !cfg.quiet)
-            printf("h5dlio: generating %lld + %lld files in %s\n", (long long)cfg.num_files_train,
-                   (long long)cfg.num_files_eval, cfg.data_folder);
-        generate(&L, rank, nranks, &gen);
-        res.did_gen = 1;
+/* ---------- phases ---------- */
+
+static int want_generate(const job_t *J, int64_t epoch) { return (void)epoch, J->cfg.generate_data; }
+static int want_train(const job_t *J, int64_t epoch) { return (void)epoch, J->cfg.train; }
+static int want_eval(const job_t *J, int64_t epoch)
+{
+    const config_t *c = &J->cfg; /* after epoch eval-after-epoch, then every epochs-between-evals */
+    return c->evaluation && epoch >= c->eval_after_epoch &&
+           (epoch - c->eval_after_epoch) % c->epochs_between_evals == 0;
+}
+
+static void phase_generate(job_t *J, int64_t epoch)
+{
+    (void)epoch;
+    const config_t *c = &J->cfg;
+    if (J->rank == 0 && !c->quiet)
+        printf("h5dlio: generating %lld + %lld files in %s\n", (long long)c->num_files_train,
+               (long long)c->num_files_eval, c->data_folder);
+    generate(&J->L, J->rank, J->nranks, &J->gen);
+    J->res.did_gen = 1;
+}
+
+/* one epoch of a read phase, logged in the results */
+static void read_epoch(job_t *J, int phase, int64_t epoch)
+{
+    phase_log_t *log = &J->res.read[phase];
+    if (J->rank == 0 && !J->cfg.quiet)
+        printf("h5dlio: epoch %lld/%lld: %s\n", (long long)epoch, (long long)J->cfg.epochs,
+               config_phase(&J->cfg, phase).what),
+            fflush(stdout);
+    log->epoch[log->n] = epoch;
+    run_read_phase(&J->R, phase, epoch, &log->st[log->n++]);
+}
+
+static void phase_train(job_t *J, int64_t epoch) { read_epoch(J, PH_TRAIN, epoch); }
+static void phase_eval(job_t *J, int64_t epoch) { read_epoch(J, PH_EVAL, epoch); }
+
+/* The job's phases, in the order they run: once (before the epochs), then in each epoch the per-epoch phases that
+ * want it, in table order. A new phase (checkpointing is next) is its function above plus one line here, at the
+ * place in the epoch where it runs (DLIO checkpoints after training, before evaluation). */
+static const struct {
+    const char *name;
+    int per_epoch; /* 0: once, before the epochs; 1: in every epoch it wants */
+    int (*wanted)(const job_t *J, int64_t epoch);
+    void (*run)(job_t *J, int64_t epoch);
+} PHASES[] = {
+    {"generate", 0, want_generate, phase_generate},
+    {"train", 1, want_train, phase_train},
+    {"eval", 1, want_eval, phase_eval},
+};
+#define NPHASE_DEFS (sizeof PHASES / sizeof PHASES[0])
+
+/* Before the first epoch: the dataset is there, the runner (sampler seeds agreed), the sample log, the statistics. */
+static void epochs_begin(job_t *J)
+{
+    const config_t *c = &J->cfg;
+    check_dataset(&J->L, J->rank);
+    uint32_t rseed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
+    MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
+    runner_init(&J->R, c, &J->L, J->rank, J->nranks, J->pool.n ? &J->pool : NULL, rseed);
+    if (c->record_samples) {
+        snprintf(J->samples, sizeof J->samples, "%s/%s.samples.rank%d.csv", c->output_folder, c->output_csv_name,
+                 J->rank);
+        snprintf(J->samples_tmp, sizeof J->samples_tmp, "%s.tmp.%d", J->samples, (int)getpid());
+        J->R.samples_log = fopen(J->samples_tmp, "w");
+        if (!J->R.samples_log)
+            die(EXIT_BADINPUT, "key 'record-samples': cannot write %s: %s", J->samples_tmp, strerror(errno));
+        fprintf(J->R.samples_log, "phase,epoch,step,sample,file,index,use\n");
     }
-    if (cfg.train) {
-        check_dataset(&L, rank);
-        uint32_t rseed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
-        MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
-        runner_t R;
-        runner_init(&R, &cfg, &L, rank, nranks, pool.n ? &pool : NULL, rseed);
-        char samples[4600] = "", samples_tmp[4700] = ""; /* written under a temporary name, renamed when whole */
-        if (cfg.record_samples) {
-            snprintf(samples, sizeof samples, "%s/%s.samples.rank%d.csv", cfg.output_folder, cfg.output_csv_name, rank);
-            snprintf(samples_tmp, sizeof samples_tmp, "%s.tmp.%d", samples, (int)getpid());
-            R.samples_log = fopen(samples_tmp, "w");
-            if (!R.samples_log)
-                die(EXIT_BADINPUT, "key 'record-samples': cannot write %s: %s", samples_tmp, strerror(errno));
-            fprintf(R.samples_log, "phase,epoch,step,sample,file,index,use\n");
-        }
-        res.nepochs = cfg.epochs;
-        res.train = calloc((size_t)cfg.epochs, sizeof *res.train);
-        res.eval = calloc((size_t)cfg.epochs, sizeof *res.eval);
-        res.eval_epoch = calloc((size_t)cfg.epochs, sizeof *res.eval_epoch);
-        if (!res.train || !res.eval || !res.eval_epoch)
-            die(EXIT_RUNTIME, "out of memory for the statistics of %lld epochs", (long long)cfg.epochs);
-        int64_t next_eval = cfg.eval_after_epoch;
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        for (int64_t e = 1; e <= cfg.epochs; e++) {
-            if (rank == 0 && !cfg.quiet)
-                printf("h5dlio: epoch %lld/%lld: training\n", (long long)e, (long long)cfg.epochs), fflush(stdout);
-            run_train_epoch(&R, e, &res.train[e - 1]);
-            if (cfg.evaluation && e >= next_eval) {
-                next_eval += cfg.epochs_between_evals;
-                if (rank == 0 && !cfg.quiet)
-                    printf("h5dlio: epoch %lld/%lld: evaluation\n", (long long)e, (long long)cfg.epochs), fflush(stdout);
-                res.eval_epoch[res.neval] = e;
-                run_eval_epoch(&R, e, &res.eval[res.neval++]);
-            }
-        }
-        int samples_bad = R.samples_log && (ferror(R.samples_log) || fflush(R.samples_log));
-        runner_free(&R);
-        if (*samples_tmp && (samples_bad || rename(samples_tmp, samples) != 0))
-            die(EXIT_RUNTIME, "key 'record-samples': cannot write %s: %s", samples, strerror(errno));
+    for (int ph = 0; ph < NPHASES; ph++) {
+        J->res.read[ph].st = xcalloc((size_t)c->epochs, sizeof *J->res.read[ph].st, "the epoch statistics");
+        J->res.read[ph].epoch = xcalloc((size_t)c->epochs, sizeof *J->res.read[ph].epoch, "the epoch statistics");
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    res.wall_s = now() - t_start;
-    int rc = report_write(&res);
-    if (cfg.generate_data && !cfg.keep_files && cfg.train)
-        cleanup_generated(&L, &gen, rank);
-    if (pool.n)
-        pool_stop(&pool);
-    layout_free(&L);
-    gen_result_free(&gen);
-    free(res.train), free(res.eval), free(res.eval_epoch);
+}
+
+static void epochs_end(job_t *J)
+{
+    FILE *log = J->R.samples_log;
+    int bad = log && (ferror(log) || fflush(log));
+    if (log && fclose(log) != 0)
+        bad = 1;
+    runner_free(&J->R);
+    if (*J->samples_tmp && (bad || rename(J->samples_tmp, J->samples) != 0))
+        die(EXIT_RUNTIME, "key 'record-samples': cannot write %s: %s", J->samples, strerror(errno));
+}
+
+static void job_run(job_t *J)
+{
+    for (size_t i = 0; i < NPHASE_DEFS; i++)
+        if (!PHASES[i].per_epoch && PHASES[i].wanted(J, 0))
+            PHASES[i].run(J, 0);
+    if (!J->cfg.train) /* the epochs are training epochs */
+        return;
+    epochs_begin(J);
+    for (int64_t e = 1; e <= J->cfg.epochs; e++)
+        for (size_t i = 0; i < NPHASE_DEFS; i++)
+            if (PHASES[i].per_epoch && PHASES[i].wanted(J, e))
+                PHASES[i].run(J, e);
+    epochs_end(J);
+}
+
+/* Results, the generated files this run must delete, the reader processes; the exit status every rank agrees on. */
+static int job_finish(job_t *J)
+{
+    const config_t *c = &J->cfg;
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    J->res.wall_s = now() - J->t_start;
+    int rc = report_write(&J->res);
+    if (c->generate_data && !c->keep_files && c->train)
+        cleanup_generated(&J->L, &J->gen, J->rank);
+    if (J->pool.n)
+        pool_stop(&J->pool);
+    layout_free(&J->L);
+    gen_result_free(&J->gen);
+    for (int ph = 0; ph < NPHASES; ph++) free(J->res.read[ph].st), free(J->res.read[ph].epoch);
     int rc_all = 0;
-    MPI_Allreduce(&rc, &rc_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Allreduce(&rc, &rc_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     MPI_Finalize();
     return rc_all ? EXIT_RUNTIME : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static args_t a;
+    parse_args(argc, argv, &a);
+    int rc;
+    if (front_end(&a, argv[0], &rc)) {
+        free(a.sets);
+        return rc;
+    }
+    static job_t J;
+    rc = job_start(&J, &a, &argc, &argv);
+    free(a.sets); /* the --set strings are argv's; only config_load needed the list */
+    if (rc >= 0)
+        return rc;
+    job_run(&J);
+    return job_finish(&J);
 }

@@ -25,50 +25,59 @@ void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L
 void sample_reader_close(sample_reader_t *r)
 {
     if (r->fapl > 0)
-        H5Pclose(r->fapl);
+        H5_CHECK(H5Pclose(r->fapl), "the file access property list", EXIT_RUNTIME);
     if (r->dxpl > 0 && r->dxpl != H5P_DEFAULT)
-        H5Pclose(r->dxpl);
+        H5_CHECK(H5Pclose(r->dxpl), "the transfer property list", EXIT_RUNTIME);
     free(r->buf);
     memset(r, 0, sizeof *r);
 }
 
-/* Read sample `sample` of one samples dataset of an open file (h5py: f[dname][sample]): open, select, read, close. */
+void io_acc_add(io_acc_t *into, const io_acc_t *from)
+{
+    into->meta_s += from->meta_s;
+    into->read_s += from->read_s;
+    into->pre_s += from->pre_s;
+    into->bytes += from->bytes;
+    into->opens += from->opens;
+    into->reads += from->reads;
+}
+
+/* Read sample `sample` of one samples dataset of an open file (h5py: f[dname][sample]): open, select, read, close.
+ * A dataset that is missing or not an (n, d1, d2) byte array is the input's fault (exit 2). */
 static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t sample, const char *path,
                          io_acc_t *acc)
 {
     double t0 = now();
-    hid_t ds = H5_CHECK_INPUT(H5Dopen2(f, dname, H5P_DEFAULT), path);
-    hid_t fs = H5_CHECK(H5Dget_space(ds), path);
-    hsize_t dims[3];
-    int nd = H5Sget_simple_extent_ndims(fs);
-    hid_t ty = H5_CHECK(H5Dget_type(ds), path);
-    size_t tsize = H5Tget_size(ty);
-    H5Tclose(ty);
+    hid_t ds = H5_CHECK(H5Dopen2(f, dname, H5P_DEFAULT), path, EXIT_BADINPUT);
+    hid_t fs = H5_CHECK(H5Dget_space(ds), path, EXIT_RUNTIME);
+    int nd = H5_CHECK(H5Sget_simple_extent_ndims(fs), path, EXIT_BADINPUT);
+    hid_t ty = H5_CHECK(H5Dget_type(ds), path, EXIT_RUNTIME);
+    size_t tsize = H5_CHECK(H5Tget_size(ty), path, EXIT_BADINPUT);
+    H5_CHECK(H5Tclose(ty), path, EXIT_RUNTIME);
     if (nd != 3 || tsize != 1)
         die(EXIT_BADINPUT, "%s: dataset '%s' is not an (n, d1, d2) byte array (rank %d, element size %zu): not a "
             "DLIO dataset", path, dname, nd, tsize);
-    H5Sget_simple_extent_dims(fs, dims, NULL);
+    hsize_t dims[3];
+    H5_CHECK(H5Sget_simple_extent_dims(fs, dims, NULL), path, EXIT_BADINPUT);
     if ((int64_t)dims[0] <= sample)
         die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)",
             path, dname, (unsigned long long)dims[0], (long long)sample,
             (long long)r->cfg->num_samples_per_file);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
-    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path);
-    hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path); /* like h5py: dset[i] is (d1, d2) */
+    H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path, EXIT_RUNTIME);
+    hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path, EXIT_RUNTIME); /* like h5py: dset[i] is (d1, d2) */
     size_t need = (size_t)(dims[1] * dims[2]);
     if (need > r->bufsize) {
         free(r->buf);
-        r->buf = malloc(need ? need : 1);
-        if (!r->buf)
-            die(EXIT_RUNTIME, "out of memory for a %zu-byte sample of %s", need, path);
+        r->buf = xmalloc(need, "a sample buffer");
         r->bufsize = need;
     }
     double t1 = now();
-    H5_CHECK_INPUT(H5Dread(ds, H5T_NATIVE_UINT8, ms, fs, r->dxpl, r->buf), path);
+    H5_CHECK(H5Dread(ds, H5T_NATIVE_UINT8, ms, fs, r->dxpl, r->buf), path, EXIT_BADINPUT);
     double t2 = now();
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(ds);
+    H5_CHECK(H5Sclose(ms), path, EXIT_RUNTIME);
+    H5_CHECK(H5Sclose(fs), path, EXIT_RUNTIME);
+    H5_CHECK(H5Dclose(ds), path, EXIT_RUNTIME);
     double t3 = now();
     acc->meta_s += (t1 - t0) + (t3 - t2);
     acc->read_s += t2 - t1;
@@ -87,7 +96,7 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     trace_int(tr, "file", file);
     trace_int(tr, "sample", sample);
     double t0 = now();
-    hid_t f = H5_CHECK_INPUT(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path);
+    hid_t f = H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT);
     acc->meta_s += now() - t0;
     /* DLIO >= 2.0.1 reads records_0..records_{n-1} of the sample inside one open (reader/hdf5_reader.py:47-48) */
     for (int64_t k = 0; k < (r->L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
@@ -96,7 +105,7 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
         read_dataset(r, f, dname, sample, path, acc);
     }
     double t4 = now();
-    H5_CHECK(H5Fclose(f), path);
+    H5_CHECK(H5Fclose(f), path, EXIT_RUNTIME);
     acc->meta_s += now() - t4;
     acc->opens += 1;
     trace_end(tr);
@@ -137,24 +146,40 @@ static int xfer(int fd, void *buf, size_t n, int writing)
     return 0;
 }
 
-/* Worker errors must reach the rank, which aborts the job with the message: die() is rerouted here. */
-static int w_fd = -1;
-static int64_t w_batch = -1;
+/* A reader process's state. Its errors must reach the rank, which ends the job with the message: the process
+ * registers worker_report_failure as die()'s hook (util.h's error context), with this as its argument. */
+typedef struct {
+    int fd;        /* socket to the rank */
+    int64_t batch; /* the batch being read (the report names it) */
+} worker_t;
+
+/* die() inside a reader process (MPI is not up there): report to the rank before the process exits */
+static void worker_report_failure(void *arg, int code, const char *msg)
+{
+    const worker_t *w = arg;
+    rep_t a;
+    memset(&a, 0, sizeof a);
+    a.batch = w->batch;
+    a.status = code;
+    snprintf(a.msg, sizeof a.msg, "%s", msg);
+    xfer(w->fd, &a, sizeof a, 1);
+}
 
 static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
 {
-    w_fd = fd;
+    worker_t w = {fd, -1};
+    err_ctx()->on_fatal = worker_report_failure;
+    err_ctx()->on_fatal_arg = &w;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     req_t q;
-    int rank = 0;
     sample_reader_t r;
     int started = 0;
     int64_t *idx = NULL;
     size_t cap = 0;
     while (xfer(fd, &q, sizeof q, 0) == 0) {
         if (q.op == 2) {
-            rank = (int)q.batch;
-            g_rank = rank;
+            int rank = (int)q.batch;
+            err_ctx()->rank = rank;
             void *tr = trace_begin("rank_info");
             trace_int(tr, "rank", rank);
             trace_int(tr, "reader_process", index);
@@ -170,13 +195,13 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
             idx = malloc((size_t)q.n * sizeof *idx);
             cap = (size_t)q.n;
             if (!idx)
-                _exit(EXIT_RUNTIME);
+                die(EXIT_RUNTIME, "out of memory for a batch of %lld sample indices", (long long)q.n);
         }
         if (xfer(fd, idx, (size_t)q.n * sizeof *idx, 0))
             break;
         rep_t a;
         memset(&a, 0, sizeof a);
-        a.batch = w_batch = q.batch;
+        a.batch = w.batch = q.batch;
         for (int64_t i = 0; i < q.n; i++)
             sample_reader_read(&r, q.phase, idx[i], &a.acc);
         if (xfer(fd, &a, sizeof a, 1))
@@ -186,25 +211,11 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
     _exit(0);
 }
 
-/* called by die() inside a worker (g_mpi_up is 0 there): report to the rank, then exit */
-void worker_report_failure(int code, const char *msg);
-void worker_report_failure(int code, const char *msg)
-{
-    if (w_fd < 0)
-        return;
-    rep_t a;
-    memset(&a, 0, sizeof a);
-    a.batch = w_batch;
-    a.status = code;
-    snprintf(a.msg, sizeof a.msg, "%s", msg);
-    xfer(w_fd, &a, sizeof a, 1);
-}
-
 void pool_fork(pool_t *p, const config_t *c, const layout_t *L)
 {
     p->n = (int)c->read_threads;
-    p->fd = calloc((size_t)p->n, sizeof *p->fd);
-    p->pid = calloc((size_t)p->n, sizeof *p->pid);
+    p->fd = xcalloc((size_t)p->n, sizeof *p->fd, "the reader process sockets");
+    p->pid = xcalloc((size_t)p->n, sizeof *p->pid, "the reader process ids");
     fflush(stdout);
     fflush(stderr);
     for (int i = 0; i < p->n; i++) {
@@ -247,10 +258,12 @@ void pool_start(pool_t *p, int rank)
     }
 }
 
-void pool_send(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, int64_t n)
+void pool_send(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip)
 {
-    req_t q = {1, phase, batch, n};
-    if (xfer(p->fd[w], &q, sizeof q, 1) || xfer(p->fd[w], (void *)idx, (size_t)n * sizeof *idx, 1))
+    int64_t cut = skip >= 0 && skip < n ? skip : n; /* idx[cut] is not sent */
+    req_t q = {1, phase, batch, cut < n ? n - 1 : n};
+    if (xfer(p->fd[w], &q, sizeof q, 1) || xfer(p->fd[w], (void *)idx, (size_t)cut * sizeof *idx, 1) ||
+        (cut + 1 < n && xfer(p->fd[w], (void *)(idx + cut + 1), (size_t)(n - cut - 1) * sizeof *idx, 1)))
         worker_gone(p, w);
 }
 
@@ -268,12 +281,7 @@ void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)
     if (a.batch != batch)
         die(EXIT_RUNTIME, "reader process %d answered batch %lld, expected %lld", w, (long long)a.batch,
             (long long)batch);
-    acc->meta_s += a.acc.meta_s;
-    acc->read_s += a.acc.read_s;
-    acc->pre_s += a.acc.pre_s;
-    acc->bytes += a.acc.bytes;
-    acc->opens += a.acc.opens;
-    acc->reads += a.acc.reads;
+    io_acc_add(acc, &a.acc);
 }
 
 void pool_stop(pool_t *p)

@@ -10,6 +10,8 @@ typedef struct {
     double meta_s, read_s, pre_s; /* H5Fopen..select + closes; inside H5Dread; preprocess sleeps */
     int64_t bytes, opens, reads;
 } io_acc_t;
+/* The one place accumulators are summed (a batch's answer from a reader process, prefetched batches). */
+void io_acc_add(io_acc_t *into, const io_acc_t *from);
 
 typedef struct {
     const config_t *cfg;
@@ -33,7 +35,8 @@ typedef struct {
 } pool_t;
 void pool_fork(pool_t *p, const config_t *c, const layout_t *L);     /* before MPI_Init */
 void pool_start(pool_t *p, int rank);                                /* after MPI_Init: tells workers the rank */
-void pool_send(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n);
+/* Hand batch `batch` (samples idx[0..n)) to a worker; skip: a position of idx not sent (fault injection) or -1. */
+void pool_send(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip);
 void pool_recv(pool_t *p, int worker, int64_t batch, io_acc_t *acc); /* waits for that worker's next answer */
 void pool_stop(pool_t *p);
 #endif

@@ -1,3 +1,6 @@
+/* Every output is written from the tables below: FIELDS (one rank's values of one epoch), METRICS (an epoch's values
+ * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
+ * metric is one line in METRICS and one line in each view that shows it. */
 #include "report.h"
 #include "util.h"
 #include <errno.h>
@@ -13,194 +16,362 @@
 #define H5DLIO_GIT "unknown"
 #endif
 
-enum { F_STEPS, F_SAMPLES, F_PREFETCH, F_BYTES, F_OPENS, F_READS, F_META, F_READ, F_PRE, F_COMPUTE, F_LOAD,
-       F_OBSERVED, F_AU, F_THR, NF };
-
-static void to_vec(const config_t *c, int phase, const epoch_stats_t *s, double *v)
-{
-    int64_t bs = phase == PH_TRAIN ? c->batch_size : c->batch_size_eval;
-    double dur = s->end - s->start;
-    v[F_STEPS] = (double)s->steps;
-    v[F_SAMPLES] = (double)s->samples;
-    v[F_PREFETCH] = (double)s->prefetched_unused;
-    v[F_BYTES] = (double)s->io.bytes;
-    v[F_OPENS] = (double)s->io.opens;
-    v[F_READS] = (double)s->io.reads;
-    v[F_META] = s->io.meta_s;
-    v[F_READ] = s->io.read_s;
-    v[F_PRE] = s->io.pre_s;
-    v[F_COMPUTE] = s->compute_s;
-    v[F_LOAD] = s->load_s;
-    v[F_OBSERVED] = dur;
-    /* DLIO statscounter: AU = sum(compute[1:]) / (end - start - proc[0]); throughput = steps / (end - start) * bs.
-     * The compute times are measured sleeps here, not the requested values DLIO records. */
-    double denom = dur - s->proc0_s;
-    v[F_AU] = s->compute_s_au > 0 && denom > 0 ? s->compute_s_au / denom * 100.0 : 0.0;
-    v[F_THR] = dur > 0 ? (double)s->steps / dur * (double)bs : 0.0;
-}
-
-typedef struct {
-    double sum[NF], mean[NF], max[NF], min[NF];
-} agg_t;
-
-static agg_t aggregate(const double *all, int nranks, int nrec, int rec)
-{
-    agg_t a;
-    for (int f = 0; f < NF; f++) {
-        a.sum[f] = 0;
-        a.max[f] = -INFINITY;
-        a.min[f] = INFINITY;
-        for (int r = 0; r < nranks; r++) {
-            double x = all[((size_t)r * nrec + rec) * NF + f];
-            a.sum[f] += x;
-            a.max[f] = x > a.max[f] ? x : a.max[f];
-            a.min[f] = x < a.min[f] ? x : a.min[f];
-        }
-        a.mean[f] = a.sum[f] / nranks;
-    }
-    return a;
-}
-
-static double mean_of(const double *x, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += x[i];
-    return n ? s / (double)n : 0.0;
-}
-
-static double std_of(const double *x, int64_t n) /* population, as np.std */
-{
-    double m = mean_of(x, n), s = 0;
-    for (int64_t i = 0; i < n; i++) s += (x[i] - m) * (x[i] - m);
-    return n ? sqrt(s / (double)n) : 0.0;
-}
-
 #define MIB (1024.0 * 1024.0)
 
+/* bytes / seconds, NAN (no value) when seconds <= 0: the one definition of a rate */
+static double rate(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : NAN; }
+
+/* ---------- per rank: one epoch of one read phase ---------- */
+enum field {
+    F_STEPS,
+    F_SAMPLES,
+    F_PREFETCH,
+    F_BYTES,
+    F_OPENS,
+    F_READS,
+    F_META,
+    F_READ,
+    F_PRE,
+    F_COMPUTE,
+    F_LOAD,
+    F_OBSERVED,
+    F_AU,
+    F_THR,
+    F_RAW_RATE,
+    F_OBS_RATE,
+    F_START,
+    F_END,
+    NF
+};
+
 typedef struct {
-    int64_t n;
-    agg_t *a;
-    double *au, *thr, *size_rank, *raw_rate, *obs_rate;
+    const epoch_stats_t *s;
+    int64_t bs;    /* the phase's batch size */
+    double offset; /* clock_offset(): start/end on rank 0's clock */
+} field_src_t;
+
+static double fv_au(const field_src_t *x)
+{
+    /* DLIO statscounter: AU = sum(compute[1:]) / (end - start - proc[0]). The compute times are measured sleeps
+     * here, not the requested values DLIO records. */
+    double denom = x->s->end - x->s->start - x->s->proc0_s;
+    return x->s->compute_s_au > 0 && denom > 0 ? x->s->compute_s_au / denom * 100.0 : 0.0;
+}
+static double fv_thr(const field_src_t *x) /* DLIO: throughput = steps / (end - start) * batch size */
+{
+    double dur = x->s->end - x->s->start;
+    return dur > 0 ? (double)x->s->steps / dur * (double)x->bs : 0.0;
+}
+static double fv_steps(const field_src_t *x) { return (double)x->s->steps; }
+static double fv_samples(const field_src_t *x) { return (double)x->s->samples; }
+static double fv_prefetch(const field_src_t *x) { return (double)x->s->prefetched_unused; }
+static double fv_bytes(const field_src_t *x) { return (double)x->s->io.bytes; }
+static double fv_opens(const field_src_t *x) { return (double)x->s->io.opens; }
+static double fv_reads(const field_src_t *x) { return (double)x->s->io.reads; }
+static double fv_meta(const field_src_t *x) { return x->s->io.meta_s; }
+static double fv_read(const field_src_t *x) { return x->s->io.read_s; }
+static double fv_pre(const field_src_t *x) { return x->s->io.pre_s; }
+static double fv_compute(const field_src_t *x) { return x->s->compute_s; }
+static double fv_load(const field_src_t *x) { return x->s->load_s; }
+static double fv_observed(const field_src_t *x) { return x->s->end - x->s->start; }
+static double fv_raw_rate(const field_src_t *x) { return rate(fv_bytes(x), fv_read(x)); }
+static double fv_obs_rate(const field_src_t *x)
+{
+    return rate(fv_bytes(x), fv_observed(x) - fv_compute(x) - fv_pre(x));
+}
+static double fv_start(const field_src_t *x) { return x->s->start - x->offset; }
+static double fv_end(const field_src_t *x) { return x->s->end - x->offset; }
+
+/* column: the per-rank CSV column (NULL: not written); fmt: its format (NAN: an empty cell) */
+static const struct {
+    const char *column, *fmt;
+    double (*get)(const field_src_t *);
+} FIELDS[NF] = {
+    [F_STEPS] = {"steps", "%.0f", fv_steps},
+    [F_SAMPLES] = {"samples", "%.0f", fv_samples},
+    [F_PREFETCH] = {"samples_prefetched_unused", "%.0f", fv_prefetch},
+    [F_BYTES] = {"bytes", "%.0f", fv_bytes},
+    [F_OPENS] = {"opens", "%.0f", fv_opens},
+    [F_READS] = {"reads", "%.0f", fv_reads},
+    [F_META] = {"metadata_s", "%.9g", fv_meta},
+    [F_READ] = {"raw_read_s", "%.9g", fv_read},
+    [F_PRE] = {"preprocess_s", "%.9g", fv_pre},
+    [F_COMPUTE] = {"compute_s", "%.9g", fv_compute},
+    [F_LOAD] = {"load_wait_s", "%.9g", fv_load},
+    [F_OBSERVED] = {"observed_s", "%.9g", fv_observed},
+    [F_AU] = {"au_percent", "%.9g", fv_au},
+    [F_THR] = {"throughput_samples_per_s", "%.9g", fv_thr},
+    [F_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", fv_raw_rate}, /* bytes / raw_read_s */
+    [F_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", fv_obs_rate}, /* bytes / (observed - compute - pre) */
+    [F_START] = {NULL, NULL, fv_start},
+    [F_END] = {NULL, NULL, fv_end},
+};
+
+/* ---------- per epoch: the ranks' values combined ---------- */
+enum metric {
+    M_STEPS_MIN,
+    M_STEPS_MAX,
+    M_SAMPLES,
+    M_PREFETCH,
+    M_BYTES,
+    M_OPENS,
+    M_READS,
+    M_BYTES_MEAN,
+    M_OBSERVED,
+    M_COMPUTE,
+    M_META,
+    M_READ,
+    M_PRE,
+    M_LOAD,
+    M_RAW_RATE,
+    M_OBS_RATE,
+    M_AU,
+    M_THR,
+    NM
+};
+/* how ranks combine: SPAN is IOR's phase time, the latest end (MAX) minus the earliest start (MIN) on one clock;
+ * RATE is metric num / (metric den - metric minus), 0 when that is <= 0 */
+enum combine { SUM, MEAN, MIN, MAX, SPAN, RATE };
+
+static const struct {
+    const char *json, *fmt; /* key in output.json's epochs[] and its format */
+    enum combine how;
+    int field;           /* SUM/MEAN/MIN/MAX: the rank field combined */
+    int num, den, minus; /* RATE: metrics (minus -1: none) */
+} METRICS[NM] = {
+    [M_STEPS_MIN] = {"steps_per_rank_min", "%.0f", MIN, F_STEPS},
+    [M_STEPS_MAX] = {"steps_per_rank_max", "%.0f", MAX, F_STEPS},
+    [M_SAMPLES] = {"samples", "%.0f", SUM, F_SAMPLES},
+    [M_PREFETCH] = {"samples_prefetched_unused", "%.0f", SUM, F_PREFETCH},
+    [M_BYTES] = {"bytes", "%.0f", SUM, F_BYTES},
+    [M_OPENS] = {"opens", "%.0f", SUM, F_OPENS},
+    [M_READS] = {"reads", "%.0f", SUM, F_READS},
+    [M_BYTES_MEAN] = {"bytes_per_rank_mean", "%.17g", MEAN, F_BYTES},
+    [M_OBSERVED] = {"observed_s", "%.9g", SPAN},
+    [M_COMPUTE] = {"compute_s_rank_mean", "%.9g", MEAN, F_COMPUTE},
+    [M_META] = {"metadata_s_rank_mean", "%.9g", MEAN, F_META},
+    [M_READ] = {"raw_read_s_rank_mean", "%.9g", MEAN, F_READ},
+    [M_PRE] = {"preprocess_s_rank_mean", "%.9g", MEAN, F_PRE},
+    [M_LOAD] = {"load_wait_s_rank_mean", "%.9g", MEAN, F_LOAD},
+    [M_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", RATE, .num = M_BYTES_MEAN, .den = M_READ, .minus = -1},
+    [M_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", RATE, .num = M_BYTES_MEAN, .den = M_OBSERVED,
+                    .minus = M_COMPUTE},
+    [M_AU] = {"au_percent", "%.9g", MEAN, F_AU},                /* DLIO: allreduce(au) / size */
+    [M_THR] = {"throughput_samples_per_s", "%.9g", SUM, F_THR}, /* DLIO: allreduce(throughput), summed */
+};
+
+/* ---------- views: what each output shows ---------- */
+/* over: how a phase's epochs reduce to the shown value (LIST: one value per epoch); scale: what it is multiplied
+ * by (RL: record-length, IO: record-length / MiB) */
+enum over { LIST, SUM_E, MEAN_E, STD_E };
+enum scale { ONE, PER_MIB, RL, IO };
+typedef struct {
+    const char *name;
+    int metric;
+    enum over over;
+    enum scale scale;
+    const char *unit; /* CSV: the row's unit; JSON: NULL, or "bool-au": mean >= the au expectation */
+} view_t;
+
+/* CSV, h5bench's "metric, value, unit" rows (each prefixed with the phase name), one fixed unit per row */
+static const view_t CSV_ROWS[] = {
+    {"total size", M_BYTES, MEAN_E, PER_MIB, "MiB"},
+    {"size per rank", M_BYTES_MEAN, MEAN_E, PER_MIB, "MiB"},
+    {"emulated compute time per epoch", M_COMPUTE, LIST, ONE, "s"},
+    {"emulated compute time", M_COMPUTE, SUM_E, ONE, "s"},
+    {"metadata time per epoch", M_META, LIST, ONE, "s"},
+    {"metadata time", M_META, SUM_E, ONE, "s"},
+    {"raw read time per epoch", M_READ, LIST, ONE, "s"},
+    {"total raw read time", M_READ, SUM_E, ONE, "s"},
+    {"raw read rate per epoch", M_RAW_RATE, LIST, PER_MIB, "MiB/s"},
+    {"avg raw read rate", M_RAW_RATE, MEAN_E, PER_MIB, "MiB/s"},
+    {"observed time per epoch", M_OBSERVED, LIST, ONE, "s"},
+    {"observed time", M_OBSERVED, SUM_E, ONE, "s"},
+    {"observed rate per epoch", M_OBS_RATE, LIST, PER_MIB, "MiB/s"},
+    {"avg observed rate", M_OBS_RATE, MEAN_E, PER_MIB, "MiB/s"},
+    {"throughput samples per second per epoch", M_THR, LIST, ONE, "samples/s"},
+    {"throughput avg samples per second", M_THR, MEAN_E, ONE, "samples/s"},
+    {"throughput stdev samples per second", M_THR, STD_E, ONE, "samples/s"},
+    {"io avg", M_THR, MEAN_E, IO, "MiB/s"},
+    {"io stdev", M_THR, STD_E, IO, "MiB/s"},
+    {"au per epoch", M_AU, LIST, ONE, "%"},
+    {"au avg", M_AU, MEAN_E, ONE, "%"},
+    {"au stdev", M_AU, STD_E, ONE, "%"},
+};
+
+/* JSON, after a phase's epochs[]: DLIO's metrics under DLIO's names */
+static const view_t JSON_PHASE[] = {
+    {"au_mean_percent", M_AU, MEAN_E, ONE, NULL},
+    {"au_stdev_percent", M_AU, STD_E, ONE, NULL},
+    {"au_meets_expectation", M_AU, MEAN_E, ONE, "bool-au"},
+    {"throughput_mean_samples_per_s", M_THR, MEAN_E, ONE, NULL},
+    {"throughput_stdev_samples_per_s", M_THR, STD_E, ONE, NULL},
+    {"io_mean_bytes_per_s", M_THR, MEAN_E, RL, NULL},
+    {"io_stdev_bytes_per_s", M_THR, STD_E, RL, NULL},
+    {"dlio_io_mean_MB_per_s", M_THR, MEAN_E, IO, NULL},
+    {"dlio_io_stdev_MB_per_s", M_THR, STD_E, IO, NULL},
+};
+
+/* stdout, one line per phase: name holds the printf format of the value */
+static const view_t STDOUT_PHASE[] = {
+    {"  %.0f opens", M_OPENS, SUM_E, ONE, NULL},         {"  %.3f MiB", M_BYTES, SUM_E, PER_MIB, NULL},
+    {"  observed %.3f s", M_OBSERVED, SUM_E, ONE, NULL}, {"  AU %.2f%%", M_AU, MEAN_E, ONE, NULL},
+    {"  %.3f samples/s", M_THR, MEAN_E, ONE, NULL},      {"  %.3f MiB/s (DLIO io)", M_THR, MEAN_E, IO, NULL},
+};
+
+/* JSON, per phase with output-ranks-data: each rank's fields summed over the phase's epochs, rates from the sums */
+static const int RANK_SUMS[] = {F_BYTES, F_READ, F_OBSERVED, F_COMPUTE, F_PRE, F_META};
+
+/* ---------- building ---------- */
+typedef struct {
+    const char *name;     /* "train" | "eval" */
+    int64_t n;            /* epochs */
+    const int64_t *epoch; /* epoch numbers */
+    double (*m)[NM];      /* m[e][metric] */
+    const double *rows;   /* this phase's first record of rank 0 in the gathered fields */
+    int nranks, nrec;     /* ranks; records per rank */
 } phase_t;
 
-static void phase_build(phase_t *p, const double *all, int nranks, int nrec, int first, int64_t n)
+/* a field of rank q, epoch e of a phase */
+static double fld(const phase_t *p, int q, int64_t e, int f) { return p->rows[((size_t)q * p->nrec + e) * NF + f]; }
+
+static void combine(phase_t *p)
 {
-    p->n = n;
-    p->a = calloc((size_t)n + 1, sizeof *p->a);
-    p->au = calloc((size_t)n + 1, sizeof(double));
-    p->thr = calloc((size_t)n + 1, sizeof(double));
-    p->size_rank = calloc((size_t)n + 1, sizeof(double));
-    p->raw_rate = calloc((size_t)n + 1, sizeof(double));
-    p->obs_rate = calloc((size_t)n + 1, sizeof(double));
-    for (int64_t e = 0; e < n; e++) {
-        agg_t a = aggregate(all, nranks, nrec, first + (int)e);
-        p->a[e] = a;
-        p->au[e] = a.mean[F_AU];      /* allreduce(au) / size */
-        p->thr[e] = a.sum[F_THR];     /* allreduce(throughput): summed over ranks */
-        p->size_rank[e] = a.mean[F_BYTES];
-        p->raw_rate[e] = a.mean[F_READ] > 0 ? a.mean[F_BYTES] / a.mean[F_READ] : 0.0;
-        double busy = a.max[F_OBSERVED] - a.mean[F_COMPUTE];
-        p->obs_rate[e] = busy > 0 ? a.mean[F_BYTES] / busy : 0.0;
+    for (int64_t e = 0; e < p->n; e++)
+        for (int k = 0; k < NM; k++) {
+            double v = 0, lo = INFINITY, hi = -INFINITY, first = INFINITY, last = -INFINITY;
+            for (int q = 0; q < p->nranks; q++) {
+                double x = fld(p, q, e, METRICS[k].field);
+                v += x, lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+                first = fld(p, q, e, F_START) < first ? fld(p, q, e, F_START) : first;
+                last = fld(p, q, e, F_END) > last ? fld(p, q, e, F_END) : last;
+            }
+            switch (METRICS[k].how) {
+            case SUM: break;
+            case MEAN: v /= p->nranks; break;
+            case MIN: v = lo; break;
+            case MAX: v = hi; break;
+            case SPAN: v = last - first; break;
+            case RATE: {
+                double den = p->m[e][METRICS[k].den] - (METRICS[k].minus >= 0 ? p->m[e][METRICS[k].minus] : 0.0);
+                v = den > 0 ? p->m[e][METRICS[k].num] / den : 0.0; /* metrics before it in the table */
+                break;
+            }
+            }
+            p->m[e][k] = v;
+        }
+}
+
+static double scale_of(enum scale s, const config_t *c)
+{
+    return s == PER_MIB ? 1 / MIB : s == RL ? (double)c->record_length : s == IO ? (double)c->record_length / MIB : 1;
+}
+
+/* a view's value: its metric reduced over the phase's epochs (population stdev, as np.std), then scaled */
+static double value(const phase_t *p, const view_t *v, const config_t *c)
+{
+    double s = 0, m, d = 0;
+    for (int64_t e = 0; e < p->n; e++) s += p->m[e][v->metric];
+    m = p->n ? s / (double)p->n : 0.0;
+    for (int64_t e = 0; e < p->n; e++) d += (p->m[e][v->metric] - m) * (p->m[e][v->metric] - m);
+    double x = v->over == SUM_E ? s : v->over == MEAN_E ? m : p->n ? sqrt(d / (double)p->n) : 0.0;
+    return x * scale_of(v->scale, c);
+}
+
+static void csv_phase(sb_t *b, const phase_t *p, const config_t *c)
+{
+    for (size_t i = 0; p->n && i < sizeof CSV_ROWS / sizeof CSV_ROWS[0]; i++) {
+        const view_t *v = &CSV_ROWS[i];
+        if (v->over != LIST) {
+            sb_printf(b, "%s %s, %.3f, %s\n", p->name, v->name, value(p, v, c), v->unit);
+            continue;
+        }
+        sb_printf(b, "%s %s, \"", p->name, v->name);
+        for (int64_t e = 0; e < p->n; e++)
+            sb_printf(b, "%s%.3f", e ? ", " : "", p->m[e][v->metric] * scale_of(v->scale, c));
+        sb_printf(b, "\", \"");
+        for (int64_t e = 0; e < p->n; e++) sb_printf(b, "%s%s", e ? ", " : "", v->unit);
+        sb_printf(b, "\"\n");
     }
 }
 
-static void phase_free(phase_t *p)
+static void json_num(sb_t *b, const char *fmt, double x)
 {
-    free(p->a);
-    free(p->au);
-    free(p->thr);
-    free(p->size_rank);
-    free(p->raw_rate);
-    free(p->obs_rate);
+    if (isnan(x))
+        sb_printf(b, "null");
+    else
+        sb_printf(b, fmt, x);
 }
 
-/* CSV cell holding one value per epoch, quoted, with a matching quoted unit list */
-static void csv_list(sb_t *b, const char *name, const phase_t *p, double (*get)(const phase_t *, int64_t), double scale,
-                     const char *unit)
+static void json_phase(sb_t *b, const phase_t *p, const config_t *c, int ranks_data)
 {
-    sb_printf(b, "%s, \"", name);
-    for (int64_t e = 0; e < p->n; e++) sb_printf(b, "%s%.3f", e ? ", " : "", get(p, e) * scale);
-    sb_printf(b, "\", \"");
-    for (int64_t e = 0; e < p->n; e++) sb_printf(b, "%s%s", e ? ", " : "", unit);
-    sb_printf(b, "\"\n");
-}
-static double g_compute(const phase_t *p, int64_t e) { return p->a[e].mean[F_COMPUTE]; }
-static double g_meta(const phase_t *p, int64_t e) { return p->a[e].mean[F_META]; }
-static double g_read(const phase_t *p, int64_t e) { return p->a[e].mean[F_READ]; }
-static double g_raw_rate(const phase_t *p, int64_t e) { return p->raw_rate[e]; }
-static double g_obs(const phase_t *p, int64_t e) { return p->a[e].max[F_OBSERVED]; }
-static double g_obs_rate(const phase_t *p, int64_t e) { return p->obs_rate[e]; }
-static double g_thr(const phase_t *p, int64_t e) { return p->thr[e]; }
-static double g_au(const phase_t *p, int64_t e) { return p->au[e]; }
-
-static double sum_get(const phase_t *p, double (*get)(const phase_t *, int64_t))
-{
-    double s = 0;
-    for (int64_t e = 0; e < p->n; e++) s += get(p, e);
-    return s;
-}
-
-static void csv_phase(sb_t *b, const char *ph, const phase_t *p, int64_t record_length)
-{
-    char k[128];
-    if (!p->n) return;
-    double total = 0, per_rank = 0;
-    for (int64_t e = 0; e < p->n; e++) total += p->a[e].sum[F_BYTES], per_rank += p->size_rank[e];
-    total /= (double)p->n;
-    per_rank /= (double)p->n;
-#define ROW(name) (snprintf(k, sizeof k, "%s %s", ph, name), k)
-    sb_printf(b, "%s, %.3f, MiB\n", ROW("total size"), total / MIB);
-    sb_printf(b, "%s, %.3f, MiB\n", ROW("size per rank"), per_rank / MIB);
-    csv_list(b, ROW("emulated compute time per epoch"), p, g_compute, 1, "s");
-    sb_printf(b, "%s, %.3f, s\n", ROW("emulated compute time"), sum_get(p, g_compute));
-    csv_list(b, ROW("metadata time per epoch"), p, g_meta, 1, "s");
-    sb_printf(b, "%s, %.3f, s\n", ROW("metadata time"), sum_get(p, g_meta));
-    csv_list(b, ROW("raw read time per epoch"), p, g_read, 1, "s");
-    sb_printf(b, "%s, %.3f, s\n", ROW("total raw read time"), sum_get(p, g_read));
-    csv_list(b, ROW("raw read rate per epoch"), p, g_raw_rate, 1 / MIB, "MiB/s");
-    sb_printf(b, "%s, %.3f, MiB/s\n", ROW("avg raw read rate"), mean_of(p->raw_rate, p->n) / MIB);
-    csv_list(b, ROW("observed time per epoch"), p, g_obs, 1, "s");
-    sb_printf(b, "%s, %.3f, s\n", ROW("observed time"), sum_get(p, g_obs));
-    csv_list(b, ROW("observed rate per epoch"), p, g_obs_rate, 1 / MIB, "MiB/s");
-    sb_printf(b, "%s, %.3f, MiB/s\n", ROW("avg observed rate"), mean_of(p->obs_rate, p->n) / MIB);
-    csv_list(b, ROW("throughput samples per second per epoch"), p, g_thr, 1, "samples/s");
-    sb_printf(b, "%s, %.3f, samples/s\n", ROW("throughput avg samples per second"), mean_of(p->thr, p->n));
-    sb_printf(b, "%s, %.3f, samples/s\n", ROW("throughput stdev samples per second"), std_of(p->thr, p->n));
-    sb_printf(b, "%s, %.3f, MiB/s\n", ROW("io avg"), mean_of(p->thr, p->n) * (double)record_length / MIB);
-    sb_printf(b, "%s, %.3f, MiB/s\n", ROW("io stdev"), std_of(p->thr, p->n) * (double)record_length / MIB);
-    csv_list(b, ROW("au per epoch"), p, g_au, 1, "%");
-    sb_printf(b, "%s, %.3f, %%\n", ROW("au avg"), mean_of(p->au, p->n));
-    sb_printf(b, "%s, %.3f, %%\n", ROW("au stdev"), std_of(p->au, p->n));
-#undef ROW
-}
-
-static void json_phase(sb_t *b, const char *name, const phase_t *p, const int64_t *epochs, const config_t *c)
-{
-    sb_printf(b, ",\n  \"%s\": {\"epochs\": [", name);
+    sb_printf(b, ",\n  \"%s\": {\"epochs\": [", p->name);
     for (int64_t e = 0; e < p->n; e++) {
-        const agg_t *a = &p->a[e];
-        sb_printf(b, "%s\n    {\"epoch\": %lld, \"steps_per_rank_min\": %.0f, \"steps_per_rank_max\": %.0f, "
-                     "\"samples\": %.0f, \"samples_prefetched_unused\": %.0f, \"bytes\": %.0f, \"opens\": %.0f, "
-                     "\"reads\": %.0f, \"bytes_per_rank_mean\": %.17g, \"observed_s\": %.9g, "
-                     "\"compute_s_rank_mean\": %.9g, \"metadata_s_rank_mean\": %.9g, \"raw_read_s_rank_mean\": %.9g, "
-                     "\"preprocess_s_rank_mean\": %.9g, \"load_wait_s_rank_mean\": %.9g, "
-                     "\"raw_read_rate_bytes_per_s\": %.9g, \"observed_rate_bytes_per_s\": %.9g, "
-                     "\"au_percent\": %.9g, \"throughput_samples_per_s\": %.9g}",
-                  e ? "," : "", (long long)epochs[e], a->min[F_STEPS], a->max[F_STEPS], a->sum[F_SAMPLES],
-                  a->sum[F_PREFETCH], a->sum[F_BYTES], a->sum[F_OPENS], a->sum[F_READS], a->mean[F_BYTES],
-                  a->max[F_OBSERVED], a->mean[F_COMPUTE], a->mean[F_META], a->mean[F_READ], a->mean[F_PRE],
-                  a->mean[F_LOAD], p->raw_rate[e], p->obs_rate[e], p->au[e], p->thr[e]);
+        sb_printf(b, "%s\n    {\"epoch\": %lld", e ? "," : "", (long long)p->epoch[e]);
+        for (int k = 0; k < NM; k++) {
+            sb_printf(b, ", \"%s\": ", METRICS[k].json);
+            sb_printf(b, METRICS[k].fmt, p->m[e][k]);
+        }
+        sb_printf(b, "}");
     }
-    double thr = mean_of(p->thr, p->n), thr_sd = std_of(p->thr, p->n);
-    double au = mean_of(p->au, p->n);
-    sb_printf(b, "],\n    \"au_mean_percent\": %.9g, \"au_stdev_percent\": %.9g, \"au_meets_expectation\": %s, "
-                 "\"throughput_mean_samples_per_s\": %.9g, \"throughput_stdev_samples_per_s\": %.9g, "
-                 "\"io_mean_bytes_per_s\": %.9g, \"io_stdev_bytes_per_s\": %.9g, "
-                 "\"dlio_io_mean_MB_per_s\": %.9g, \"dlio_io_stdev_MB_per_s\": %.9g}",
-              au, std_of(p->au, p->n), au >= c->au * 100.0 ? "true" : "false", thr, thr_sd,
-              thr * (double)c->record_length, thr_sd * (double)c->record_length, thr * (double)c->record_length / MIB,
-              thr_sd * (double)c->record_length / MIB);
+    sb_printf(b, "],\n    ");
+    for (size_t i = 0; i < sizeof JSON_PHASE / sizeof JSON_PHASE[0]; i++) {
+        const view_t *v = &JSON_PHASE[i];
+        double x = value(p, v, c);
+        sb_printf(b, "%s\"%s\": ", i ? ", " : "", v->name);
+        if (v->unit) /* bool-au */
+            sb_printf(b, "%s", x >= c->au * 100.0 ? "true" : "false");
+        else
+            sb_printf(b, "%.9g", x);
+    }
+    if (ranks_data) {
+        sb_printf(b, ",\n    \"ranks\": [");
+        for (int q = 0; q < p->nranks; q++) {
+            double sum[NF] = {0};
+            for (size_t i = 0; i < sizeof RANK_SUMS / sizeof RANK_SUMS[0]; i++)
+                for (int64_t e = 0; e < p->n; e++) sum[RANK_SUMS[i]] += fld(p, q, e, RANK_SUMS[i]);
+            sb_printf(b, "%s\n      {\"rank\": %d, \"epochs\": %lld", q ? "," : "", q, (long long)p->n);
+            for (size_t i = 0; i < sizeof RANK_SUMS / sizeof RANK_SUMS[0]; i++) {
+                sb_printf(b, ", \"%s\": ", FIELDS[RANK_SUMS[i]].column);
+                sb_printf(b, FIELDS[RANK_SUMS[i]].fmt, sum[RANK_SUMS[i]]);
+            }
+            sb_printf(b, ", \"raw_read_rate_bytes_per_s\": ");
+            json_num(b, "%.9g", rate(sum[F_BYTES], sum[F_READ]));
+            sb_printf(b, ", \"observed_rate_bytes_per_s\": ");
+            json_num(b, "%.9g", rate(sum[F_BYTES], sum[F_OBSERVED] - sum[F_COMPUTE] - sum[F_PRE]));
+            sb_printf(b, "}");
+        }
+        sb_printf(b, "]");
+    }
+    sb_printf(b, "}");
 }
+
+static void ranks_csv(sb_t *b, const phase_t *ps, int nranks)
+{
+    sb_printf(b, "rank,phase,epoch");
+    for (int f = 0; f < NF; f++)
+        if (FIELDS[f].column)
+            sb_printf(b, ",%s", FIELDS[f].column);
+    sb_printf(b, "\n");
+    for (int q = 0; q < nranks; q++)
+        for (int k = 0; k < NPHASES; k++) {
+            const phase_t *p = &ps[k];
+            for (int64_t e = 0; e < p->n; e++) {
+                sb_printf(b, "%d,%s,%lld", q, p->name, (long long)p->epoch[e]);
+                for (int f = 0; f < NF; f++) {
+                    if (!FIELDS[f].column)
+                        continue;
+                    sb_printf(b, ",");
+                    if (!isnan(fld(p, q, e, f)))
+                        sb_printf(b, FIELDS[f].fmt, fld(p, q, e, f));
+                }
+                sb_printf(b, "\n");
+            }
+        }
+}
+
+/* ---------- generation ---------- */
+enum { G_FILES, G_BYTES, G_START, G_END, NG };
 
 static int write_out(const config_t *c, const char *suffix, const sb_t *b)
 {
@@ -213,47 +384,64 @@ static int write_out(const config_t *c, const char *suffix, const sb_t *b)
     return 0;
 }
 
+/* generation over ranks: files and bytes summed; seconds = IOR's span (latest end - earliest start) */
+static void gather_gen(const results_t *r, double *files, double *bytes, double *seconds)
+{
+    double mine[NG] = {0}, sum[2] = {0, 0}, first = 0, last = 0;
+    if (r->did_gen) {
+        mine[G_FILES] = (double)r->gen->files;
+        mine[G_BYTES] = (double)r->gen->bytes;
+        mine[G_START] = r->gen->start - r->clock_offset;
+        mine[G_END] = r->gen->end - r->clock_offset;
+    }
+    MPI_CHECK(MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(mine + G_START, &first, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(mine + G_END, &last, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+    *files = sum[0], *bytes = sum[1], *seconds = last - first;
+}
+
 int report_write(const results_t *r)
 {
     const config_t *c = r->cfg;
-    int nrec = (int)(r->nepochs + r->neval);
-    double *mine = calloc((size_t)nrec * NF + 1, sizeof(double));
-    for (int64_t e = 0; e < r->nepochs; e++) to_vec(c, PH_TRAIN, &r->train[e], mine + e * NF);
-    for (int64_t k = 0; k < r->neval; k++) to_vec(c, PH_EVAL, &r->eval[k], mine + (r->nepochs + k) * NF);
-    double *all = r->rank == 0 ? calloc((size_t)nrec * NF * r->nranks + 1, sizeof(double)) : NULL;
+    int nrec = 0;
+    for (int k = 0; k < NPHASES; k++) nrec += (int)r->read[k].n;
+    double *mine = xcalloc((size_t)nrec * NF, sizeof(double), "the per-rank results");
+    for (int k = 0, i = 0; k < NPHASES; k++)
+        for (int64_t e = 0; e < r->read[k].n; e++, i++) {
+            field_src_t x = {&r->read[k].st[e], config_phase(c, k).batch_size, r->clock_offset};
+            for (int f = 0; f < NF; f++) mine[(size_t)i * NF + f] = FIELDS[f].get(&x);
+        }
+    double *all = r->rank == 0 ? xcalloc((size_t)nrec * NF * (size_t)r->nranks, sizeof(double), "the results") : NULL;
     MPI_CHECK(MPI_Gather(mine, nrec * NF, MPI_DOUBLE, all, nrec * NF, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    double gen[3] = {0, 0, 0}, gen_sum[3] = {0, 0, 0};
-    if (r->did_gen) {
-        gen[0] = (double)r->gen->files;
-        gen[1] = (double)r->gen->bytes;
-        gen[2] = r->gen->seconds;
-    }
-    MPI_CHECK(MPI_Reduce(gen, gen_sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
-    MPI_CHECK(MPI_Reduce(gen + 2, gen_sum + 2, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
     free(mine);
+    double gfiles, gbytes, gsec;
+    gather_gen(r, &gfiles, &gbytes, &gsec);
     if (r->rank != 0)
         return 0;
 
-    phase_t tr, ev;
-    phase_build(&tr, all, r->nranks, nrec, 0, r->nepochs);
-    phase_build(&ev, all, r->nranks, nrec, (int)r->nepochs, r->neval);
-    int64_t *tr_epochs = calloc((size_t)r->nepochs + 1, sizeof *tr_epochs);
-    for (int64_t e = 0; e < r->nepochs; e++) tr_epochs[e] = e + 1;
+    phase_t ps[NPHASES];
+    for (int k = 0, first = 0; k < NPHASES; first += (int)r->read[k].n, k++) {
+        ps[k] = (phase_t){
+            config_phase(c, k).name, r->read[k].n, r->read[k].epoch, NULL, all + (size_t)first * NF, r->nranks, nrec};
+        ps[k].m = xcalloc((size_t)ps[k].n, sizeof *ps[k].m, "the epoch results");
+        combine(&ps[k]);
+    }
+    double grate = gsec > 0 ? gbytes / gsec : 0.0;
 
     /* CSV, h5bench's "metric, value, unit" rows, fixed units per row */
     sb_t csv = {0};
     const char *yn[2] = {"NO", "YES"};
-    sb_printf(&csv, "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
-                    "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
+    sb_printf(&csv,
+              "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
+              "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
               r->nranks, (long long)c->read_threads, yn[!!c->subfiling], yn[!!c->chunking], yn[!!c->collective_meta],
               yn[!!c->collective_data]);
-    if (r->did_gen) {
-        sb_printf(&csv, "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
-                        "generate rate, %.3f, MiB/s\n", gen_sum[0], gen_sum[1] / MIB, gen_sum[2],
-                  gen_sum[2] > 0 ? gen_sum[1] / gen_sum[2] / MIB : 0.0);
-    }
-    csv_phase(&csv, "train", &tr, c->record_length);
-    csv_phase(&csv, "eval", &ev, c->record_length);
+    if (r->did_gen)
+        sb_printf(&csv,
+                  "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
+                  "generate rate, %.3f, MiB/s\n",
+                  gfiles, gbytes / MIB, gsec, grate / MIB);
+    for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
@@ -261,12 +449,15 @@ int report_write(const results_t *r)
     gethostname(host, sizeof host - 1);
     char mpiver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int ml = 0;
-    MPI_Get_library_version(mpiver, &ml);
+    MPI_CHECK(MPI_Get_library_version(mpiver, &ml));
     char *nl = strchr(mpiver, '\n');
-    if (nl) *nl = 0;
+    if (nl)
+        *nl = 0;
     char *cj = config_to_json(c);
-    sb_printf(&js, "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
-                   "\"mpi_library\": ", H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    sb_printf(&js,
+              "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
+              "\"mpi_library\": ",
+              H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
     sb_json_str(&js, mpiver);
     sb_printf(&js, ", \"host\": ");
     sb_json_str(&js, host);
@@ -274,11 +465,13 @@ int report_write(const results_t *r)
               (long long)c->read_threads, r->wall_s, cj);
     free(cj);
     if (r->did_gen)
-        sb_printf(&js, ",\n  \"generate\": {\"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, "
-                       "\"bandwidth_bytes_per_s\": %.9g}", gen_sum[0], gen_sum[1], gen_sum[2],
-                  gen_sum[2] > 0 ? gen_sum[1] / gen_sum[2] : 0.0);
-    if (tr.n) json_phase(&js, "train", &tr, tr_epochs, c);
-    if (ev.n) json_phase(&js, "eval", &ev, r->eval_epoch, c);
+        sb_printf(&js,
+                  ",\n  \"generate\": {\"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, "
+                  "\"bandwidth_bytes_per_s\": %.9g}",
+                  gfiles, gbytes, gsec, grate);
+    for (int k = 0; k < NPHASES; k++)
+        if (ps[k].n)
+            json_phase(&js, &ps[k], c, c->output_ranks_data);
     sb_printf(&js, "\n}\n");
 
     int rc = 0;
@@ -286,17 +479,7 @@ int report_write(const results_t *r)
     rc |= write_out(c, ".json", &js);
     if (c->output_ranks_data) {
         sb_t rk = {0};
-        sb_printf(&rk, "rank,phase,epoch,steps,samples,samples_prefetched_unused,bytes,opens,reads,metadata_s,"
-                       "raw_read_s,preprocess_s,compute_s,load_wait_s,observed_s,au_percent,throughput_samples_per_s\n");
-        for (int q = 0; q < r->nranks; q++)
-            for (int k = 0; k < nrec; k++) {
-                const double *v = all + ((size_t)q * nrec + k) * NF;
-                int tr_rec = k < r->nepochs;
-                sb_printf(&rk, "%d,%s,%lld,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", q,
-                          tr_rec ? "train" : "eval", (long long)(tr_rec ? k + 1 : r->eval_epoch[k - r->nepochs]),
-                          v[F_STEPS], v[F_SAMPLES], v[F_PREFETCH], v[F_BYTES], v[F_OPENS], v[F_READS], v[F_META],
-                          v[F_READ], v[F_PRE], v[F_COMPUTE], v[F_LOAD], v[F_OBSERVED], v[F_AU], v[F_THR]);
-            }
+        ranks_csv(&rk, ps, r->nranks);
         rc |= write_out(c, ".ranks.csv", &rk);
         free(rk.s);
     }
@@ -304,19 +487,15 @@ int report_write(const results_t *r)
         printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, %.3f s wall\n", r->nranks,
                (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->wall_s);
         if (r->did_gen)
-            printf("  generate  %6.0f files  %10.3f MiB  %8.3f s  %10.3f MiB/s\n", gen_sum[0], gen_sum[1] / MIB,
-                   gen_sum[2], gen_sum[2] > 0 ? gen_sum[1] / gen_sum[2] / MIB : 0.0);
-        const phase_t *ps[2] = {&tr, &ev};
-        const char *pn[2] = {"train", "eval"};
-        for (int k = 0; k < 2; k++) {
-            const phase_t *p = ps[k];
-            if (!p->n) continue;
-            double opens = 0, bytes = 0;
-            for (int64_t e = 0; e < p->n; e++) opens += p->a[e].sum[F_OPENS], bytes += p->a[e].sum[F_BYTES];
-            printf("  %-5s     %lld epochs  %.0f opens  %.3f MiB  observed %.3f s  AU %.2f%%  %.3f samples/s  "
-                   "%.3f MiB/s (DLIO io)\n", pn[k], (long long)p->n, opens, bytes / MIB, sum_get(p, g_obs),
-                   mean_of(p->au, p->n), mean_of(p->thr, p->n),
-                   mean_of(p->thr, p->n) * (double)c->record_length / MIB);
+            printf("  generate  %6.0f files  %10.3f MiB  %8.3f s  %10.3f MiB/s\n", gfiles, gbytes / MIB, gsec,
+                   grate / MIB);
+        for (int k = 0; k < NPHASES; k++) {
+            if (!ps[k].n)
+                continue;
+            printf("  %-5s     %lld epochs", ps[k].name, (long long)ps[k].n);
+            for (size_t i = 0; i < sizeof STDOUT_PHASE / sizeof STDOUT_PHASE[0]; i++)
+                printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
+            printf("\n");
         }
         printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
                c->output_csv_name);
@@ -324,9 +503,7 @@ int report_write(const results_t *r)
     }
     free(csv.s);
     free(js.s);
-    free(tr_epochs);
-    phase_free(&tr);
-    phase_free(&ev);
+    for (int k = 0; k < NPHASES; k++) free(ps[k].m);
     free(all);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* Results: gathered once to rank 0 as data, then written as CSV (h5bench rows), JSON (SI units + DLIO's
- * metrics) and a human summary. */
+/* Results: gathered once to rank 0 as data, then written from one table of metrics as CSV (h5bench rows), JSON (SI
+ * units + DLIO's metrics), per-rank CSV and a human summary. */
 #ifndef H5DLIO_REPORT_H
 #define H5DLIO_REPORT_H
 #include "gen.h"
@@ -9,12 +9,9 @@ typedef struct {
     const config_t *cfg;
     int nranks, rank;
     int did_gen;
-    gen_result_t *gen;
-    int64_t nepochs;          /* training epochs run */
-    epoch_stats_t *train;     /* [epoch] on this rank */
-    epoch_stats_t *eval;      /* [k] evaluations on this rank */
-    int64_t *eval_epoch;      /* epoch after which evaluation k ran */
-    int64_t neval;
+    const gen_result_t *gen;
+    phase_log_t read[NPHASES]; /* the epochs each read phase ran on this rank */
+    double clock_offset;       /* this rank's now() minus rank 0's (clock_offset()): phase spans across ranks */
     double wall_s;
 } results_t;
 

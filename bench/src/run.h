@@ -1,4 +1,6 @@
-/* The training/evaluation loop with DLIO's step structure and its per-epoch statistics. */
+/* The training/evaluation loop with DLIO's step structure and its per-epoch statistics. What varies is chosen once,
+ * in runner_init, behind two small tables: the loader (the rank reads, or its reader processes do) and the ordering
+ * (DLIO's sampler and break rules, or the thesis kernel's). */
 #ifndef H5DLIO_RUN_H
 #define H5DLIO_RUN_H
 #include "reader.h"
@@ -8,31 +10,74 @@
 typedef struct {
     int64_t steps, samples, prefetched_unused; /* samples: consumed by steps; prefetched_unused: read, not used */
     io_acc_t io;
-    double compute_s;     /* measured emulated compute (all steps) */
-    double compute_s_au;  /* measured compute of steps 2.. (DLIO's AU numerator) */
-    double proc0_s;       /* first step's load + compute (excluded from AU) */
-    double load_s;        /* time waiting for batches */
-    double start, end;    /* phase start/end on this rank (DLIO's start_block/end_block, start_eval/end_eval) */
+    double compute_s;    /* measured emulated compute (all steps) */
+    double compute_s_au; /* measured compute of steps 2.. (DLIO's AU numerator) */
+    double proc0_s;      /* first step's load + compute (excluded from AU) */
+    double load_s;       /* time waiting for batches */
+    double start, end;   /* phase start/end on this rank (DLIO's start_block/end_block, start_eval/end_eval) */
 } epoch_stats_t;
 
+/* The epochs one read phase ran on this rank: their statistics and the epoch each ran in. */
 typedef struct {
+    epoch_stats_t *st;
+    int64_t *epoch;
+    int64_t n;
+} phase_log_t;
+
+/* One phase's epoch as the ordering plans it (plan) and the loader serves it (issued). */
+typedef struct {
+    int phase;
+    int64_t epoch;
+    const int64_t *order; /* this rank's samples in read order */
+    int64_t nout, bs;     /* how many; batch size */
+    int64_t batches;      /* batches the loader may read */
+    int64_t steps;        /* steps taken (each: a batch, compute) */
+    int64_t fetched;      /* batches loaded in the loop: steps, or one more when the cap is checked on fetch */
+    int64_t barriered;    /* the first `barriered` steps end with a barrier */
+    int64_t issued;       /* reader processes: batches handed out so far */
+} epoch_plan_t;
+
+typedef struct runner runner_t;
+
+/* Who reads the batches. start: before the first step; load: batch k into acc; finish: after the loop (batches
+ * read ahead but not used are read all the same and counted apart). open/close: NULL when nothing to set up. */
+typedef struct {
+    const char *name;
+    void (*open)(runner_t *R);
+    void (*close)(runner_t *R);
+    void (*start)(runner_t *R, epoch_plan_t *P);
+    void (*load)(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc);
+    void (*finish)(runner_t *R, epoch_plan_t *P, epoch_stats_t *st);
+} loader_ops_t;
+
+/* Which batches an epoch has and how many steps it takes (P->nout and P->bs are set). */
+typedef struct {
+    const char *name;
+    void (*plan)(const runner_t *R, epoch_plan_t *P);
+} ordering_ops_t;
+
+struct runner {
     const config_t *cfg;
     const layout_t *L;
     int rank, nranks;
-    sample_reader_t reader; /* read-threads = 0 */
-    pool_t *pool;           /* read-threads > 0 */
-    sampler_t sampler[2];
-    nprand_t compute_rng;   /* compute/eval-time jitter: its own stream */
-    FILE *samples_log;      /* record-samples */
-    int64_t reads_done;     /* fault-skip-read bookkeeping */
-} runner_t;
+    const loader_ops_t *loader;
+    const ordering_ops_t *ordering;
+    sample_reader_t reader; /* in-rank loader */
+    pool_t *pool;           /* reader-process loader */
+    sampler_t sampler[NPHASES];
+    nprand_t compute_rng; /* compute/eval-time jitter: its own stream */
+    FILE *samples_log;    /* record-samples */
+    int64_t reads_done;   /* fault-skip-read bookkeeping */
+};
 
+/* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,
                  uint32_t random_seed);
 void runner_free(runner_t *R);
 /* Steps of one phase per epoch on this rank (what DLIO's loop does given its break conditions). */
 int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase, int64_t batches_available,
                              int nranks);
-void run_train_epoch(runner_t *R, int64_t epoch, epoch_stats_t *st);
-void run_eval_epoch(runner_t *R, int64_t epoch, epoch_stats_t *st);
+/* One epoch of a read phase: the batches of this rank in order, each followed by emulated compute and (training) a
+ * barrier. */
+void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st);
 #endif

@@ -9,10 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-int g_rank = -1;
-int g_mpi_up = 0;
-const char *g_partial = NULL;
-void worker_report_failure(int code, const char *msg);
+static err_ctx_t ctx = {.rank = -1};
+
+err_ctx_t *err_ctx(void) { return &ctx; }
 
 void die(int code, const char *fmt, ...)
 {
@@ -21,17 +20,42 @@ void die(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (g_rank >= 0)
-        fprintf(stderr, "h5dlio: rank %d: error: %s\n", g_rank, msg);
+    if (ctx.rank >= 0)
+        fprintf(stderr, "h5dlio: rank %d: error: %s\n", ctx.rank, msg);
     else
         fprintf(stderr, "h5dlio: error: %s\n", msg);
     fflush(stderr);
-    if (g_partial)
-        unlink(g_partial);
-    worker_report_failure(code, msg);
-    if (g_mpi_up)
+    if (ctx.partial)
+        unlink(ctx.partial);
+    if (ctx.on_fatal)
+        ctx.on_fatal(ctx.on_fatal_arg, code, msg);
+    if (ctx.mpi_up)
         MPI_Abort(MPI_COMM_WORLD, code);
     _exit(code);
+}
+
+void *xmalloc(size_t size, const char *what)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        die(EXIT_RUNTIME, "out of memory for %s (%zu bytes)", what, size);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size, const char *what)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        die(EXIT_RUNTIME, "out of memory for %s (%zu x %zu bytes)", what, n, size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t size, const char *what)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (!q)
+        die(EXIT_RUNTIME, "out of memory for %s (%zu bytes)", what, size);
+    return q;
 }
 
 /* The top of HDF5's error stack (what failed) and its bottom (why: e.g. the errno text of a failed write). */
@@ -41,18 +65,18 @@ typedef struct {
 
 static void on_signal(int sig)
 {
-    if (g_partial)
-        unlink(g_partial); /* async-signal-safe, like everything here: no stdio */
+    if (ctx.partial)
+        unlink(ctx.partial); /* async-signal-safe, like everything here: no stdio */
     char msg[96] = "h5dlio: rank ", num[16];
     size_t n = strlen(msg);
-    for (int v = g_rank < 0 ? 0 : g_rank, k = 0, first = 1; first || v; first = 0, v /= 10)
+    for (int v = ctx.rank < 0 ? 0 : ctx.rank, k = 0, first = 1; first || v; first = 0, v /= 10)
         num[k++] = (char)('0' + v % 10), num[k] = 0;
     for (size_t k = strlen(num); k > 0; k--)
         msg[n++] = num[k - 1];
     const char *tail = sig == SIGINT ? ": interrupted (SIGINT)\n" : sig == SIGTERM ? ": terminated (SIGTERM)\n"
                                                                                    : ": hung up (SIGHUP)\n";
     memcpy(msg + n, tail, strlen(tail) + 1);
-    if (g_mpi_up && write(STDERR_FILENO, msg, strlen(msg)) < 0) { /* ranks only (reader processes: g_mpi_up 0) */ }
+    if (ctx.mpi_up && write(STDERR_FILENO, msg, strlen(msg)) < 0) { /* ranks only (reader processes: mpi_up 0) */ }
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -110,6 +134,14 @@ void agree_or_exit(char *msg, int rank)
         fprintf(stderr, "h5dlio: error: %s\n", msg);
     MPI_Finalize();
     exit(EXIT_BADINPUT);
+}
+
+double clock_offset(void)
+{
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    double mine = now(), root = mine;
+    MPI_CHECK(MPI_Bcast(&root, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    return mine - root;
 }
 
 double emulate(double t)
@@ -193,10 +225,7 @@ void sb_printf(sb_t *b, const char *fmt, ...)
         return;
     if (b->len + (size_t)n + 1 > b->cap) {
         size_t cap = (b->len + (size_t)n + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            die(EXIT_RUNTIME, "out of memory building output");
-        b->s = s;
+        b->s = xrealloc(b->s, cap, "building an output");
         b->cap = cap;
     }
     va_start(ap, fmt);

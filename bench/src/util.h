@@ -9,15 +9,24 @@
 #define EXIT_BADINPUT 2
 #define EXIT_RUNTIME 1
 
-extern int g_rank; /* this process's MPI rank, for messages only (-1 before MPI_Init) */
-extern int g_mpi_up;
-/* A file this process is writing under a temporary name (generation): die() removes it before ending the job,
- * so a failed generation leaves neither a file that looks whole nor a partial one taking space. NULL: none. */
-extern const char *g_partial;
-/* SIGTERM/SIGINT/SIGHUP (mpirun ending a job, Ctrl-C): remove g_partial, then die of the signal as before. */
+/* The process's error context: everything die() and the signal handlers need, and nothing else. One per process;
+ * the layers above fill it in (main: rank, MPI up; generation: the partial file; a reader process: its hook). This
+ * layer knows nothing above it. */
+typedef struct {
+    int rank;            /* MPI rank, for messages only (-1 before MPI_Init) */
+    int mpi_up;          /* MPI is initialized: die() ends the whole job with MPI_Abort */
+    /* A file this process is writing under a temporary name (generation): die() and the signal handlers remove it
+     * before ending the job, so a failed generation leaves neither a file that looks whole nor a partial one. */
+    const char *partial;
+    /* Called by die() before the process ends (a reader process reports the failure to its rank). NULL: none. */
+    void (*on_fatal)(void *arg, int code, const char *msg);
+    void *on_fatal_arg;
+} err_ctx_t;
+err_ctx_t *err_ctx(void);
+/* SIGTERM/SIGINT/SIGHUP (mpirun ending a job, Ctrl-C): remove the partial file, then die of the signal as before. */
 void cleanup_on_signals(void);
 
-/* Print "h5dlio: rank R: message" and end the whole job with the code (MPI_Abort when MPI is up). */
+/* Print "h5dlio: rank R: error: message" and end the whole job with the code (MPI_Abort when MPI is up). */
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Every MPI call goes through this: on failure it names the call, the MPI error text, file:line and rank. */
@@ -32,25 +41,30 @@ _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf,
         }                                                                                                      \
     } while (0)
 
-/* HDF5 calls returning hid_t or herr_t: negative is failure. what names the file/object at fault. */
-void h5_fail(int code, const char *call, const char *what, const char *file, int line) __attribute__((noreturn));
-#define H5_CHECK(call, what)                                                                                   \
+/* Every HDF5 call whose failure matters goes through H5_CHECK(call, what, code): a negative hid_t/herr_t/int, or a
+ * size_t of 0 (H5Tget_size), is a failure; it names the call, HDF5's error text, `what` (the file or object at
+ * fault), file:line and the rank, and ends the job with exit status `code`: EXIT_RUNTIME, or EXIT_BADINPUT when the
+ * input is at fault (a missing, foreign or truncated file). Evaluates to the call's result. */
+_Noreturn void h5_fail(int code, const char *call, const char *what, const char *file, int line);
+static inline int h5_failed_size(size_t r) { return r == 0; }
+static inline int h5_failed_signed(int64_t r) { return r < 0; }
+#define H5_CHECK(call, what, code)                                                                             \
     ({                                                                                                         \
         __typeof__(call) r_ = (call);                                                                          \
-        if (r_ < 0)                                                                                            \
-            h5_fail(EXIT_RUNTIME, #call, (what), __FILE__, __LINE__);                                          \
-        r_;                                                                                                    \
-    })
-/* Same, but a failure is the input's fault (missing/foreign file): exit status 2. */
-#define H5_CHECK_INPUT(call, what)                                                                             \
-    ({                                                                                                         \
-        __typeof__(call) r_ = (call);                                                                          \
-        if (r_ < 0)                                                                                            \
-            h5_fail(EXIT_BADINPUT, #call, (what), __FILE__, __LINE__);                                         \
+        if (_Generic(r_, size_t: h5_failed_size, default: h5_failed_signed)(r_))                               \
+            h5_fail((code), #call, (what), __FILE__, __LINE__);                                                \
         r_;                                                                                                    \
     })
 
+/* malloc/calloc/realloc that end the job naming what was being allocated (never NULL). */
+void *xmalloc(size_t size, const char *what);
+void *xcalloc(size_t n, size_t size, const char *what);
+void *xrealloc(void *p, size_t size, const char *what);
+
 static inline double now(void) { return MPI_Wtime(); }
+/* IOR's clock alignment (its wall_clock_delta), collective: after a barrier rank 0's now() is broadcast and each rank
+ * returns its own now() minus it. Stamps minus the offset compare across ranks (MPI_Wtime need not be global). */
+double clock_offset(void);
 /* Rank 0 found bad input (msg non-empty) or not: every rank learns it; if bad, rank 0 prints it once and every rank
  * leaves with status 2 after MPI_Finalize (nobody is left waiting, no MPI_Abort noise). msg must be CHECK_MSG long. */
 #define CHECK_MSG 8192

@@ -1,0 +1,298 @@
+/* DLIO release knowledge: the entry table, the release-specific workload keys, version order and the JSON the
+ * harness reads (h5dlio --dlio-entries). Adding a DLIO release = one entry in DLIO_ENTRIES[] below (plus its renamed
+ * or new keys in DLIO_KEYS[]); validate/model.py keeps its own RELEASES on purpose (the independent second opinion). */
+#include "dlio.h"
+#include "util.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One entry per DLIO release. Paths are relative to the dlio_benchmark package of the named revision.
+ * Shared by every entry (unchanged from 2.0.0 to main): file names <prefix>_<i zero-padded to the digits of N>_of_<N>
+ * .hdf5 (data_generator/data_generator.py:109-120 at v2.0.1), per-file dimensions numpy normal draws after
+ * np.random.seed(10) (data_generator.py:66-67, hdf5_generator.py:58 at v2.0.1), 'labels' int64 zeros created after
+ * the records, one h5py.File(path, 'r') per sample (reader/reader_handler.py:106-120 at v2.0.1: ON_DEMAND), the
+ * rank slice [r*ceil(T/R), (r+1)*ceil(T/R)) (data_loader/torch_data_loader.py:90-95 at v2.0.1), drop_last. */
+static const dlio_entry_t DLIO_ENTRIES[] = {
+    /* PyPI 2.0.0 = git ec22aec (v2.0.0-3; the v2.0.0 tag, 866828c, has another sampler).
+     * data_generator/hdf5_generator.py:56 h5py.File(path, 'w'): h5py defaults, superblock v0 (libver earliest);
+     * :69 one 'records' dataset, :79 'labels'. reader/hdf5_reader.py:47 reads ['records'][i].
+     * data_loader/torch_data_loader.py:104-108: dlio_sampler shuffles its persistent slice in place after
+     * np.random.seed(seed) at every epoch (the permutation compounds); its slice is not clamped at T (IndexError).
+     * main.py:287 the step cap is checked after the step (compute, barrier): exactly min(cap, batches) loaded;
+     * main.py:239 evaluation likewise (at least one step). utils/config.py:407-412 dataset.record_length*. */
+    {.version = "2.0.0",
+     .since = "0",
+     .source = "PyPI dlio-benchmark 2.0.0 (git ec22aec)",
+     .libver_low = H5F_LIBVER_EARLIEST,
+     .track_times = 1,
+     .indexed_records = 0,
+     .sampler_shuffles = 1,
+     .cap_checked_on_fetch = 0,
+     .trim_files_to_steps = 0,
+     .file_ext = "hdf5"},
+    /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
+     * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
+     * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
+     * track_times=False, which v2 object headers honour), :48 'labels'. reader/hdf5_reader.py:47-48 reads
+     * ['records_<k>'][i] for every k inside one open. data_loader/torch_data_loader.py:84-103: dlio_sampler no
+     * longer shuffles (no sample_shuffle argument) and clamps its slice at T; utils/config.py:499-527: the index map
+     * shuffles only the insertion order of a dict from global index to (file, index): the PyTorch read order is the
+     * rank's slice in order whatever sample_shuffle says. main.py:328 and :242: the step cap is checked when a batch
+     * arrives, before compute: one batch more than the cap is loaded when the loader has one.
+     * utils/config.py:792-797 dataset.record_length_bytes* (record_length* silently ignored), :831-839
+     * dataset.record_dims and dataset.hdf5.{chunk_dims, num_dset_per_record}; enable_chunking/chunk_size are read
+     * (:813-816) but no longer used by the HDF5 generator. */
+    {.version = "2.0.1",
+     .since = "2.0.1",
+     .source = "git tag v2.0.1 (b56c741)",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 0,
+     .file_ext = "hdf5"},
+    /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
+     * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
+     * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
+    {.version = "2.0.1-17",
+     .since = "2.0.1-12",
+     .source = "git main e1919d7 (v2.0.1-17)",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 1,
+     .file_ext = "hdf5"},
+    /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
+};
+#define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])
+
+/* "X[.Y[.Z[.W]]][-N[-gHASH]][+local]" -> v[0..3] numeric parts, v[4] = N (commits past the tag). -1: not a version */
+static int parse_version(const char *s, long v[5])
+{
+    memset(v, 0, 5 * sizeof *v);
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    const char *p = s;
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        v[i] = strtol(p, &end, 10);
+        if (end == p || v[i] < 0 || v[i] > 1000000)
+            return -1;
+        p = end;
+        if (*p != '.')
+            break;
+        p++;
+        if (i == 3 || !isdigit((unsigned char)*p))
+            return -1;
+    }
+    if (*p == '-') {
+        char *end;
+        v[4] = strtol(p + 1, &end, 10);
+        if (end == p + 1 || v[4] < 0 || v[4] > 1000000)
+            return -1;
+        p = end;
+        if (*p == '-') { /* -gHASH */
+            if (p[1] != 'g' || !p[2])
+                return -1;
+            for (p += 2; isxdigit((unsigned char)*p); p++)
+                ;
+        }
+    }
+    if (*p == '+') /* a local version label: ignored */
+        return p[1] ? 0 : -1;
+    return *p ? -1 : 0;
+}
+
+int dlio_version_cmp(const char *a, const char *b)
+{
+    long x[5], y[5];
+    if (parse_version(a, x) || parse_version(b, y))
+        return -2;
+    for (int i = 0; i < 5; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+const dlio_entry_t *dlio_entry(const char *version)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (!strcmp(DLIO_ENTRIES[i].version, version))
+            return &DLIO_ENTRIES[i];
+    return NULL;
+}
+
+const dlio_entry_t *dlio_entry_resolve(const char *version, int *nearest)
+{
+    *nearest = 0;
+    const dlio_entry_t *e = dlio_entry(version);
+    if (e)
+        return e;
+    long v[5];
+    if (parse_version(version, v))
+        return NULL;
+    *nearest = 1;
+    for (size_t i = NENTRIES; i-- > 0;) /* entries in release order: the newest whose range has begun */
+        if (dlio_version_cmp(DLIO_ENTRIES[i].since, version) <= 0)
+            return &DLIO_ENTRIES[i];
+    return &DLIO_ENTRIES[0];
+}
+
+void dlio_nearest_warning(char *out, size_t len, const char *version, const dlio_entry_t *e)
+{
+    snprintf(out, len, "dlio-version %s has no kernel entry: nearest entry %s used for %s (%s)", version, e->version,
+             version, e->source);
+}
+
+const char *dlio_entry_list(void)
+{
+    static char buf[256];
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < NENTRIES && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", DLIO_ENTRIES[i].version);
+    return buf;
+}
+
+/* Release-specific DLIO workload keys (see dlio_key_t); releases compare with the entry in use. */
+const dlio_key_t DLIO_KEYS[] = {
+    /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored */
+    {.yaml = "dataset.record_length",
+     .opt = "record-length",
+     .until = "2.0.1",
+     .note = "renamed dataset.record_length_bytes in 2.0.1"},
+    {.yaml = "dataset.record_length_stdev",
+     .opt = "record-length-stdev",
+     .until = "2.0.1",
+     .note = "renamed dataset.record_length_bytes_stdev in 2.0.1"},
+    {.yaml = "dataset.record_length_resize",
+     .opt = "record-length-resize",
+     .until = "2.0.1",
+     .note = "renamed dataset.record_length_bytes_resize in 2.0.1"},
+    {.yaml = "dataset.record_length_bytes",
+     .opt = "record-length",
+     .since = "2.0.1",
+     .note = "2.0.0 reads dataset.record_length"},
+    {.yaml = "dataset.record_length_bytes_stdev",
+     .opt = "record-length-stdev",
+     .since = "2.0.1",
+     .note = "2.0.0 reads dataset.record_length_stdev"},
+    {.yaml = "dataset.record_length_bytes_resize",
+     .opt = "record-length-resize",
+     .since = "2.0.1",
+     .note = "2.0.0 reads dataset.record_length_resize"},
+    /* hdf5_generator.py:58-67 (2.0.0) chunks from enable_chunking/chunk_size; v2.0.1 :54-55 from hdf5.chunk_dims */
+    {.yaml = "dataset.enable_chunking",
+     .opt = "chunking",
+     .until = "2.0.1",
+     .note = "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
+    {.yaml = "dataset.chunk_size",
+     .opt = "chunk-size",
+     .until = "2.0.1",
+     .note = "2.0.1's HDF5 generator chunks only with dataset.hdf5.chunk_dims"},
+    {.yaml = "dataset.hdf5.chunk_dims", .opt = "chunk-dims", .since = "2.0.1", .note = "a DLIO 2.0.1 key"},
+    {.yaml = "dataset.hdf5.num_dset_per_record",
+     .opt = "num-dset-per-record",
+     .since = "2.0.1",
+     .note = "a DLIO 2.0.1 key"},
+    {.yaml = "dataset.record_dims", .opt = "record-dims", .since = "2.0.1", .note = "a DLIO 2.0.1 key"},
+};
+const size_t NDLIO_KEYS = sizeof DLIO_KEYS / sizeof DLIO_KEYS[0];
+
+const dlio_key_t *dlio_key(const char *yaml)
+{
+    for (size_t i = 0; i < NDLIO_KEYS; i++)
+        if (!strcmp(DLIO_KEYS[i].yaml, yaml))
+            return &DLIO_KEYS[i];
+    return NULL;
+}
+
+int dlio_key_read_by(const dlio_key_t *k, const dlio_entry_t *e)
+{
+    return (!k->since || dlio_version_cmp(k->since, e->version) <= 0) &&
+           (!k->until || dlio_version_cmp(e->version, k->until) < 0);
+}
+
+const char *dlio_key_name(const char *opt, const dlio_entry_t *e)
+{
+    for (size_t i = 0; i < NDLIO_KEYS; i++)
+        if (!strcmp(DLIO_KEYS[i].opt, opt) && dlio_key_read_by(&DLIO_KEYS[i], e))
+            return DLIO_KEYS[i].yaml;
+    return NULL;
+}
+
+static void json_str_or_null(sb_t *b, const char *s)
+{
+    if (s)
+        sb_json_str(b, s);
+    else
+        sb_printf(b, "null");
+}
+
+char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int nearest, const char *warning)
+{
+    sb_t b = {0};
+    sb_printf(&b, "{\"entries\": [");
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const dlio_entry_t *e = &DLIO_ENTRIES[i];
+        sb_printf(&b, "%s\n  {\"version\": ", i ? "," : "");
+        sb_json_str(&b, e->version);
+        sb_printf(&b, ", \"since\": ");
+        sb_json_str(&b, e->since);
+        sb_printf(&b, ", \"source\": ");
+        sb_json_str(&b, e->source);
+        sb_printf(&b,
+                  ", \"libver_low\": \"%s\", \"track_times\": %s, \"indexed_records\": %s, "
+                  "\"sampler_shuffles\": %s, \"cap_checked_on_fetch\": %s, \"trim_files_to_steps\": %s, "
+                  "\"file_ext\": ",
+                  e->libver_low == H5F_LIBVER_EARLIEST ? "earliest" : "latest", e->track_times ? "true" : "false",
+                  e->indexed_records ? "true" : "false", e->sampler_shuffles ? "true" : "false",
+                  e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false");
+        sb_json_str(&b, e->file_ext);
+        sb_printf(&b, "}");
+    }
+    sb_printf(&b, "],\n \"versioned_keys\": [");
+    for (size_t i = 0; i < NDLIO_KEYS; i++) {
+        const dlio_key_t *k = &DLIO_KEYS[i];
+        sb_printf(&b, "%s\n  {\"yaml\": ", i ? "," : "");
+        sb_json_str(&b, k->yaml);
+        sb_printf(&b, ", \"option\": ");
+        sb_json_str(&b, k->opt);
+        sb_printf(&b, ", \"since\": ");
+        json_str_or_null(&b, k->since);
+        sb_printf(&b, ", \"until\": ");
+        json_str_or_null(&b, k->until);
+        sb_printf(&b, ", \"note\": ");
+        sb_json_str(&b, k->note);
+        sb_printf(&b, "}");
+    }
+    sb_printf(&b, "]");
+    if (selected) {
+        sb_printf(&b, ",\n \"selected\": {\"version\": ");
+        sb_json_str(&b, version);
+        sb_printf(&b, ", \"entry\": ");
+        sb_json_str(&b, selected->version);
+        sb_printf(&b, ", \"nearest\": %s, \"warning\": ", nearest ? "true" : "false");
+        sb_json_str(&b, warning ? warning : "");
+        sb_printf(&b, ", \"keys\": {");
+        int n = 0;
+        for (size_t i = 0; i < NDLIO_KEYS; i++) { /* each option once, in table order */
+            size_t j = 0;
+            while (j < i && strcmp(DLIO_KEYS[j].opt, DLIO_KEYS[i].opt)) j++;
+            if (j < i)
+                continue;
+            sb_printf(&b, "%s", n++ ? ", " : "");
+            sb_json_str(&b, DLIO_KEYS[i].opt);
+            sb_printf(&b, ": ");
+            json_str_or_null(&b, dlio_key_name(DLIO_KEYS[i].opt, selected));
+        }
+        sb_printf(&b, "}}");
+    }
+    sb_printf(&b, "\n}\n");
+    return b.s;
+}
