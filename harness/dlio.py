@@ -12,6 +12,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from common.mapping import dotted_get
+
 
 def _kernel() -> Path:
     from harness.run import KERNEL_BIN
@@ -49,15 +51,6 @@ def info(venv: Path) -> dict:
             "lock": f"dlio-{ver}.lock.txt", "dirty": False}
 
 
-def _get(cfg: dict, path: str):
-    node = cfg
-    for k in path.split("."):
-        if not isinstance(node, dict) or k not in node:
-            return None
-        node = node[k]
-    return node
-
-
 def translate(cfg: dict, version: str, kernel_bin: Path | None = None) -> tuple[dict, list[str]]:
     """A workload written with DLIO 2.0.0's key names (reference-configs/ overlays), renamed to the names DLIO
     `version` reads, as the kernel's entry for that version says. Returns the new dict and what was renamed."""
@@ -70,7 +63,7 @@ def translate(cfg: dict, version: str, kernel_bin: Path | None = None) -> tuple[
     for opt, read in known["selected"]["keys"].items():
         for src in names[opt] if read else []:  # a key no release reads now stays (DLIO and the kernel ignore it)
             sec, key = src.rsplit(".", 1)
-            node = _get(out, sec)
+            node = dotted_get(out, sec)
             if src == read or not isinstance(node, dict) or key not in node:
                 continue
             dsec, dkey = read.rsplit(".", 1)

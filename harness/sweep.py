@@ -171,7 +171,7 @@ def run_scaling(d: Path, meta: dict, wls: dict[str, Workload], version: str, lau
                 key = f"np{n}/rep{k}"
                 wd = cdir / f"np{n}" / f"rep{k}"
                 prev = launches.get(key)
-                if prev and prev["status"] == "ok" and (wd / "out" / "output.ranks.csv").exists():
+                if prev and prev["status"] == "ok" and (wd / "out" / "output.json").exists():
                     continue
                 if generated[data.name]["status"] != "ok":
                     launches[key] = {"status": "skipped", "rc": None, "wall_s": 0.0,

@@ -4,14 +4,13 @@
       paper.json          what was asked: scale, ranks, repetitions, scaling rank counts
       runs/<workload>-.../  kernel vs DLIO run directories of configurations A-C (python -m harness run + validate)
       scaling/sweep.json  kernel-only strong scaling of configurations D-H, and
-      scaling/<config>/   workload.yaml, launches.json, np<N>/rep<k>/out/output.{json,ranks.csv}
+      scaling/<config>/   workload.yaml, launches.json, np<N>/rep<k>/out/output.json (per-rank lists: output-ranks-data)
       report/             report.md, report.html, figures/ (python -m reports runs/paper-<time>)
 
 The harness makes the directory (`python -m harness sweep init|scaling`, `python -m harness run`); everything the
 report shows is read back from it, so it can be re-rendered any time with `python -m reports runs/paper-<time>`."""
 from __future__ import annotations
 
-import csv
 import json
 import os
 from pathlib import Path
@@ -74,39 +73,35 @@ def config_letter(name: str) -> str:
 
 
 def rank_rates(path: Path) -> dict[str, dict] | None:
-    """output.ranks.csv -> per phase {ranks, per-rank and total raw and observed rates (MiB/s), metadata and raw
-    read seconds per rank}. Per rank, over the phase's epochs: raw rate = bytes / time in H5Dread; observed rate =
-    bytes / (epoch wall time - emulated compute). Per-rank = the mean over ranks, total = the sum over ranks."""
-    if not path.exists():
+    """A kernel launch's output.json (written with output-ranks-data) -> per phase {ranks, bytes, per-rank and total
+    raw and observed rates (MiB/s), metadata and raw read seconds per rank}. The rates are the kernel's own, per rank
+    over the phase's epochs (its `ranks` lists: README, Output); here they are only combined: per rank = the mean
+    over ranks, total = the sum over ranks. None when the file is missing or has no per-rank lists."""
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
         return None
-    acc: dict[str, dict[int, dict]] = {}
-    with path.open() as f:
-        for r in csv.DictReader(f):
-            a = acc.setdefault(r["phase"], {}).setdefault(int(r["rank"]), {
-                "bytes": 0, "raw_s": 0.0, "obs_s": 0.0, "compute_s": 0.0, "meta_s": 0.0})
-            a["bytes"] += int(r["bytes"])
-            a["raw_s"] += float(r["raw_read_s"])
-            a["obs_s"] += float(r["observed_s"])
-            a["compute_s"] += float(r["compute_s"]) + float(r.get("preprocess_s") or 0.0)
-            a["meta_s"] += float(r["metadata_s"])
     out = {}
-    for phase, ranks in acc.items():
-        raw = [a["bytes"] / MIB / a["raw_s"] for a in ranks.values() if a["raw_s"] > 0]
-        obs = [a["bytes"] / MIB / (a["obs_s"] - a["compute_s"]) for a in ranks.values() if a["obs_s"] > a["compute_s"]]
+    for phase in ("train", "eval"):
+        ranks = (summary.get(phase) or {}).get("ranks")
+        if not ranks:
+            continue
+        raw = [r["raw_read_rate_bytes_per_s"] / MIB for r in ranks if r["raw_read_rate_bytes_per_s"] is not None]
+        obs = [r["observed_rate_bytes_per_s"] / MIB for r in ranks if r["observed_rate_bytes_per_s"] is not None]
         n = len(ranks)
-        out[phase] = {"ranks": n, "bytes": sum(a["bytes"] for a in ranks.values()),
+        out[phase] = {"ranks": n, "bytes": sum(r["bytes"] for r in ranks),
                       "raw_per_rank": sum(raw) / len(raw) if raw else None, "raw_total": sum(raw) if raw else None,
                       "obs_per_rank": sum(obs) / len(obs) if obs else None, "obs_total": sum(obs) if obs else None,
-                      "meta_s": sum(a["meta_s"] for a in ranks.values()) / n,
-                      "raw_s": sum(a["raw_s"] for a in ranks.values()) / n}
-    return out
+                      "meta_s": sum(r["metadata_s"] for r in ranks) / n,
+                      "raw_s": sum(r["raw_read_s"] for r in ranks) / n}
+    return out or None
 
 
 def scaling_rows(cdir: Path, ranks: list[int], repeat: int, phase: str) -> list[dict]:
     """per rank count: the mean over successful repetitions of each rate, and n"""
     rows = []
     for n in ranks:
-        reps = [rank_rates(cdir / f"np{n}" / f"rep{k}" / "out" / "output.ranks.csv") for k in range(1, repeat + 1)]
+        reps = [rank_rates(cdir / f"np{n}" / f"rep{k}" / "out" / "output.json") for k in range(1, repeat + 1)]
         reps = [r[phase] for r in reps if r and phase in r]
         row = {"ranks": n, "n": len(reps)}
         for key in ("raw_per_rank", "raw_total", "obs_per_rank", "obs_total", "meta_s", "raw_s"):

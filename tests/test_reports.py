@@ -545,64 +545,59 @@ def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
 # ---------------------------------------------------------------- the paper report
 
 MIB = 1048576
-RANKS_CSV = ("rank,phase,epoch,steps,samples,samples_prefetched_unused,bytes,opens,reads,metadata_s,raw_read_s,"
-             "preprocess_s,compute_s,load_wait_s,observed_s,au_percent,throughput_samples_per_s")
-# 2 ranks, 2 training epochs and 1 evaluation: (rank, phase, epoch, bytes, metadata_s, raw_read_s, preprocess_s,
-# compute_s, observed_s). Worked out by hand, per rank over the phase's epochs:
-#   train rank 0: 4 MiB; raw 0.5 + 0.5 = 1 s -> 4 MiB/s; observed 1.5 + 1.75 - compute (0.5 + 0.25 + 0.5) = 2 s
-#                 -> 2 MiB/s (preprocess counts as compute)
-#   train rank 1: 4 MiB; raw 0.375 + 0.125 = 0.5 s -> 8 MiB/s (not the mean of the epochs' 2.67 and 24); observed
-#                 1.25 + 0.5 - (0.5 + 0.25) = 1 s -> 4 MiB/s (not the epochs' mean 6.67)
-#   -> raw per rank 6, total 12; observed per rank 3, total 6; metadata 0.04 s and raw read 0.75 s per rank
-#   eval rank 0: 1 MiB / 0.125 s = 8 MiB/s raw, 1 MiB / (0.625 - 0.125) s = 2 MiB/s observed
-#   eval rank 1: 1 MiB / 0.5 s = 2 MiB/s raw, 1 MiB / (0.375 - 0.125) s = 4 MiB/s observed
-#   -> raw per rank 5, total 10; observed per rank 3, total 6; metadata 0.01 s and raw read 0.3125 s per rank
-RANK_ROWS = [(0, "train", 1, 2 * MIB, 0.01, 0.5, 0.25, 0.5, 1.5),
-             (0, "train", 2, 2 * MIB, 0.03, 0.5, 0.0, 0.5, 1.75),
-             (1, "train", 1, 1 * MIB, 0.02, 0.375, 0.0, 0.5, 1.25),
-             (1, "train", 2, 3 * MIB, 0.02, 0.125, 0.0, 0.25, 0.5),
-             (0, "eval", 1, 1 * MIB, 0.005, 0.125, 0.0, 0.125, 0.625),
-             (1, "eval", 1, 1 * MIB, 0.015, 0.5, 0.0, 0.125, 0.375)]
+# A kernel's per-rank phase sums as output.json lists them (README, Output): (rank, phase, bytes, metadata_s,
+# raw_read_s, raw rate MiB/s, observed rate MiB/s). The rates are the kernel's own (tests/test_kernel.py checks how the
+# kernel computes them); the report only combines them: mean and sum over ranks.
+RANK_ROWS = [(0, "train", 4 * MIB, 0.03, 1.0, 4.0, 2.0),
+             (1, "train", 4 * MIB, 0.05, 0.5, 8.0, 4.0),
+             (0, "eval", 1 * MIB, 0.005, 0.125, 8.0, 4.0),
+             (1, "eval", 1 * MIB, 0.015, 0.5, 2.0, 2.0),
+             (2, "eval", 1 * MIB, 0.01, 0.0, None, None)]   # no time inside H5Dread: no rate, not averaged in
 
 
-def write_ranks_csv(path: Path, time_scale: float = 1.0) -> Path:
-    """RANK_ROWS as a kernel's output.ranks.csv, every time multiplied by time_scale (rates divided by it)"""
+def write_ranks_json(path: Path, time_scale: float = 1.0) -> Path:
+    """RANK_ROWS as a kernel's output.json with output-ranks-data, every time multiplied by time_scale (rates divided
+    by it)"""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [RANKS_CSV]
-    for rank, phase, ep, nbytes, meta, raw, pre, comp, obs in RANK_ROWS:
-        t = [x * time_scale for x in (meta, raw, pre, comp)]
-        lines.append(f"{rank},{phase},{ep},2,4,0,{nbytes},4,4,{t[0]},{t[1]},{t[2]},{t[3]},0.001,{obs * time_scale},"
-                     "50,10")
-    path.write_text("\n".join(lines) + "\n")
+    doc: dict = {"train": {}, "eval": {}}
+    for rank, phase, nbytes, meta, raw, raw_rate, obs_rate in RANK_ROWS:
+        doc[phase].setdefault("ranks", []).append({
+            "rank": rank, "epochs": 2, "bytes": nbytes, "metadata_s": meta * time_scale,
+            "raw_read_s": raw * time_scale, "observed_s": 9.0, "compute_s": 1.0, "preprocess_s": 0.0,
+            "raw_read_rate_bytes_per_s": None if raw_rate is None else raw_rate * MIB / time_scale,
+            "observed_rate_bytes_per_s": None if obs_rate is None else obs_rate * MIB / time_scale})
+    path.write_text(json.dumps(doc))
     return path
 
 
 def test_rank_rates_by_hand(tmp_path):
     from reports.paper import rank_rates
-    got = rank_rates(write_ranks_csv(tmp_path / "output.ranks.csv"))
+    got = rank_rates(write_ranks_json(tmp_path / "output.json"))
     assert set(got) == {"train", "eval"}
     assert got["train"] == pytest.approx({"ranks": 2, "bytes": 8 * MIB, "raw_per_rank": 6.0, "raw_total": 12.0,
                                           "obs_per_rank": 3.0, "obs_total": 6.0, "meta_s": 0.04, "raw_s": 0.75})
-    assert got["eval"] == pytest.approx({"ranks": 2, "bytes": 2 * MIB, "raw_per_rank": 5.0, "raw_total": 10.0,
-                                         "obs_per_rank": 3.0, "obs_total": 6.0, "meta_s": 0.01, "raw_s": 0.3125})
-    assert rank_rates(tmp_path / "missing.csv") is None
+    assert got["eval"] == pytest.approx({"ranks": 3, "bytes": 3 * MIB, "raw_per_rank": 5.0, "raw_total": 10.0,
+                                         "obs_per_rank": 3.0, "obs_total": 6.0, "meta_s": 0.01, "raw_s": 0.625 / 3})
+    assert rank_rates(tmp_path / "missing.json") is None
+    (tmp_path / "old.json").write_text(json.dumps({"train": {"epochs": []}}))  # a kernel run without output-ranks-data
+    assert rank_rates(tmp_path / "old.json") is None
 
 
 def test_scaling_table_by_hand(tmp_path):
     """two repetitions, the second with every time halved (every rate doubled): each cell the mean of the two"""
     from reports.paper import scaling_section
     c = tmp_path / "scaling" / "thesis-d"
-    write_ranks_csv(c / "np2" / "rep1" / "out" / "output.ranks.csv")
-    write_ranks_csv(c / "np2" / "rep2" / "out" / "output.ranks.csv", 0.5)
+    write_ranks_json(c / "np2" / "rep1" / "out" / "output.json")
+    write_ranks_json(c / "np2" / "rep2" / "out" / "output.json", 0.5)
     (tmp_path / "scaling" / "sweep.json").write_text(json.dumps({"configs": ["thesis-d"], "ranks": [2], "repeat": 2,
                                                                  "cpus": 2, "scale": "tiny", "page_cache": "warm"}))
     blocks, _ = scaling_section(tmp_path)
     tabs = {b.id: b for b in blocks if getattr(b, "rows", None) is not None}
     # train: raw per rank (6 + 12) / 2, total (12 + 24) / 2; observed (3 + 6) / 2, (6 + 12) / 2; metadata
     # (0.04 + 0.02) / 2 s; raw read (0.75 + 0.375) / 2 s. eval: raw (5 + 10) / 2, (10 + 20) / 2; observed as train;
-    # metadata (0.01 + 0.005) / 2 s; raw read (0.3125 + 0.15625) / 2 s
+    # metadata (0.01 + 0.005) / 2 s; raw read (0.625 / 3 + 0.3125 / 3) / 2 s
     assert tabs["tbl-scaling-thesis-d-train"].rows == [["2", "2", "9.0", "18.0", "4.5", "9.0", "30.000", "562.500"]]
-    assert tabs["tbl-scaling-thesis-d-eval"].rows == [["2", "2", "7.5", "15.0", "4.5", "9.0", "7.500", "234.375"]]
+    assert tabs["tbl-scaling-thesis-d-eval"].rows == [["2", "2", "7.5", "15.0", "4.5", "9.0", "7.500", "156.250"]]
 
 
 @pytest.fixture(scope="module")
@@ -656,7 +651,7 @@ def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
             assert list(rows) == [str(n) for n in sweep["ranks"]]
             for n in sweep["ranks"]:     # rank_rates itself is checked by hand above
                 reps = [rank_rates(f)[phase] for k in range(1, sweep["repeat"] + 1)
-                        if (f := paper["root"] / "scaling" / c / f"np{n}" / f"rep{k}" / "out" / "output.ranks.csv")
+                        if (f := paper["root"] / "scaling" / c / f"np{n}" / f"rep{k}" / "out" / "output.json")
                         .exists()]
                 assert rows[str(n)][1] == str(len(reps)) and reps
                 want = [f"{statistics.fmean(x[k] for x in reps):.1f}"

@@ -110,7 +110,7 @@ def test_scaling_sweep_layout_resume_and_report(paper_dir):
     assert not list(sd.glob("data-*")), "the generated dataset is deleted after the sweep"
     cfg = yaml.safe_load((sd / "thesis-d" / "workload.yaml").read_text())
     assert cfg["dataset"]["num_files_train"] == 32 and cfg["reader"]["batch_size"] == 7   # thesis-d at tiny scale
-    rates = {n: rank_rates(sd / "thesis-d" / f"np{n}" / "rep1" / "out" / "output.ranks.csv") for n in (1, 2)}
+    rates = {n: rank_rates(sd / "thesis-d" / f"np{n}" / "rep1" / "out" / "output.json") for n in (1, 2)}
     assert {n: (x["train"]["ranks"], x["train"]["bytes"]) for n, x in rates.items()} == {
         n: (n, 126 * 262144) for n in (1, 2)}    # floor(128 / 7 / n) steps x 7 samples x n ranks, 512 x 512 bytes
 
