@@ -111,12 +111,13 @@ def case_dlio_yaml(tmp: Path, cmd: str) -> None:
     assert found, f"DLIO's unet3d_h100.yaml not in {venv}"
     shutil.copy(found[0], tmp / "unet3d_h100.yaml")
     ok = _sh(_mpirun(cmd) + ["--dry-run"], cwd=tmp, timeout=300)
-    if ok.returncode == 2 and "'workflow.checkpoint'" in ok.stderr:
-        pytest.xfail("known bug, being fixed: the kernel refuses the file's workflow.checkpoint before the README's "
-                     "--set workflow.checkpoint=false overrides it")
     assert ok.returncode == 0, ok.stderr[-2000:]
     bad = _sh(_mpirun(cmd.replace("dataset.format=hdf5", "dataset.format=hfd5")) + ["--dry-run"], cwd=tmp)
     assert bad.returncode == 2 and "dataset.format" in bad.stderr and "hfd5" in bad.stderr, bad.stderr[-2000:]
+    # without the README's override the file's own checkpoint: True is refused, naming the file's line and key
+    bad = _sh(_mpirun(cmd.replace(" --set workflow.checkpoint=false", "")) + ["--dry-run"], cwd=tmp)
+    assert bad.returncode == 2 and "unet3d_h100.yaml:" in bad.stderr and "'workflow.checkpoint'" in bad.stderr, \
+        bad.stderr[-2000:]
 
 
 def case_make_build(tmp: Path, cmd: str) -> None:

@@ -455,6 +455,15 @@ static const known_t *find_known(const char *path)
     return NULL;
 }
 
+/* Does a --set that follows the file name this DLIO key path? */
+static int set_later(const config_t *c, const char *path)
+{
+    size_t n = strlen(path);
+    for (int i = 0; i < c->nset; i++)
+        if (!strncmp(c->sets[i], path, n) && c->sets[i][n] == '=') return 1;
+    return 0;
+}
+
 static int check_known(const known_t *k, const char *path, const char *v, const char *where, char *err)
 {
     if (!k->allowed) return 0;
@@ -541,7 +550,7 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     }
     const known_t *k = find_known(path);
     if (k) {
-        if (!k->allowed) return 0;
+        if (!k->allowed || set_later(c, path)) return 0; /* a --set of the same key decides (and is checked) */
         if (!*k->allowed) return fail(err, "%s: key '%s' is not emulated: %s", where, path, k->why);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return check_known(k, path, v->text, where, err);
@@ -682,7 +691,9 @@ static int load_pass(config_t *c, const char *path, int nset, char *const sets[]
             tree_free(root);
             return fail(err, "%s: top level must be a mapping/object", path);
         }
+        c->nset = nset, c->sets = sets;
         rc = is_json ? apply_h5bench(c, root, path, err) : apply_dlio_map(c, root, "", path, err, e);
+        c->nset = 0, c->sets = NULL;
         tree_free(root);
         if (rc) return -1;
     }

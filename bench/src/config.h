@@ -46,6 +46,10 @@ typedef struct {
     /* where the values came from (not options) */
     int source;
     char config_path[4096];
+    /* while loading only: the --set overrides that follow the file (a file value the kernel refuses is not an error
+     * when a --set replaces it: `--config unet3d_h100.yaml --set workflow.checkpoint=false`) */
+    int nset;
+    char *const *sets;
 } config_t;
 
 #define CFG_ERRLEN 1024
