@@ -1,6 +1,9 @@
 """Unit tests of the workload translation and the analytic model (no DLIO needed)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -119,3 +122,24 @@ def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path
             "/t/libdftracer_preload.so" if side == "kernel" else None)  # DLIO traces itself (pydftracer)
         timing = steps[f"{side}.timing"].argv
         assert "read-threads=0" not in timing and "++workload.reader.read_threads=0" not in timing
+
+
+def test_a_kernel_entry_the_model_does_not_know_fails_by_name(tmp_path):
+    """The analytic model is the independent second opinion: for a kernel entry it has no rules for, validation
+    fails naming what is missing (dlio.version, and each check that needs the model), never quietly using 2.0.0."""
+    import shutil
+
+    from validate.checks import validate
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parent / "data" / "run-tiny", run)
+    v = validate(run)
+    assert v["verdict"] == "pass"                          # the control: the run as it was made
+    m = json.loads((run / "manifest.json").read_text())
+    m["dlio"] = {**(m.get("dlio") or {}), "version": "9.9.9", "entry": "9.9.9", "nearest": False, "source": "test"}
+    (run / "manifest.json").write_text(json.dumps(m))
+    v = validate(run)
+    rows = {c["name"]: c for c in v["checks"]}
+    assert v["verdict"] == "fail" and rows["dlio.version"]["status"] == "fail"
+    assert "no counterpart in the analytic model" in rows["dlio.version"]["detail"]
+    model_rows = [n for n in rows if n.endswith(".model")]
+    assert model_rows and all(rows[n]["status"] == "fail" and "'9.9.9'" in rows[n]["detail"] for n in model_rows)

@@ -79,6 +79,10 @@ def check_dlio_version(run: Run) -> list[dict]:
     if not d.get("entry"):
         return [result("dlio.version", FAIL, d.get("version"), None,
                        f"DLIO {d.get('version')} ({where}): the kernel has no entry for it: {d.get('warning', '')}")]
+    if d["entry"] not in model.RELEASES:
+        return [result("dlio.version", FAIL, d.get("version"), d["entry"],
+                       f"DLIO {d['version']} ({where}): kernel entry {d['entry']} has no counterpart in the analytic "
+                       f"model (validate/model.py RELEASES: {', '.join(model.RELEASES)})")]
     if d.get("nearest"):
         detail = f"nearest entry {d['entry']} used for {d['version']} ({where}); check the divergences below"
     else:
@@ -153,7 +157,12 @@ def checks() -> list:
 
 def run_checks(run: Run, fns: list) -> list[dict]:
     """The rows of fns over run; the tables they derived are stored (atomically) in run's tables/."""
-    rows = [c for fn in fns for c in fn(run)]
+    rows = []
+    for fn in fns:
+        try:
+            rows += fn(run)
+        except model.UnknownRelease as e:  # a check that needs the model, for an entry the model does not know
+            rows.append(result(f"{fn.__name__.removeprefix('check_')}.model", FAIL, run.release, None, str(e)))
     run.store_tables()
     return rows
 

@@ -23,8 +23,18 @@ RELEASES = {
 }
 
 
+class UnknownRelease(ValueError):
+    """A kernel entry this model has no rules for: the second opinion is missing, never guessed."""
+
+
 def release(name: str | None) -> dict:
-    return RELEASES.get(name or "2.0.0", RELEASES["2.0.0"])
+    """The rules of a kernel entry (None: a manifest from before the dlio block, i.e. 2.0.0)."""
+    try:
+        return RELEASES[name or "2.0.0"]
+    except KeyError:
+        raise UnknownRelease(f"the analytic model has no rules for DLIO entry {name!r} (validate/model.py RELEASES "
+                             f"has {', '.join(RELEASES)}): add them from DLIO's source, independently of the "
+                             "kernel's entry") from None
 
 
 def dlio_rank_slice(total: int, ranks: int, rank: int) -> list[int]:
