@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <hdf5.h>
-#include "layout.h"
+#include "dlio.h"
 #include "util.h"
 
 enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS };
@@ -829,7 +829,7 @@ int config_validate(const config_t *c, int nranks, char *err)
             continue;
         if (p.num_files < 1)
             return fail(err, "key '%s': %s needs at least one file", p.files_key, p.what);
-        int64_t used = layout_files_used(c, e, ph, nranks);
+        int64_t used = config_files_used(c, e, ph, nranks);
         if (used < 1)
             return fail(err, "key '%s': DLIO %s trims %lld %s files to a multiple of num-samples-per-file x %s x ranks "
                         "= %lld (main.py:%s), i.e. to none: it would read nothing", p.files_key, e->version,
@@ -970,4 +970,15 @@ char *config_to_json(const config_t *c)
     sb_json_str(&b, c->config_path);
     sb_printf(&b, "}");
     return b.s;
+}
+
+int64_t config_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks)
+{
+    phase_cfg_t p = config_phase(c, phase);
+    int64_t n = p.num_files;
+    if (!e->trim_files_to_steps || !c->train || c->ordering == ORDER_H5BENCH)
+        return n;
+    /* main.py:230-246: samples_per_step = num_samples_per_file x batch x ranks; files // that x that */
+    int64_t per = c->num_samples_per_file * p.batch_size * nranks;
+    return per > 0 ? n / per * per : n;
 }

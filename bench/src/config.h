@@ -3,6 +3,7 @@
 #define H5DLIO_CONFIG_H
 #include <stdint.h>
 #include <stddef.h>
+#include "dlio.h"
 
 enum shuffle_mode { SHUFFLE_OFF = 0, SHUFFLE_SEED = 1, SHUFFLE_RANDOM = 2 };
 enum ordering_mode { ORDER_DLIO = 0, ORDER_H5BENCH = 1 };
@@ -89,4 +90,7 @@ void config_print_help(const char *prog);
 /* Resolved configuration as JSON object text (for the summary). Caller frees. */
 char *config_to_json(const config_t *c);
 const char *shuffle_name(int m);
+/* Files of a phase the release's training run uses for nranks ranks (DLIO main trims them, see trim_files_to_steps). */
+int64_t config_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks);
+
 #endif

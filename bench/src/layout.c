@@ -5,17 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t layout_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks)
-{
-    phase_cfg_t p = config_phase(c, phase);
-    int64_t n = p.num_files;
-    if (!e->trim_files_to_steps || !c->train || c->ordering == ORDER_H5BENCH)
-        return n;
-    /* main.py:230-246: samples_per_step = num_samples_per_file x batch x ranks; files // that x that */
-    int64_t per = c->num_samples_per_file * p.batch_size * nranks;
-    return per > 0 ? n / per * per : n;
-}
-
 void layout_records_name(const layout_t *L, int64_t k, char *out, size_t outlen)
 {
     const config_t *c = L->cfg;

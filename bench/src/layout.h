@@ -24,8 +24,6 @@ void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outl
 void layout_dims(const layout_t *L, int phase, int64_t i, int64_t *d1, int64_t *d2);
 /* Name of samples dataset k of a file (k < num-dset-per-record). */
 void layout_records_name(const layout_t *L, int64_t k, char *out, size_t outlen);
-/* Files of a phase the release's training run uses for nranks ranks (DLIO main trims them, see trim_files_to_steps). */
-int64_t layout_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks);
 
 /* File-driver table: how files are opened for the configured mode. */
 typedef struct {

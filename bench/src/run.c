@@ -113,7 +113,7 @@ int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase
      * >= 2.0.1: overall_step > max_steps or > total_training_steps when the batch arrives). DLIO _eval: break when
      * step > floor(samples/batch_eval/ranks) (2.0.0: after a step; >= 2.0.1: before). */
     int64_t cap =
-        layout_files_used(c, e, phase, nranks) * c->num_samples_per_file / config_phase(c, phase).batch_size / nranks;
+        config_files_used(c, e, phase, nranks) * c->num_samples_per_file / config_phase(c, phase).batch_size / nranks;
     if (phase == PH_TRAIN && c->total_training_steps > 0 && c->total_training_steps < cap)
         cap = c->total_training_steps;
     /* 2.0.0 checks the cap after a step, so at least one step runs; later releases check it first (none may run) */
@@ -166,7 +166,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
         R->loader->open(R);
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
     for (int ph = 0; ph < NPHASES; ph++) {
-        int64_t total = layout_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
+        int64_t total = config_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
         sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)c->random_seed,
                      random_seed + (uint32_t)rank, total, rank, nranks);
     }
