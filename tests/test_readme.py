@@ -87,6 +87,16 @@ def case_help(tmp: Path, cmd: str) -> None:
     assert bad.returncode == 2 and "'--hlep'" in bad.stderr, bad.stderr
 
 
+def case_dlio_entries(tmp: Path, cmd: str) -> None:
+    ok = _sh([BIN] + cmd.split()[1:])
+    assert ok.returncode == 0, ok.stderr
+    sel = json.loads(ok.stdout)["selected"]
+    assert sel["entry"] == "2.0.1" and sel["nearest"] is False
+    assert sel["keys"]["record-length"] == "dataset.record_length_bytes"   # v2.0.1 utils/config.py:792
+    bad = _sh([BIN] + cmd.replace("2.0.1", "2.0.x").split()[1:])
+    assert bad.returncode == 2 and "'dlio-version'" in bad.stderr, bad.stderr
+
+
 def case_h5bench_json(tmp: Path, cmd: str) -> None:
     """my.json: an h5bench DLIO config (benchmarks list, one dlio entry) at a tiny size: generate, then train."""
     conf = {"generate-data": "true", "train": "true", "evaluation": "false", "data-folder": str(tmp / "data"),
@@ -207,6 +217,7 @@ README_COMMANDS = {
     "mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
         case_dlio_yaml,
     "build/h5dlio --help": case_help,
+    "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
     "make bench": case_make_dry(["python -m bench.perf run --scale small"]),
     "make bench SCALE=tiny": elsewhere("mk/bench.mk", "bench SCALE=tiny"),
     "make bench BENCH_SECTIONS=readpath,overhead": case_make_dry(["--sections readpath,overhead"]),
