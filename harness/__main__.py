@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder
     if a.resume:
         a.resume = a.resume.resolve()
+    notes: list[str] = []
     try:
         venv = _venv(a.dlio_venv)
         if not (venv / "bin" / "dlio_benchmark").exists():
@@ -101,14 +102,14 @@ def main(argv=None) -> int:
         profiles = asked or [x for x in have if have[x].ok]
         skipped = {x: have[x].reason for x in have if x not in profiles and not have[x].ok}
         for x, why in skipped.items():
-            print(f"harness: profile {x} skipped: {why}", flush=True)
+            notes.append(f"harness: profile {x} skipped: {why}")
         skip_sides = {}
         for x in profiles:
             sides = reg[x].prepare(ctx, have[x])
             if sides:
                 skip_sides[x] = sides
             for side, why in sides.items():
-                print(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}", flush=True)
+                notes.append(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}")
         if not 0 < a.timeout < float("inf"):
             raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
         for s in a.kernel_set:
@@ -143,6 +144,8 @@ def main(argv=None) -> int:
     except WorkloadError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
+    for note in notes:  # only once every input is accepted: a refused run prints its error alone
+        print(note, flush=True)
     print(f"harness: run directory {rd}", flush=True)
     if a.print_run_dir:  # only once the run exists: the pointer never names a run this invocation did not create
         rd.mkdir(parents=True, exist_ok=True)
