@@ -16,7 +16,7 @@ def measure(ctx: Context) -> dict:
     if ctx.dlio_venv is None or not (ctx.dlio_venv / "bin" / "dlio_benchmark").exists():
         return {"skipped": "no reference DLIO venv"}
     hrun, _Step, execute, dlio_config_dir, load, timing = _harness()
-    from profiles import darshan, dftracer
+    from profiles import Context, registry
     p = ctx.preset["profilers"]
     venv = ctx.dlio_venv
     base = ctx.work / f"dlio-{p['scale']}"
@@ -27,21 +27,22 @@ def measure(ctx: Context) -> dict:
     profs = ["timing", "logvfd"]
     res: dict = {"scale": p["scale"], "ranks": p["ranks"], "repeat": p["repeat"], "sides": p["sides"],
                  "skipped": {}, "profiles": {}, "load": {"before": wait_for_quiet(ctx)}}
-    ok, why = dftracer.available(venv)
-    if ok:
+    reg, pctx = registry(), Context(venv, hrun.KERNEL_BIN)
+    found = {name: reg[name].available(pctx) for name in ("dftracer", "darshan")}
+    if found["dftracer"].ok:
         profs.append("dftracer")
     else:
-        res["skipped"]["dftracer"] = why
-    d = darshan.detect(None)
+        res["skipped"]["dftracer"] = found["dftracer"].reason
     # not "darshan" here even when installed: its launches read with read_threads=0 (Darshan does not follow DLIO's
     # PyTorch workers), so the timing launches at 4 read threads are no baseline for them
-    res["skipped"]["darshan"] = d["reason"] if not d["available"] else (
+    res["skipped"]["darshan"] = found["darshan"].reason if not found["darshan"].ok else (
         "Darshan launches read with read_threads=0 (Darshan does not follow DLIO's PyTorch workers): no timing "
         "baseline at 4 read threads for them; not measured")
     rd = ctx.work / "profilers"
     if rd.exists():
         shutil.rmtree(rd)
-    opt = hrun.Options(ranks=p["ranks"], profiles=profs, repeat=1, darshan=d, timeout=p["timeout"])
+    opt = hrun.Options(ranks=p["ranks"], profiles=profs, repeat=1, timeout=p["timeout"],
+                       found={name: found[name].info for name in profs if name in found})
     hrun.prepare(rd, wl, opt, venv)
     for side in ("dlio", "kernel"):
         (rd / side).mkdir(parents=True, exist_ok=True)
