@@ -1,7 +1,7 @@
 # h5dlio — top-level entry points. Each target installs what it needs, idempotently.
 #   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
 #   make test                       lint, ctest, fuzzing + ASan/UBSan kernel tests, pytest (kernel, harness, DLIO)
-#   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio)
+#   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio; and h5bench_dlio)
 #   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi (the reference
@@ -74,7 +74,8 @@ build: deps
 	@prefix="$(HDF5_DIR)"; [ -n "$$prefix" ] || prefix=$$(cat build/.hdf5-prefix); \
 	cmake -S bench -B $(BUILD_DIR) -G Ninja -DHDF5_ROOT="$$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && \
 	cmake --build $(BUILD_DIR) && ln -sfn $(notdir $(BUILD_DIR))/h5dlio build/h5dlio && \
-	echo "built $(BIN) (HDF5 $$prefix)"
+	ln -sfn $(notdir $(BUILD_DIR))/h5bench_dlio build/h5bench_dlio && \
+	echo "built $(BIN) and $(BUILD_DIR)/h5bench_dlio, the name h5bench's runner runs (HDF5 $$prefix)"
 
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: $(TEST_REQS)

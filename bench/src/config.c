@@ -424,16 +424,17 @@ static size_t lev(const char *a, const char *b)
     return prev[lb];
 }
 
-static const char *closest_key(const char *key)
+/* names_only: the canonical (h5bench) names alone, the spellings h5bench's runner form takes */
+static const char *closest_key(const char *key, int names_only)
 {
     const char *best = NULL;
     size_t bd = 999;
     for (size_t i = 0; i < NOPTS; i++) {
         size_t d = lev(key, OPTS[i].name);
         if (d < bd) bd = d, best = OPTS[i].name;
-        if (OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
+        if (!names_only && OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
     }
-    for (size_t i = 0; i < NDLIO_KEYS; i++) {
+    for (size_t i = 0; i < NDLIO_KEYS && !names_only; i++) {
         size_t d = lev(key, DLIO_KEYS[i].yaml);
         if (d < bd) bd = d, best = DLIO_KEYS[i].yaml;
     }
@@ -442,7 +443,7 @@ static const char *closest_key(const char *key)
 
 static int unknown_key(const char *where, const char *key, char *err)
 {
-    return fail(err, "%s: unknown key '%s' (did you mean '%s'? see h5dlio --help)", where, key, closest_key(key));
+    return fail(err, "%s: unknown key '%s' (did you mean '%s'? see h5dlio --help)", where, key, closest_key(key, 0));
 }
 
 static const known_t *find_known(const char *path)
@@ -571,11 +572,16 @@ static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, cons
 }
 
 /* ---------- h5bench JSON ---------- */
-static int apply_h5bench(config_t *c, const node_t *root, const char *file, char *err)
+/* entry 0: the file's one dlio benchmark (or a bare object of its keys). entry N >= 1: the N-th item of
+ * `benchmarks`, read as h5bench's runner (PR #124, src/h5bench.py) reads it: `directory` is required (validate_json,
+ * h5bench.py:161-175) and prefixed to a data-folder the configuration gives (run_dlio, h5bench.py:993-995). */
+static int apply_h5bench(config_t *c, const node_t *root, const char *file, int entry, char *err)
 {
     char where[4200];
-    const node_t *conf = root;
+    const node_t *conf = root, *dir = NULL;
     const node_t *bm = tree_get(root, "benchmarks");
+    if (entry && !bm)
+        return fail(err, "--entry %d: %s has no 'benchmarks' list (an h5bench configuration file)", entry, file);
     if (bm) {
         static const char *top[] = {"mpi", "vol", "file-system", "directory", "benchmarks"};
         for (size_t i = 0; i < root->n; i++) {
@@ -587,15 +593,35 @@ static int apply_h5bench(config_t *c, const node_t *root, const char *file, char
         }
         if (bm->kind != NODE_SEQ) return fail(err, "%s:%d: 'benchmarks' must be a list", file, bm->line);
         conf = NULL;
+        char dlio_items[256] = "";
+        size_t ndlio = 0, dl = 0;
         for (size_t i = 0; i < bm->n; i++) {
             const node_t *b = tree_get(bm->items[i], "benchmark");
-            if (b && b->kind == NODE_SCALAR && !strcmp(b->text, "dlio")) {
-                if (conf) return fail(err, "%s:%d: more than one dlio benchmark in 'benchmarks'", file, bm->items[i]->line);
-                conf = tree_get(bm->items[i], "configuration");
-                if (!conf) return fail(err, "%s:%d: dlio benchmark without 'configuration'", file, bm->items[i]->line);
-            }
+            int is_dlio = b && b->kind == NODE_SCALAR && !strcmp(b->text, "dlio");
+            if (is_dlio && dl < sizeof dlio_items - 16)
+                dl += (size_t)snprintf(dlio_items + dl, sizeof dlio_items - dl, "%s%zu", ndlio ? ", " : "", i + 1);
+            ndlio += is_dlio;
+            if (!is_dlio || (entry && (size_t)entry != i + 1) || (!entry && conf)) continue;
+            conf = tree_get(bm->items[i], "configuration");
+            if (!conf) return fail(err, "%s:%d: dlio benchmark without 'configuration'", file, bm->items[i]->line);
         }
+        if (entry && (size_t)entry > bm->n)
+            return fail(err, "--entry %d: 'benchmarks' in %s has %zu entries", entry, file, bm->n);
+        if (entry && !conf)
+            return fail(err, "--entry %d: entry %d of 'benchmarks' in %s is not a dlio benchmark (dlio entries: %s)",
+                        entry, entry, file, ndlio ? dlio_items : "none");
+        if (!entry && ndlio > 1)
+            return fail(err, "%s:%d: more than one dlio benchmark in 'benchmarks' (entries %s): choose one with "
+                        "--entry N, as h5bench's runner runs each in its own job", file, bm->line, dlio_items);
         if (!conf) return fail(err, "%s: no benchmark with \"benchmark\": \"dlio\" in 'benchmarks'", file);
+        if (entry) {
+            dir = tree_get(root, "directory");
+            if (!dir)
+                return fail(err, "%s: key 'directory': missing (--entry runs an entry as h5bench's runner does, which "
+                            "requires it and puts the data folder under it)", file);
+            if (dir->kind != NODE_SCALAR || !*dir->text)
+                return fail(err, "%s:%d: key 'directory': must be a non-empty string", file, dir->line);
+        }
     }
     if (conf->kind != NODE_MAP) return fail(err, "%s:%d: configuration must be an object", file, conf->line);
     for (size_t i = 0; i < conf->n; i++) {
@@ -604,9 +630,65 @@ static int apply_h5bench(config_t *c, const node_t *root, const char *file, char
         const opt_t *o = find_opt(conf->keys[i], BY_NAME);
         if (!o) return unknown_key(where, conf->keys[i], err);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, conf->keys[i]);
-        if (set_opt(c, o, v->text, where, err)) return -1;
+        if (dir && !strcmp(o->name, "data-folder")) {
+            char joined[8192];
+            snprintf(joined, sizeof joined, "%s/%s", dir->text, v->text);
+            if (set_opt(c, o, joined, where, err)) return -1;
+        } else if (set_opt(c, o, v->text, where, err))
+            return -1;
     }
     return 0;
+}
+
+/* ---------- h5bench's runner form: --KEY VALUE, a bare --KEY for its yes/no keys ---------- */
+/* Keys h5bench's runner passes that are not options: its output argument, and a flag of the thesis kernel's parser. */
+static const struct {
+    const char *name, *opt, *fixed, *why;
+} RUNNER_KEYS[] = {
+    /* run_dlio appends it (h5bench.py:999); the thesis kernel writes <it>/<output-csv-name>.csv (dlio/stats.c:436) */
+    {"output-data-folder", "output-folder", NULL, NULL},
+    /* dlio/utils.c:301-302 at PR #124: the flag can only restate its default (true); no option of its own here */
+    {"drop-last", NULL, "true",
+     "the thesis kernel's --drop-last can only restate its default (dlio/utils.c:58,301-302 at h5bench PR #124); "
+     "which batches are kept follows 'ordering'"},
+};
+#define NRUNNER_KEYS (sizeof RUNNER_KEYS / sizeof RUNNER_KEYS[0])
+
+int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t setlen, char *err)
+{
+    const char *arg = argv[i], *key = arg + 2;
+    const opt_t *o = NULL;
+    const char *fixed = NULL, *why = NULL;
+    *set = 0;
+    if (strncmp(arg, "--", 2) || !*key || strchr(key, '='))
+        return fail(err, "unknown argument '%s' (see --help)", arg);
+    for (size_t k = 0; k < NRUNNER_KEYS && !o && !fixed; k++)
+        if (!strcmp(RUNNER_KEYS[k].name, key)) {
+            if (RUNNER_KEYS[k].opt) o = find_opt(RUNNER_KEYS[k].opt, BY_NAME);
+            fixed = RUNNER_KEYS[k].fixed, why = RUNNER_KEYS[k].why;
+        }
+    if (!o && !fixed) o = find_opt(key, BY_NAME);
+    if (!o && !fixed)
+        return fail(err, "unknown argument '%s': no key '%s' (did you mean '--%s'? see --help)", arg, key,
+                    closest_key(key, 1));
+    /* h5bench's yes/no keys (h5bench.py:972-991): bare when true, absent when false; a value is taken if one follows */
+    int flag = fixed || o->type == T_BOOL || o->type == T_SHUFFLE || o->type == T_COMPRESSION;
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    int has_value = next && strncmp(next, "--", 2);
+    if (!flag && !has_value)
+        return fail(err, "%s: key '%s' needs a value", arg, key);
+    const char *v = has_value ? next : "true";
+    if (fixed) {
+        int b;
+        if (parse_bool(v, &b) || !b)
+            return fail(err, "%s: key '%s': '%s' is not accepted: %s", arg, key, v, why);
+        return has_value ? 2 : 1; /* nothing to set */
+    }
+    static config_t scratch; /* the value is checked here, so the message names the argument */
+    if (set_opt(&scratch, o, v, arg, err)) return -1;
+    if ((size_t)snprintf(set, setlen, "%s=%s", o->name, v) >= setlen)
+        return fail(err, "%s: key '%s': value too long", arg, key);
+    return has_value ? 2 : 1;
 }
 
 static void set_defaults(config_t *c, int dlio)
@@ -661,8 +743,8 @@ static char *read_file(const char *path, size_t *len, char *err)
 
 /* One pass over the defaults, the file and the --set overrides. e: the DLIO entry whose key names apply (NULL: the
  * first pass, which only finds dlio-version; release-specific keys are skipped). */
-static int load_pass(config_t *c, const char *path, int nset, char *const sets[], char *err, const dlio_entry_t *e,
-                     int nearest)
+static int load_pass(config_t *c, const char *path, int entry, int nset, char *const sets[], char *err,
+                     const dlio_entry_t *e, int nearest)
 {
     int source = SRC_DEFAULTS, is_json = 0;
     char *text = NULL;
@@ -674,6 +756,10 @@ static int load_pass(config_t *c, const char *path, int nset, char *const sets[]
         const char *dot = strrchr(path, '.');
         is_json = (dot && lowereq(dot, ".json")) || (i < len && text[i] == '{');
         source = is_json ? SRC_H5BENCH_JSON : SRC_DLIO_YAML;
+    }
+    if (entry && !is_json) {
+        free(text);
+        return fail(err, "--entry %d: needs an h5bench JSON configuration file (--config FILE.json)", entry);
     }
     set_defaults(c, source == SRC_DLIO_YAML);
     c->source = source;
@@ -692,7 +778,7 @@ static int load_pass(config_t *c, const char *path, int nset, char *const sets[]
             return fail(err, "%s: top level must be a mapping/object", path);
         }
         c->nset = nset, c->sets = sets;
-        rc = is_json ? apply_h5bench(c, root, path, err) : apply_dlio_map(c, root, "", path, err, e);
+        rc = is_json ? apply_h5bench(c, root, path, entry, err) : apply_dlio_map(c, root, "", path, err, e);
         c->nset = 0, c->sets = NULL;
         tree_free(root);
         if (rc) return -1;
@@ -728,14 +814,19 @@ static int load_pass(config_t *c, const char *path, int nset, char *const sets[]
 
 int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err)
 {
+    return config_load_entry(c, path, 0, nset, sets, err);
+}
+
+int config_load_entry(config_t *c, const char *path, int entry, int nset, char *const sets[], char *err)
+{
     /* the key names of a DLIO workload depend on the release: find dlio-version first, then read for real */
-    if (load_pass(c, path, nset, sets, err, NULL, 0)) return -1;
+    if (load_pass(c, path, entry, nset, sets, err, NULL, 0)) return -1;
     int nearest = 0;
     const dlio_entry_t *e = dlio_entry_resolve(c->dlio_version, &nearest);
     if (!e)
         return fail(err, "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
                     "release tag; entries: %s)", c->dlio_version, dlio_entry_list());
-    if (load_pass(c, path, nset, sets, err, e, nearest)) return -1;
+    if (load_pass(c, path, entry, nset, sets, err, e, nearest)) return -1;
     if (nearest) {
         char w[512];
         dlio_nearest_warning(w, sizeof w, c->dlio_version, e);

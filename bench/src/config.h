@@ -84,6 +84,14 @@ static inline phase_cfg_t config_phase(const config_t *c, int phase)
 /* Fill defaults for the given source, then apply a file (may be NULL) and the --set overrides in order.
  * On error returns -1 with a one-line message in err (naming the key and the file). */
 int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err);
+/* The same, reading entry N (1-based) of an h5bench JSON file's `benchmarks` list as h5bench's runner reads it
+ * (`directory` required and prefixed to the entry's data-folder); entry 0: config_load. */
+int config_load_entry(config_t *c, const char *path, int entry, int nset, char *const sets[], char *err);
+/* h5bench's runner form (PR #124 src/h5bench.py run_dlio): argv[i] is "--KEY"; KEY an option's h5bench name (or
+ * output-data-folder, drop-last), followed by its VALUE, or bare for a yes/no key. Writes "name=value" for the --set
+ * list into set ("" when the key sets nothing) and returns the argv entries used (1 or 2); -1 + message naming the
+ * key on error. */
+int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t setlen, char *err);
 /* Whole-config validation against the run (ranks, HDF5 features); -1 + message on error. */
 int config_validate(const config_t *c, int nranks, char *err);
 void config_print_help(const char *prog);

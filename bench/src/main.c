@@ -18,16 +18,18 @@
 
 typedef struct {
     const char *config;
-    char **sets;
-    int nsets, dry_run, help, version, dlio_entries;
+    char **sets;  /* --set strings (argv's) and h5bench runner-form arguments as "key=value" (owned, in own[]) */
+    char **own;
+    int nsets, nown, entry, dry_run, help, version, dlio_entries;
     int dry_ranks; /* --ranks N: validate as for N ranks (--dry-run) */
-    char argerr[512];
+    char argerr[CFG_ERRLEN];
 } args_t;
 
 static void parse_args(int argc, char **argv, args_t *a)
 {
     memset(a, 0, sizeof *a);
     a->sets = xcalloc((size_t)argc + 1, sizeof *a->sets, "the argument list");
+    a->own = xcalloc((size_t)argc + 1, sizeof *a->own, "the argument list");
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h"))
@@ -46,6 +48,14 @@ static void parse_args(int argc, char **argv, args_t *a)
                 return;
             }
             a->dry_ranks = (int)n, i++;
+        } else if (!strcmp(s, "--entry")) {
+            char *end = NULL;
+            long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (!end || *end || n < 1 || n > 1 << 20) {
+                snprintf(a->argerr, sizeof a->argerr, "--entry needs an entry number of 'benchmarks' (1, 2, ...)");
+                return;
+            }
+            a->entry = (int)n, i++;
         } else if (!strcmp(s, "--log-vfd"))
             a->sets[a->nsets++] = "log-vfd=true";
         else if (!strcmp(s, "--config") || !strcmp(s, "--set")) {
@@ -65,11 +75,25 @@ static void parse_args(int argc, char **argv, args_t *a)
             a->config = s + 9;
         else if (!strncmp(s, "--set=", 6))
             a->sets[a->nsets++] = (char *)s + 6;
-        else {
-            snprintf(a->argerr, sizeof a->argerr, "unknown argument '%s' (see --help)", s);
-            return;
+        else { /* h5bench's runner form: --KEY VALUE, or a bare --KEY for its yes/no keys */
+            char set[8300], err[CFG_ERRLEN];
+            int used = config_runner_arg(argc, argv, i, set, sizeof set, err);
+            if (used < 0) {
+                memcpy(a->argerr, err, sizeof a->argerr);
+                return;
+            }
+            if (*set)
+                a->sets[a->nsets++] = a->own[a->nown++] = strcpy(xmalloc(strlen(set) + 1, "the argument list"), set);
+            i += used - 1;
         }
     }
+}
+
+static void args_free(args_t *a)
+{
+    for (int i = 0; i < a->nown; i++) free(a->own[i]);
+    free(a->own);
+    free(a->sets);
 }
 
 /* Bad input found before or right after MPI_Init: every rank found the same thing; rank 0 says it once and all
@@ -148,7 +172,7 @@ static int print_dlio_entries(const args_t *a)
     char err[CFG_ERRLEN] = "", warning[512] = "";
     const dlio_entry_t *e = NULL;
     if (a->config || a->nsets) {
-        if (config_load(&cfg, a->config, a->nsets, a->sets, err) != 0) {
+        if (config_load_entry(&cfg, a->config, a->entry, a->nsets, a->sets, err) != 0) {
             fprintf(stderr, "h5dlio: error: %s\n", err);
             return EXIT_BADINPUT;
         }
@@ -200,7 +224,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     config_t *c = &J->cfg;
     char err[CFG_ERRLEN] = "";
     int bad = *a->argerr ? (snprintf(err, sizeof err, "%s", a->argerr), 1)
-                         : config_load(c, a->config, a->nsets, a->sets, err) != 0;
+                         : config_load_entry(c, a->config, a->entry, a->nsets, a->sets, err) != 0;
     if (!bad && a->dry_ranks && !a->dry_run)
         bad = (snprintf(err, sizeof err, "--ranks is for --dry-run (mpirun sets the rank count)"), 1);
     /* everything the rank count does not change is checked before any allocation or fork (1 rank is the most
@@ -393,12 +417,12 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &a);
     int rc;
     if (front_end(&a, argv[0], &rc)) {
-        free(a.sets);
+        args_free(&a);
         return rc;
     }
     static job_t J;
     rc = job_start(&J, &a, &argc, &argv);
-    free(a.sets); /* the --set strings are argv's; only config_load needed the list */
+    args_free(&a); /* only config_load needed the list */
     if (rc >= 0)
         return rc;
     job_run(&J);
