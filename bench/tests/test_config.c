@@ -91,9 +91,118 @@ static void check_values(void)
     }
 }
 
+/* h5bench's runner form (PR #124 src/h5bench.py run_dlio: `--KEY VALUE`, a bare `--KEY` for the yes/no keys it lists,
+ * `--data-folder <directory>/<value>`, `--output-data-folder <directory>/<id>`): the argv it builds, mapped. */
+static void runner_fail(const char *name, char **argv, int argc, const char *expect)
+{
+    char set[512], err[CFG_ERRLEN] = "";
+    int rc = config_runner_arg(argc, argv, 1, set, sizeof set, err);
+    cases++;
+    char words[256];
+    snprintf(words, sizeof words, "%s", expect);
+    for (char *w = strtok(words, "|"); rc < 0 && w; w = strtok(NULL, "|"))
+        if (!strstr(err, w)) rc = 0;
+    if (rc >= 0) {
+        failures++;
+        fprintf(stderr, "FAIL runner %s: rc=%d error '%s' lacks '%s'\n", name, rc, err, expect);
+    }
+}
+
+static void check_runner(void)
+{
+    char *argv[] = {"h5bench_dlio", "--generate-data", "--train", "--keep-files", "--shuffle", "--record-length",
+                    "4096", "--data-folder", "st/data", "--total-training-steps", "-1", "--compression", "--chunking",
+                    "--drop-last", "--collective-meta", "false", "--output-data-folder", "st/1a2b3c4d",
+                    "--output-csv-name", "out", "--read-threads", "0"};
+    int argc = (int)(sizeof argv / sizeof *argv), nset = 0;
+    char bufs[32][512], *sets[32], err[CFG_ERRLEN] = "";
+    for (int i = 1; i < argc;) {
+        int used = config_runner_arg(argc, argv, i, bufs[nset], sizeof bufs[nset], err);
+        if (used < 1) {
+            cases++, failures++;
+            fprintf(stderr, "FAIL runner argv: %s: %s\n", argv[i], err);
+            return;
+        }
+        if (*bufs[nset]) sets[nset] = bufs[nset], nset++;
+        i += used;
+    }
+    config_t c;
+    int rc = config_load(&c, NULL, nset, sets, err);
+    cases++;
+    if (rc || nset != 13 || /* 14 keys, drop-last sets nothing */ !c.generate_data || !c.train || !c.keep_files || c.sample_shuffle != SHUFFLE_SEED ||
+        c.record_length != 4096 || strcmp(c.data_folder, "st/data") || c.total_training_steps != -1 ||
+        !c.compression || !c.chunking || c.collective_meta || strcmp(c.output_folder, "st/1a2b3c4d") ||
+        strcmp(c.output_csv_name, "out") || c.read_threads != 0 || c.evaluation) {
+        failures++;
+        fprintf(stderr, "FAIL runner argv values (rc=%d nset=%d %s)\n", rc, nset, err);
+    }
+    char *unknown[] = {"x", "--num-files-trian", "3"}, *maybe[] = {"x", "--train", "maybe"}, *last[] = {"x", "--epochs"},
+         *novalue[] = {"x", "--epochs", "--train"}, *dotted[] = {"x", "--dataset.num_files_train", "3"},
+         *eq[] = {"x", "--epochs=3"}, *drop[] = {"x", "--drop-last", "false"}, *range[] = {"x", "--epochs", "0"},
+         *comp[] = {"x", "--compression", "lz4"};
+    runner_fail("unknown key", unknown, 3, "'--num-files-trian'|'--num-files-train'");
+    runner_fail("yes/no key given maybe", maybe, 3, "--train|'train'|maybe|boolean");
+    runner_fail("value missing at the end", last, 2, "'epochs'|needs a value");
+    runner_fail("value missing before a key", novalue, 3, "'epochs'|needs a value");
+    runner_fail("a DLIO path is not an h5bench key", dotted, 3, "'--dataset.num_files_train'");
+    runner_fail("--key=value is not the runner's form", eq, 2, "'--epochs=3'");
+    runner_fail("drop-last false", drop, 3, "'drop-last'|false");
+    runner_fail("out of range", range, 3, "'epochs'|out of range");
+    runner_fail("compression lz4", comp, 3, "'compression'|lz4");
+
+    /* a suite file with several dlio entries: --entry N, read as the runner reads it */
+    const char *suite = "{\"mpi\": {}, \"vol\": {}, \"file-system\": {}, \"directory\": \"st\", \"benchmarks\": [\n"
+                        " {\"benchmark\": \"dlio\", \"configuration\": {\"generate-data\": \"true\", \"data-folder\": \"d\"}},\n"
+                        " {\"benchmark\": \"write\", \"configuration\": {}},\n"
+                        " {\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\", \"data-folder\": \"d\"}}]}\n";
+    const char *p = write_tmp(".json", suite);
+    int e1 = config_load_entry(&c, p, 1, 0, NULL, err);
+    int ok1 = !e1 && c.generate_data && !c.train && !strcmp(c.data_folder, "st/d");
+    int e3 = config_load_entry(&c, p, 3, 0, NULL, err);
+    int ok3 = !e3 && !c.generate_data && c.train && !strcmp(c.data_folder, "st/d");
+    cases++;
+    if (!ok1 || !ok3) {
+        failures++;
+        fprintf(stderr, "FAIL --entry 1/3 values (%d %d %s)\n", e1, e3, err);
+    }
+    struct { int entry; const char *expect; } bad[] = {
+        {0, "more than one dlio|entries 1, 3|--entry"}, {2, "--entry 2|not a dlio benchmark|1, 3"},
+        {4, "--entry 4|3 entries"}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        cases++;
+        rc = config_load_entry(&c, p, bad[k].entry, 0, NULL, err);
+        char words[256];
+        snprintf(words, sizeof words, "%s", bad[k].expect);
+        for (char *w = strtok(words, "|"); rc && w; w = strtok(NULL, "|"))
+            if (!strstr(err, w)) rc = 0;
+        if (!rc) {
+            failures++;
+            fprintf(stderr, "FAIL --entry %d: '%s' lacks '%s'\n", bad[k].entry, err, bad[k].expect);
+        }
+    }
+    unlink(p);
+    p = write_tmp(".json", "{\"benchmarks\": [{\"benchmark\": \"dlio\", \"configuration\": {\"train\": true}}]}\n");
+    rc = config_load_entry(&c, p, 1, 0, NULL, err);
+    unlink(p);
+    cases++;
+    if (!rc || !strstr(err, "key 'directory'")) {
+        failures++;
+        fprintf(stderr, "FAIL --entry without directory: %s\n", err);
+    }
+    p = write_tmp(".yaml", "train:\n  epochs: 1\n");
+    rc = config_load_entry(&c, p, 1, 0, NULL, err);
+    unlink(p);
+    cases++;
+    if (!rc || !strstr(err, "--entry 1") || !strstr(err, "h5bench JSON")) {
+        failures++;
+        fprintf(stderr, "FAIL --entry with a YAML: %s\n", err);
+    }
+}
+
 int main(void)
 {
     check_values();
+    check_runner();
     char *s_unknown[] = {"batch-sise=3"};
     char *s_noeq[] = {"batch-size"};
     char *s_badint[] = {"batch-size=abc"};
