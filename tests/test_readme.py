@@ -197,6 +197,40 @@ def case_bench_merge(tmp: Path, cmd: str) -> None:
     assert bad.returncode == 2 and "readpth" in bad.stderr, bad.stdout[-1000:] + bad.stderr[-1000:]
 
 
+def _mpirun_named(cmd: str) -> list[str]:
+    """_mpirun, keeping the README's binary name (build/h5bench_dlio is the kernel under h5bench's name)."""
+    argv = _mpirun(cmd)
+    argv[argv.index(BIN)] = str(Path(BIN).resolve().parent / Path(cmd.split()[3]).name)
+    return argv
+
+
+def case_h5bench_runner_argv(tmp: Path, cmd: str) -> None:
+    """What h5bench's runner runs for its sample's generate entry: the dataset under storage/, the CSV h5bench
+    expects in the output-data folder; a yes/no key given a value it cannot be is refused naming it."""
+    ok = _sh(_mpirun_named(cmd), cwd=tmp, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert len(list((tmp / "storage" / "data" / "train").glob("img_*_of_8.h5"))) == 8
+    assert (tmp / "storage" / "run1" / "output.csv").read_text().startswith("metric, value, unit\n")
+    bad = _sh(_mpirun_named(cmd.replace("--keep-files", "--keep-files maybe")), cwd=tmp, timeout=300)
+    assert bad.returncode == 2 and "'keep-files'" in bad.stderr, bad.stderr[-2000:]
+
+
+def case_h5bench_sample_entry(tmp: Path, cmd: str) -> None:
+    """A suite file shaped like h5bench's sample (generate entry, then a train entry with read-threads 1 and
+    collective MPI-IO): entry 1 generates under `directory`, the README's command trains; without its --set the
+    train entry is refused naming read-threads."""
+    from test_h5bench_runner import suite
+    setup = suite("storage")
+    setup["benchmarks"][1]["configuration"]["read-threads"] = "1"
+    (tmp / "sync-dlio.json").write_text(json.dumps(setup))
+    gen = _sh(_mpirun("mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 1"), cwd=tmp, timeout=300)
+    assert gen.returncode == 0 and (tmp / "storage" / "data" / "train").is_dir(), gen.stderr[-2000:]
+    ok = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
+    assert ok.returncode == 0 and (tmp / "output.csv").exists(), ok.stderr[-2000:]
+    bad = _sh(_mpirun(cmd.replace(" --set read-threads=0", "")), cwd=tmp, timeout=300)
+    assert bad.returncode == 2 and "'read-threads'" in bad.stderr, bad.stderr[-2000:]
+
+
 def elsewhere(path: str, needle: str):
     def check(tmp: Path, cmd: str) -> None:
         text = (REPO / path).read_text()
@@ -216,6 +250,10 @@ README_COMMANDS = {
     "mpirun -np 4 build/h5dlio --config my.json": case_h5bench_json,
     "mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
         case_dlio_yaml,
+    "mpirun -np 4 build/h5bench_dlio --generate-data --keep-files --record-length 1048576 --num-files-train 8 "
+    "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
+        case_h5bench_runner_argv,
+    "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2 --set read-threads=0": case_h5bench_sample_entry,
     "build/h5dlio --help": case_help,
     "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
     "make bench": case_make_dry(["python -m bench.perf run --scale small"]),
