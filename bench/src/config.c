@@ -961,7 +961,8 @@ static void print_list(const char *title, const char *const *items, size_t n)
 
 void config_print_help(const char *prog)
 {
-    printf("usage: mpirun -np N %s [--config FILE] [--set KEY=VALUE]... [--log-vfd] [--dry-run [--ranks N]]\n"
+    printf("usage: mpirun -np N %s [--config FILE [--entry N]] [--set KEY=VALUE]... [--KEY [VALUE]]... [--log-vfd]\n"
+           "                  [--dry-run [--ranks N]]\n"
            "       %s --dlio-entries [--set dlio-version=V]\n\n"
            "Replays DLIO Benchmark's HDF5 dataset generation, training and evaluation reads without ML libraries.\n\n"
            "  --config FILE   h5bench JSON (a \"dlio\" benchmark entry or a bare object of its keys) or a DLIO\n"
@@ -969,6 +970,10 @@ void config_print_help(const char *prog)
            "                  keys under an `h5dlio:` section)\n"
            "  --set KEY=VALUE override a key (h5bench name or its underscore spelling, DLIO dotted path, or\n"
            "                  h5dlio.<name>); repeatable\n"
+           "  --entry N       a JSON file with several dlio benchmarks: run item N (1-based) of `benchmarks` as\n"
+           "                  h5bench's runner does (`directory` required, put in front of data-folder)\n"
+           "  --KEY VALUE     h5bench's runner form (PR #124, binary also installed as h5bench_dlio): KEY a name of\n"
+           "                  the table below, a yes/no key bare (--train); --output-data-folder DIR = output-folder\n"
            "  --log-vfd       same as --set log-vfd=true\n"
            "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
            "  --ranks N       with --dry-run: validate for N ranks (default: the ranks it runs with)\n"
