@@ -59,15 +59,15 @@ def runner_argv(setup: dict, entry: dict, run_id: str) -> list[str]:
 
 
 def suite(directory: str | None) -> dict:
-    """PR #124's samples/sync-dlio.json at a tiny size: generate, then train and evaluate (collective modes with
-    read-threads 0: reader processes have no MPI, see the README)."""
+    """PR #124's samples/sync-dlio.json at a tiny size: generate, then train and evaluate (collective modes with one
+    reader process, as shipped)."""
     common = {"keep-files": "true", "record-length": "4096", "num-files-train": "8", "num-files-eval": "2",
               "num-samples-per-file": "4", "data-folder": "data", "file-prefix": "img", "random-seed": "42",
               "train-data-folder": "train", "valid-data-folder": "valid", "records-dataset-name": "records",
               "labels-dataset-name": "labels", "output-csv-name": "output", "output-ranks-data": "true"}
     gen = {"generate-data": "true", "chunking": "false", "compression": "false", **common}
     train = {"train": "true", "evaluation": "true", "shuffle": "true", "seed-change-epoch": "true", **common,
-             "batch-size": "2", "batch-size-eval": "1", "read-threads": "0", "preprocess-time": "0.0",
+             "batch-size": "2", "batch-size-eval": "1", "read-threads": "1", "preprocess-time": "0.0",
              "epochs": "2", "computation-time": "0.001", "eval-time": "0.001", "epochs-between-evals": "1",
              "collective-meta": "true", "collective-data": "true", "subfiling": "false"}
     s = {"mpi": {"command": "mpirun", "ranks": "2"}, "vol": {}, "file-system": {},
@@ -93,7 +93,7 @@ def test_runner_argv_runs_the_suite_in_order(tmp_path):
     assert os.access(H5BENCH_BIN, os.X_OK), f"no h5bench_dlio next to {BIN}: `make build` installs it"
     setup = suite("storage")
     (tmp_path / "sync-dlio.json").write_text(json.dumps(setup))
-    outs = []
+    outs, errs = [], []
     for n, entry in enumerate(setup["benchmarks"]):
         run_id = f"entry{n}"
         (tmp_path / "storage" / run_id).mkdir(parents=True)  # the runner makes it before the launch
@@ -102,6 +102,7 @@ def test_runner_argv_runs_the_suite_in_order(tmp_path):
         p = _run([H5BENCH_BIN] + argv[1:], tmp_path)
         assert p.returncode == 0, f"{argv}\n{p.stderr[-2000:]}"
         outs.append(tmp_path / "storage" / run_id)
+        errs.append(p.stderr)
     # the generate entry wrote h5bench-named files under <directory>/<data-folder>, kept for the train entry
     assert sorted(f.name for f in (tmp_path / "storage" / "data" / "train").iterdir()) == \
         sorted(f"img_{i}_of_8.h5" for i in range(1, 9))
@@ -118,6 +119,10 @@ def test_runner_argv_runs_the_suite_in_order(tmp_path):
     assert not missing, f"rows of the thesis kernel's CSV missing: {missing}"
     value = {r[0]: r[1:] for r in rows[1:]}
     assert value["collective meta"][0] == "YES" and value["collective data"][0] == "YES"
+    # the sample's reader process with collective I/O: each rank reads itself, said once on stderr and in the CSV
+    notes = [line for line in errs[1].splitlines() if "'read-threads'" in line]
+    assert len(notes) == 1 and "collective-data" in notes[0] and "read-threads 0" in notes[0], errs[1][-1500:]
+    assert value["read threads"][0] == "0"
     # 2 epochs of 32 training samples of 64x64 bytes, read by 2 ranks: 16 samples x 4096 bytes per rank per epoch
     assert float(value["train size per rank"][0]) == pytest.approx(16 * 4096 / 2**20, abs=1e-3)
     assert json.loads((outs[1] / "output.json").read_text())["train"]["epochs"][1]["samples"] == 32

@@ -217,18 +217,20 @@ def case_h5bench_runner_argv(tmp: Path, cmd: str) -> None:
 
 def case_h5bench_sample_entry(tmp: Path, cmd: str) -> None:
     """A suite file shaped like h5bench's sample (generate entry, then a train entry with read-threads 1 and
-    collective MPI-IO): entry 1 generates under `directory`, the README's command trains; without its --set the
-    train entry is refused naming read-threads."""
+    collective MPI-IO): entry 1 generates under `directory`, the README's command trains with each rank reading its
+    own samples (one warning naming read-threads); an --entry past the file's entries exits 2."""
     from test_h5bench_runner import suite
     setup = suite("storage")
-    setup["benchmarks"][1]["configuration"]["read-threads"] = "1"
+    assert setup["benchmarks"][1]["configuration"]["read-threads"] == "1"
     (tmp / "sync-dlio.json").write_text(json.dumps(setup))
     gen = _sh(_mpirun("mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 1"), cwd=tmp, timeout=300)
     assert gen.returncode == 0 and (tmp / "storage" / "data" / "train").is_dir(), gen.stderr[-2000:]
     ok = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
     assert ok.returncode == 0 and (tmp / "output.csv").exists(), ok.stderr[-2000:]
-    bad = _sh(_mpirun(cmd.replace(" --set read-threads=0", "")), cwd=tmp, timeout=300)
-    assert bad.returncode == 2 and "'read-threads'" in bad.stderr, bad.stderr[-2000:]
+    assert "read threads, 0," in (tmp / "output.csv").read_text()
+    assert sum("warning: key 'read-threads'" in line for line in ok.stderr.splitlines()) == 1, ok.stderr[-2000:]
+    bad = _sh(_mpirun(cmd.replace("--entry 2", "--entry 3")), cwd=tmp, timeout=300)
+    assert bad.returncode == 2 and "--entry 3" in bad.stderr, bad.stderr[-2000:]
 
 
 def elsewhere(path: str, needle: str):
@@ -253,7 +255,7 @@ README_COMMANDS = {
     "mpirun -np 4 build/h5bench_dlio --generate-data --keep-files --record-length 1048576 --num-files-train 8 "
     "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
         case_h5bench_runner_argv,
-    "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2 --set read-threads=0": case_h5bench_sample_entry,
+    "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2": case_h5bench_sample_entry,
     "build/h5dlio --help": case_help,
     "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
     "make bench": case_make_dry(["python -m bench.perf run --scale small"]),

@@ -572,7 +572,6 @@ KERNEL_BAD_SETS = [
     ("nothing to do", {"train": False}, ["nothing to do"]),
     ("evaluation without training", {"train": False, "evaluation": True}, ["'evaluation'", "train=true"]),
     ("gzip without chunking", {"generate-data": True, "compression": "gzip"}, ["'compression'", "chunking"]),
-    ("readers with MPI-IO", {"read-threads": 2, "collective-data": True}, ["'read-threads'", "MPI-IO"]),
     ("Log VFD with MPI-IO", {"log-vfd": True, "collective-meta": True}, ["'log-vfd'"]),
     ("not a DLIO release", {"dlio-version": "banana"}, ["'dlio-version'", "banana"]),
     ("unsupported framework", {"framework": "tensorflow"}, ["'framework'", "tensorflow"]),

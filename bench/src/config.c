@@ -832,6 +832,15 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
         dlio_nearest_warning(w, sizeof w, c->dlio_version, e);
         warn(c, "%s", w);
     }
+    /* reader processes are forked before MPI_Init and have no MPI: an MPI-IO mode needs the rank's own reads. The
+     * thesis kernel set read-threads to 0 for subfiling (h5bench_dlio.c, "Multiprocessing can't be used with
+     * subfiling") and h5bench's sample asks for collective I/O with a reader: both run, read-threads 0, said so */
+    if (c->read_threads > 0 && (c->subfiling || c->collective_data || c->collective_meta)) {
+        warn(c, "key 'read-threads': %lld reader process(es) asked for with %s; reader processes have no MPI, so "
+             "each rank reads its own samples (read-threads 0)", (long long)c->read_threads,
+             c->subfiling ? "subfiling" : c->collective_data ? "collective-data" : "collective-meta");
+        c->read_threads = 0;
+    }
     return 0;
 }
 
@@ -909,9 +918,6 @@ int config_validate(const config_t *c, int nranks, char *err)
     if (c->subfiling || c->collective_data || c->collective_meta)
         return fail(err, "key 'collective-data': this HDF5 was built without parallel (MPI-IO) support");
 #endif
-    if (c->read_threads > 0 && c->train && (c->subfiling || c->collective_data || c->collective_meta))
-        return fail(err, "key 'read-threads': reader processes have no MPI; MPI-IO modes (collective-meta, "
-                         "collective-data, subfiling) need read-threads=0");
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
     for (int ph = 0; ph < NPHASES; ph++) {

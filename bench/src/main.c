@@ -236,8 +236,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     trace_init();
     if (!bad) {
         layout_init(&J->L, c);
-        if (c->read_threads > 0 && c->train && !a->dry_run && !c->subfiling && !c->collective_data &&
-            !c->collective_meta)
+        if (c->read_threads > 0 && c->train && !a->dry_run) /* 0 with an MPI-IO mode (config_load_entry) */
             pool_fork(&J->pool, c, &J->L);
     }
     int provided = 0;
