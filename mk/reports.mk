@@ -1,8 +1,11 @@
 # Reports (issue 5): included by the Makefile (-include mk/*.mk).
-#   make report RUN=runs/<id>   report.md, report.html (self-contained) and figures/ into runs/<id>/report/
+#   make report RUN=runs/<id>   report.md, report.html (self-contained), report.tex, tables/*.tex (LaTeX) and
+#                               figures/ (PNG and PDF) into runs/<id>/report/
 #   make paper                  the thesis experiment set (A rt0/rt4, B, C kernel vs DLIO; D-H kernel strong
 #                               scaling) at PAPER_SCALE into runs/paper-<time>/, rendered as one report
 #   make chromium               headless Chromium (Debian package) for the report's rendering tests
+#   make latex                  pdflatex, booktabs, Latin Modern fonts, pdftotext (Debian packages): the LaTeX
+#                               output's tests
 # Variables: RUN, PAPER_SCALE (tiny|small|full, default tiny), PAPER_RANKS (kernel vs DLIO, default $(RANKS)),
 # PAPER_REPEAT (timing launches per side, default 2), PAPER_SCALING_RANKS (default 1,2,4,8),
 # PAPER_WORKLOADS, PAPER_SCALING (default thesis-d..h), PAPER_DIR (default runs/paper-<time>).
@@ -16,7 +19,7 @@ PAPER_WORKLOADS ?= thesis-a-rt0:timing thesis-a-rt4:timing,logvfd,dftracer thesi
 PAPER_SCALING ?= thesis-d,thesis-e,thesis-f,thesis-g,thesis-h
 PAPER_DIR ?= runs/paper-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: report paper chromium
+.PHONY: report paper chromium latex
 
 report: venv
 	@[ -n "$(RUN)" ] || { echo "make report: set RUN=runs/<id> (a run directory)" >&2; exit 2; }
@@ -52,3 +55,11 @@ chromium:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 	@chromium --version
+
+latex:
+	@{ command -v pdflatex && kpsewhich booktabs.sty lmodern.sty && command -v pdftotext; } >/dev/null 2>&1 || { \
+	  echo "latex: installing the Debian packages (the LaTeX tables' compile test)"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends texlive-latex-base texlive-latex-recommended lmodern poppler-utils >/dev/null; }
+	@pdflatex --version | head -1

@@ -1,6 +1,8 @@
 """The report as data: a list of blocks (headings, paragraphs, tables, figures, ...) built once, then written as
-Markdown and as one self-contained HTML page (figures as data: URIs, inline CSS, a CSP that forbids every external
-load). Inline markup understood by both writers: `code`, **bold**, [text](relative-link)."""
+Markdown, as one self-contained HTML page (figures as data: URIs, inline CSS, a CSP that forbids every external
+load), and as LaTeX for papers: one booktabs table per file (tables/<id>.tex) and report.tex, the whole report as a
+document that inputs them and includes each figure's PDF. Inline markup understood by every writer: `code`,
+**bold**, [text](relative-link)."""
 from __future__ import annotations
 
 import base64
@@ -47,6 +49,7 @@ class Figure:
     path: str                    # relative to the report folder: figures/<name>.png
     caption: str
     png: bytes
+    pdf: bytes = b""             # the same figure as vector PDF (figures/<name>.pdf), for LaTeX
 
 
 Block = Heading | Para | Bullets | Pre | Table | Figure
@@ -172,18 +175,152 @@ def to_html(title: str, blocks: list[Block]) -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 
+# ---------------------------------------------------------------- LaTeX
+
+_TEX_ESCAPE = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+               "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+               ">": r"\textgreater{}", "|": r"\textbar{}",
+               "[": "{[}"}   # a row starting with [ would be read as the optional argument of the previous \\
+LONG_TABLE_ROWS = 40   # longer tables are written as longtable (page breaks, header repeated; one-column layouts)
+_WIDE_CELL = 28        # a column holding a longer cell is a paragraph column (p{...}) so the table wraps
+
+
+def _tex_text(s: str, breaks: bool = False) -> str:
+    """Plain text escaped for LaTeX; with breaks, a line may break after . / , - (long dotted check names, file paths
+    and run names in a narrow column or in typewriter type, which never hyphenates). The reports are ASCII; any
+    other character outside Latin-1 (which pdflatex's UTF-8 input reads) is written as [U+XXXX], visibly, instead of
+    breaking the build."""
+    out = []
+    for ch in str(s):
+        if ch in _TEX_ESCAPE:
+            out.append(_TEX_ESCAPE[ch])
+        elif ord(ch) > 0xFF:
+            out.append(f"{{[}}U+{ord(ch):04X}]")
+        else:
+            out.append(ch)
+        if breaks and ch in "./,-":
+            out.append(r"\allowbreak{}")
+    return "".join(out)
+
+
+def _inline_tex(text: str, breaks: bool = False) -> str:
+    out, pos = [], 0
+    for m in _INLINE.finditer(text):
+        out.append(_tex_text(text[pos:m.start()], breaks))
+        code, bold, ltext, _href = m.groups()
+        if code is not None:
+            out.append(r"\texttt{" + _tex_text(code, breaks) + "}")
+        elif bold is not None:
+            out.append(r"\textbf{" + _tex_text(bold, breaks) + "}")
+        else:
+            out.append(_tex_text(ltext, breaks))   # relative links mean nothing inside a paper: the text stays
+        pos = m.end()
+    out.append(_tex_text(text[pos:], breaks))
+    return "".join(out)
+
+
+def _col_spec(t: Table) -> str:
+    """r for numeric columns, l for short text, and a ragged-right paragraph column for text with cells longer than
+    _WIDE_CELL characters: those share what the other columns leave of the line (about 100 characters of \\small
+    type per \\textwidth), in proportion to their mean cell length."""
+    num = t.numeric or [False] * len(t.columns)
+    cells = [[len(str(c))] + [len(str(r[i])) for r in t.rows if i < len(r)] for i, c in enumerate(t.columns)]
+    wide = {i: sum(n) / len(n) for i, n in enumerate(cells) if max(n) > _WIDE_CELL and not num[i]}
+    short = sum((max(n) + 2) / 100 for i, n in enumerate(cells) if i not in wide)
+    budget = max(0.3, 0.97 - short - 0.02 * len(cells))
+    total = sum(wide.values()) or 1.0
+    spec = []
+    for i in range(len(t.columns)):
+        if i in wide:
+            spec.append(rf">{{\raggedright\arraybackslash}}p{{{max(0.08, budget * wide[i] / total):.2f}\linewidth}}")
+        else:
+            spec.append("r" if num[i] else "l")
+    return "".join(spec)
+
+
+def to_latex_table(t: Table) -> str:
+    """One table as a LaTeX fragment for \\input: booktabs rules, caption and \\label{<id>}. A table wider than the
+    line is scaled down to it (measured by TeX in a box, so it holds in one- and two-column layouts alike); a table of
+    more than LONG_TABLE_ROWS rows is a longtable (page breaks, never scaled). Needs \\usepackage{booktabs,array,
+    graphicx} (and longtable for long tables)."""
+    head = " & ".join(_tex_text(c) for c in t.columns) + r" \\"
+    num = t.numeric or [False] * len(t.columns)
+    rows = [" & ".join(_inline_tex(str(c), breaks=not n) for c, n in zip(r, num, strict=False)) + r" \\"
+            for r in t.rows]
+    cap = rf"\caption{{{_inline_tex(t.caption)}}}\label{{{t.id}}}" if t.caption else rf"\label{{{t.id}}}"
+    spec = _col_spec(t)
+    note = f"% {t.id}: written by h5dlio's reports (python -m reports); needs \\usepackage{{booktabs,array,graphicx}}"
+    if len(t.rows) > LONG_TABLE_ROWS:
+        return "\n".join([note + " and {longtable}", r"{\small", rf"\begin{{longtable}}{{{spec}}}", cap + r" \\",
+                          r"\toprule", head, r"\midrule", r"\endfirsthead", r"\toprule", head, r"\midrule",
+                          r"\endhead", r"\bottomrule", r"\endlastfoot", *rows, r"\end{longtable}", "}", ""])
+    box = r"\hdliotablebox"
+    return "\n".join([note, r"\begin{table}[htbp]", r"\centering", r"\small", cap,
+                      rf"\ifdefined{box}\else\newsavebox{{{box}}}\fi",
+                      rf"\sbox{{{box}}}{{\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *rows,
+                      r"\bottomrule", r"\end{tabular}}",
+                      rf"\ifdim\wd{box}>\linewidth\resizebox{{\linewidth}}{{!}}{{\usebox{{{box}}}}}"
+                      rf"\else\usebox{{{box}}}\fi", r"\end{table}", ""])
+
+
+def table_path(t: Table) -> str:
+    """Where a table's LaTeX goes, relative to the report folder."""
+    return f"tables/{t.id}.tex"
+
+
+def to_latex(title: str, blocks: list[Block]) -> str:
+    """The whole report as a LaTeX document (pdflatex report.tex): tables through \\input of their own files,
+    figures as their PDF. Its preamble is all a paper needs to \\input one of the tables."""
+    sec = {2: "section", 3: "subsection", 4: "subsubsection"}
+    body = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            label = b.id or slug(b.text)
+            body.append(rf"\{sec.get(b.level, 'paragraph')}{{{_inline_tex(b.text)}}}\label{{sec:{label}}}")
+        elif isinstance(b, Para):
+            body.append(_inline_tex(b.text, breaks=True))
+        elif isinstance(b, Bullets):
+            body.append("\\begin{itemize}\n" + "\n".join(rf"\item {_inline_tex(x)}" for x in b.items)
+                        + "\n\\end{itemize}")
+        elif isinstance(b, Pre):
+            text = "".join(ch if ord(ch) < 0x80 else f"[U+{ord(ch):04X}]" for ch in b.text.rstrip("\n"))
+            body.append("{\\small\n\\begin{verbatim}\n" + text.replace("\\end{verbatim}", "\\end {verbatim}")
+                        + "\n\\end{verbatim}\n}")
+        elif isinstance(b, Table):
+            body.append(rf"\input{{{table_path(b)}}}")
+        elif isinstance(b, Figure):
+            if b.pdf:
+                body.append("\\begin{figure}[htbp]\n\\centering\n"
+                            rf"\includegraphics[width=\linewidth]{{{Path(b.path).with_suffix('.pdf').as_posix()}}}"
+                            + f"\n\\caption{{{_inline_tex(b.caption)}}}\\label{{{b.id}}}\n\\end{{figure}}")
+    return "\n".join([r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{lmodern}",
+                      r"\usepackage[margin=2cm]{geometry}", r"\usepackage{booktabs,array}", r"\usepackage{longtable}",
+                      r"\usepackage{graphicx}", r"\usepackage{float}", rf"\title{{{_inline_tex(title)}}}",
+                      r"\date{}", r"\begin{document}", r"\maketitle", "", "\n\n".join(body), "",
+                      r"\clearpage", r"\end{document}", ""])
+
+
 def write(out_dir: Path, title: str, blocks: list[Block]) -> Path:
-    """report.md, report.html and figures/*.png into out_dir; returns the report.md path. Stale figures of an
-    earlier rendering are removed so the folder holds exactly what the report shows."""
-    figs = out_dir / "figures"
+    """report.md, report.html, report.tex, figures/*.png and *.pdf, tables/*.tex into out_dir; returns the report.md
+    path. Stale figures and tables of an earlier rendering are removed so the folder holds exactly what the report
+    shows (only files of the kinds written here: nothing else in those folders is touched)."""
+    figs, tabs = out_dir / "figures", out_dir / "tables"
     figs.mkdir(parents=True, exist_ok=True)
+    tabs.mkdir(exist_ok=True)
     keep = {Path(b.path).name for b in blocks if isinstance(b, Figure)}
-    for p in figs.glob("*.png"):
+    keep |= {Path(b.path).with_suffix(".pdf").name for b in blocks if isinstance(b, Figure) and b.pdf}
+    keep |= {Path(table_path(b)).name for b in blocks if isinstance(b, Table)}
+    for p in [*figs.glob("*.png"), *figs.glob("*.pdf"), *tabs.glob("*.tex")]:
         if p.name not in keep:
             p.unlink()
     for b in blocks:
         if isinstance(b, Figure):
             (out_dir / b.path).write_bytes(b.png)
+            if b.pdf:
+                (out_dir / b.path).with_suffix(".pdf").write_bytes(b.pdf)
+        elif isinstance(b, Table):
+            _write_atomic(out_dir / table_path(b), to_latex_table(b))
+    _write_atomic(out_dir / "report.tex", to_latex(title, blocks))
     _write_atomic(out_dir / "report.html", to_html(title, blocks))
     md = out_dir / "report.md"
     _write_atomic(md, to_markdown(title, blocks))
