@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -68,10 +69,16 @@ def merged_config(wl: Workload) -> dict:
     return cfg
 
 
-def precheck(wl: Workload, opt: Options) -> str | None:
+# The kernel's warning for a shape the emulated DLIO release cannot run (config.c config_note_rank_shape)
+DLIO_CANNOT_RUN = re.compile(r"^h5dlio: warning: (DLIO \S+ cannot run this at \d+ ranks: .*)$", re.M)
+
+
+def precheck(wl: Workload, opt: Options, dlio_side: bool = True) -> str | None:
     """Validate the workload (and --kernel-set) with the kernel's own validator for opt.ranks ranks, before anything
     is launched or written: `h5dlio --dry-run --ranks N`, one process, no I/O. Returns the kernel's message when it
-    refuses the workload (exit 2); None when it accepts it or cannot tell (any other failure: the run will say)."""
+    refuses the workload (exit 2), or, with dlio_side, when it says the emulated DLIO release cannot run this shape
+    (DLIO 2.0.0 crashes on some ranks and hangs on the others: no comparison can come of it); None when it accepts it
+    or cannot tell (any other failure: the run will say)."""
     import tempfile
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="h5dlio-precheck-") as f:
         f.write(yaml.safe_dump(merged_config(wl), sort_keys=False))
@@ -83,6 +90,9 @@ def precheck(wl: Workload, opt: Options) -> str | None:
             p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired):
             return None
+    shape = DLIO_CANNOT_RUN.search(p.stderr) if dlio_side and p.returncode == 0 else None
+    if shape:
+        return f"workload {wl.name} ({wl.scale}) at {opt.ranks} ranks (RANKS): {shape.group(1)}"
     if p.returncode != 2:
         return None
     msg = " ".join(ln.removeprefix("h5dlio: error: ") for ln in p.stderr.splitlines() if ln.startswith("h5dlio:"))

@@ -116,7 +116,7 @@ def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -
         wls[wl.name] = wl
     for wl in wls.values():
         for n in ranks:
-            why = hrun.precheck(wl, hrun.Options(ranks=n, dlio_version=version))
+            why = hrun.precheck(wl, hrun.Options(ranks=n, dlio_version=version), dlio_side=False)  # kernel only
             if why:
                 raise WorkloadError(why)
     return wls, version

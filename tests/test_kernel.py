@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
-from kernel import dlio_order, h5tool, kernel_info, run, tiny
+from kernel import BIN, dlio_order, h5tool, kernel_info, run, tiny
 
 
 def test_dlio_order_by_hand():
@@ -445,3 +445,51 @@ def test_help_lists_every_key_the_parser_accepts():
     missing = [k for k in accepted if not listed(k, text) and not listed(k.replace("_", "-"), text)
                and not any(listed(k.rsplit(".", n)[0], sections) for n in range(1, k.count(".") + 1))]
     assert missing == []
+
+
+def dlio_200_index_error_ranks(files: int, per_file: int, ranks: int) -> list[int]:
+    """The ranks on which DLIO 2.0.0 raises IndexError, stated from its source for this test: utils/config.py:352-366
+    get_global_map_index walks range(r*ceil(T/R), (r+1)*ceil(T/R)) and looks up file_list[g // num_samples_per_file],
+    with no clamp at T = files x per_file (measured: 6 x 7 on 4 ranks, rank 3 IndexError, the others hung until
+    killed)."""
+    total = files * per_file
+    spp = -(-total // ranks)
+    return [r for r in range(ranks) if any(g // per_file >= files for g in range(r * spp, (r + 1) * spp))]
+
+
+SHAPES = [(6, 7, 4), (5, 1, 4), (8, 1, 3), (8, 4, 2), (6, 7, 3), (9, 1, 4)]
+
+
+@pytest.mark.parametrize("files,per_file,ranks", SHAPES, ids=[f"{f}x{s}-R{r}" for f, s, r in SHAPES])
+def test_a_shape_dlio_cannot_run_is_named(files, per_file, ranks):
+    """--dry-run at R ranks: one warning naming the failing ranks exactly when DLIO 2.0.0's index map fails, none for
+    2.0.1 (which clamps) or a shape it runs"""
+    fails = dlio_200_index_error_ranks(files, per_file, ranks)
+    for version in ("2.0.0", "2.0.1"):
+        p = subprocess.run([BIN, "--dry-run", "--ranks", str(ranks), "--set", f"dlio-version={version}",
+                            "--set", f"num-files-train={files}", "--set", f"num-samples-per-file={per_file}",
+                            "--set", "batch-size=1", "--set", "train=true", "--set", "data-folder=/nonexistent"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        notes = [ln for ln in p.stderr.splitlines() if "cannot run this" in ln]
+        if version == "2.0.1" or not fails:
+            assert notes == [], notes
+            continue
+        assert len(notes) == 1, p.stderr
+        who = f"rank {fails[0]}" if len(fails) == 1 else f"ranks {fails[0]}-{fails[-1]}"
+        assert f"DLIO 2.0.0 cannot run this at {ranks} ranks" in notes[0] and f"{who}, whose" in notes[0], notes[0]
+        assert f"{files * per_file} training samples" in notes[0] and "IndexError" in notes[0]
+
+
+def test_the_kernel_runs_the_shape_dlio_crashes_on(tmp_path):
+    """6 files x 7 samples on 4 ranks (DLIO 2.0.0: IndexError on rank 3, the others hang): the kernel ends, rank 3
+    reads the 42 - 3 x 11 = 9 samples left, says so once, and every sample is read once per epoch"""
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": False, "epochs": 1,
+                                      "num-files-train": 6, "num-samples-per-file": 7, "batch-size": 1,
+                                      "record-length": 4096})
+    r = run(tmp_path, 4, sets, timeout=120)
+    assert r.rc == 0, r.proc.stderr
+    assert r.proc.stderr.count("cannot run this at 4 ranks") == 1, r.proc.stderr
+    got = {rank: train_samples(r, rank)[1] for rank in range(4)}
+    assert [len(got[k]) for k in range(4)] == [10, 10, 10, 9]   # floor(42/1/4) = 10 steps cap the full ranks
+    assert sorted(s for k in range(4) for s in got[k]) == sorted(set(s for k in range(4) for s in got[k]))

@@ -1074,6 +1074,43 @@ char *config_to_json(const config_t *c)
     return b.s;
 }
 
+/* DLIO's index map at R ranks: an entry that does not clamp a rank's slice of ceil(T/R) samples at T raises
+ * IndexError on every rank whose slice passes T (the others wait forever at the first step's barrier). The kernel
+ * clamps, as later DLIO releases do; this names the shape, what DLIO does with it and what the kernel does instead.
+ * DLIO builds the evaluation map whenever the valid folder holds files, evaluation on or off; the kernel knows that
+ * folder only when evaluating, so the evaluation map is checked then. */
+void config_note_rank_shape(config_t *c, int nranks)
+{
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    if (!e || e->slice_clamped || c->ordering != ORDER_DLIO || !c->train || nranks < 2)
+        return;
+    for (int ph = 0; ph < NPHASES; ph++) {
+        phase_cfg_t p = config_phase(c, ph);
+        int64_t files = config_files_used(c, e, ph, nranks);
+        if (!p.enabled) /* evaluation off: DLIO still maps the valid folder's files, which the kernel never lists */
+            continue;
+        int64_t total = files * c->num_samples_per_file;
+        if (total <= 0 || total % nranks == 0)
+            continue;
+        int64_t spp = (total + nranks - 1) / nranks, first = total / spp; /* rank r fails iff (r+1)*spp > T */
+        int64_t reads_first = total - first * spp > 0 ? total - first * spp : 0;
+        char ranks[64];
+        if (first == nranks - 1)
+            snprintf(ranks, sizeof ranks, "rank %lld", (long long)first);
+        else
+            snprintf(ranks, sizeof ranks, "ranks %lld-%d", (long long)first, nranks - 1);
+        warn(c, "DLIO %s cannot run this at %d ranks: %lld %s samples (%lld files x %lld) are not a multiple of the "
+             "ranks, so its index map (utils/config.py get_global_map_index) gives each rank ceil(%lld/%d) = %lld "
+             "samples; %s, whose slice runs past the last sample (%lld), raise%s IndexError before the first step "
+             "and the other ranks wait forever at its barrier. The kernel clamps instead (as DLIO 2.0.1 does): rank "
+             "%lld reads %lld %s samples%s. A rank count that divides %lld runs on both.",
+             e->version, nranks, (long long)total, p.what, (long long)files, (long long)c->num_samples_per_file,
+             (long long)total, nranks, (long long)spp, ranks, (long long)total - 1,
+             first == nranks - 1 ? "s" : "", (long long)first, (long long)reads_first, p.what,
+             first < nranks - 1 ? ", the ranks after it none" : "", (long long)total);
+    }
+}
+
 int64_t config_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks)
 {
     phase_cfg_t p = config_phase(c, phase);

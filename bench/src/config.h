@@ -100,5 +100,7 @@ char *config_to_json(const config_t *c);
 const char *shuffle_name(int m);
 /* Files of a phase the release's training run uses for nranks ranks (DLIO main trims them, see trim_files_to_steps). */
 int64_t config_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks);
+/* Adds a warning when the emulated DLIO entry cannot run this shape at nranks (see config.c). */
+void config_note_rank_shape(config_t *c, int nranks);
 
 #endif

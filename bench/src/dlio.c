@@ -20,6 +20,10 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * :69 one 'records' dataset, :79 'labels'. reader/hdf5_reader.py:47 reads ['records'][i].
      * data_loader/torch_data_loader.py:104-108: dlio_sampler shuffles its persistent slice in place after
      * np.random.seed(seed) at every epoch (the permutation compounds); its slice is not clamped at T (IndexError).
+     * utils/config.py:352-366 get_global_map_index maps [r*ceil(T/R), (r+1)*ceil(T/R)) unclamped, for the training
+     * and (whenever the valid folder holds files, evaluation on or off: main.py:175-207, :330) the evaluation
+     * samples, at the start of every epoch: with T not a multiple of R, file_list[g // samples_per_file] raises
+     * IndexError on the ranks whose slice passes T, before the first step; the others wait at its barrier (:273).
      * main.py:287 the step cap is checked after the step (compute, barrier): exactly min(cap, batches) loaded;
      * main.py:239 evaluation likewise (at least one step). utils/config.py:407-412 dataset.record_length*. */
     {.version = "2.0.0",
@@ -31,6 +35,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .sampler_shuffles = 1,
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
+     .slice_clamped = 0,
      .file_ext = "hdf5"},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
@@ -38,7 +43,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * track_times=False, which v2 object headers honour), :48 'labels'. reader/hdf5_reader.py:47-48 reads
      * ['records_<k>'][i] for every k inside one open. data_loader/torch_data_loader.py:84-103: dlio_sampler no
      * longer shuffles (no sample_shuffle argument) and clamps its slice at T; utils/config.py:499-527: the index map
-     * shuffles only the insertion order of a dict from global index to (file, index): the PyTorch read order is the
+     * clamps the slice at T (:510-511) and shuffles only the insertion order of a dict from global index to (file, index): the PyTorch read order is the
      * rank's slice in order whatever sample_shuffle says. main.py:328 and :242: the step cap is checked when a batch
      * arrives, before compute: one batch more than the cap is loaded when the loader has one.
      * utils/config.py:792-797 dataset.record_length_bytes* (record_length* silently ignored), :831-839
@@ -53,6 +58,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .sampler_shuffles = 0,
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 0,
+     .slice_clamped = 1,
      .file_ext = "hdf5"},
     /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
      * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
@@ -66,6 +72,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .sampler_shuffles = 0,
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 1,
+     .slice_clamped = 1,
      .file_ext = "hdf5"},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
@@ -249,10 +256,11 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
         sb_printf(&b,
                   ", \"libver_low\": \"%s\", \"track_times\": %s, \"indexed_records\": %s, "
                   "\"sampler_shuffles\": %s, \"cap_checked_on_fetch\": %s, \"trim_files_to_steps\": %s, "
-                  "\"file_ext\": ",
+                  "\"slice_clamped\": %s, \"file_ext\": ",
                   e->libver_low == H5F_LIBVER_EARLIEST ? "earliest" : "latest", e->track_times ? "true" : "false",
                   e->indexed_records ? "true" : "false", e->sampler_shuffles ? "true" : "false",
-                  e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false");
+                  e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false",
+                  e->slice_clamped ? "true" : "false");
         sb_json_str(&b, e->file_ext);
         sb_printf(&b, "}");
     }

@@ -19,6 +19,8 @@ typedef struct {
     int sampler_shuffles;     /* PyTorch path: sample_shuffle changes the read order */
     int cap_checked_on_fetch; /* the step cap is checked after a batch is fetched (one more batch loaded) */
     int trim_files_to_steps;  /* initialize() trims the file counts to multiples of samples x batch x ranks */
+    int slice_clamped;        /* PyTorch path: the index map clamps a rank's slice of ceil(T/R) samples at T (else
+                               * the ranks whose slice passes T raise IndexError and the others wait forever) */
     const char *file_ext;     /* DLIO names files <prefix>_<i>_of_<N>.<ext> */
 } dlio_entry_t;
 

@@ -255,7 +255,8 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
         pool_stop(&J->pool);
         return input_error(J->rank, err);
     }
-    if (J->rank == 0 && c->warnings[0]) /* release-specific keys ignored as DLIO ignores them; nearest DLIO entry */
+    config_note_rank_shape(c, a->dry_ranks ? a->dry_ranks : J->nranks);
+    if (J->rank == 0 && c->warnings[0]) /* keys ignored as DLIO ignores them; nearest entry; shapes DLIO cannot run */
         for (const char *w = c->warnings; *w;) {
             const char *nl = strchr(w, '\n');
             int n = nl ? (int)(nl - w) : (int)strlen(w);

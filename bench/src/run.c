@@ -122,7 +122,26 @@ int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase
     return batches < cap ? batches : cap;
 }
 
-/* DLIO: full batches only (drop_last); DLIO's break rules; a barrier after every training step */
+/* The fewest steps any rank takes in this phase: every rank knows each rank's slice of DLIO's sampler (r*ceil(T/R)
+ * clamped at T), so no communication is needed. Equal to every rank's steps whenever T is a multiple of R. */
+static int64_t fewest_rank_steps(const runner_t *R, const epoch_plan_t *P)
+{
+    const int64_t total = R->sampler[P->phase].total, spp = (total + R->nranks - 1) / R->nranks;
+    int64_t fewest = -1;
+    for (int r = 0; r < R->nranks; r++) {
+        int64_t start = (int64_t)r * spp, end = start + spp < total ? start + spp : total;
+        int64_t steps = runner_planned_steps(R->cfg, R->L->dlio, P->phase, end > start ? (end - start) / P->bs : 0,
+                                             R->nranks);
+        if (fewest < 0 || steps < fewest)
+            fewest = steps;
+    }
+    return fewest < 0 ? 0 : fewest;
+}
+
+/* DLIO: full batches only (drop_last); DLIO's break rules; a barrier after every training step that every rank
+ * takes. Where T is not a multiple of R the ranks' step counts differ (DLIO 2.0.0 raises IndexError there, later
+ * releases clamp and let their per-step barriers pair up with other barriers): the kernel barriers only the steps
+ * every rank takes, so it never waits forever. */
 static void plan_dlio(const runner_t *R, epoch_plan_t *P)
 {
     const dlio_entry_t *e = R->L->dlio;
@@ -130,7 +149,7 @@ static void plan_dlio(const runner_t *R, epoch_plan_t *P)
     P->steps = runner_planned_steps(R->cfg, e, P->phase, P->batches, R->nranks);
     /* DLIO >= 2.0.1 checks the cap when the next batch arrives: that batch is loaded, then the loop breaks */
     P->fetched = e->cap_checked_on_fetch && P->steps < P->batches ? P->steps + 1 : P->steps;
-    P->barriered = P->phase == PH_TRAIN ? P->steps : 0;
+    P->barriered = P->phase == PH_TRAIN ? fewest_rank_steps(R, P) : 0;
 }
 
 /* h5bench (the thesis kernel): the partial tail batch is kept, everything is read (total-training-steps still caps
