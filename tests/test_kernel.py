@@ -486,10 +486,29 @@ def test_the_kernel_runs_the_shape_dlio_crashes_on(tmp_path):
     reads the 42 - 3 x 11 = 9 samples left, says so once, and every sample is read once per epoch"""
     sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": False, "epochs": 1,
                                       "num-files-train": 6, "num-samples-per-file": 7, "batch-size": 1,
-                                      "record-length": 4096})
+                                      "num-files-eval": 4, "record-length": 4096})
     r = run(tmp_path, 4, sets, timeout=120)
     assert r.rc == 0, r.proc.stderr
     assert r.proc.stderr.count("cannot run this at 4 ranks") == 1, r.proc.stderr
     got = {rank: train_samples(r, rank)[1] for rank in range(4)}
     assert [len(got[k]) for k in range(4)] == [10, 10, 10, 9]   # floor(42/1/4) = 10 steps cap the full ranks
     assert sorted(s for k in range(4) for s in got[k]) == sorted(set(s for k in range(4) for s in got[k]))
+
+
+@pytest.mark.parametrize("evaluation,generate,named", [(True, False, True), (False, True, True), (False, False, False)],
+                         ids=["eval-on", "eval-off-generated", "eval-off-not-generated"])
+def test_an_evaluation_shape_dlio_cannot_run_is_named(evaluation, generate, named):
+    """4 training + 3 evaluation files of 1 sample on 2 ranks (measured: DLIO 2.0.0 with evaluation on, rank 1
+    IndexError, rank 0 hung). DLIO maps the valid folder's files with evaluation off too (main.py lists them
+    whenever the folder holds files), so a run that generates them is named as well."""
+    p = subprocess.run([BIN, "--dry-run", "--ranks", "2", "--set", "num-files-train=4", "--set", "num-files-eval=3",
+                        "--set", "num-samples-per-file=1", "--set", "batch-size=1", "--set", "batch-size-eval=1",
+                        "--set", "train=true", "--set", f"evaluation={str(evaluation).lower()}",
+                        "--set", f"generate-data={str(generate).lower()}", "--set", "data-folder=/nonexistent"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stderr.splitlines() if "cannot run this" in ln]
+    assert len(notes) == int(named), p.stderr
+    if named:
+        assert "3 evaluation samples" in notes[0] and "rank 1, whose" in notes[0] and "IndexError" in notes[0]
+        assert ("The kernel clamps" in notes[0]) == evaluation

@@ -1077,8 +1077,8 @@ char *config_to_json(const config_t *c)
 /* DLIO's index map at R ranks: an entry that does not clamp a rank's slice of ceil(T/R) samples at T raises
  * IndexError on every rank whose slice passes T (the others wait forever at the first step's barrier). The kernel
  * clamps, as later DLIO releases do; this names the shape, what DLIO does with it and what the kernel does instead.
- * DLIO builds the evaluation map whenever the valid folder holds files, evaluation on or off; the kernel knows that
- * folder only when evaluating, so the evaluation map is checked then. */
+ * DLIO builds the evaluation map whenever the valid folder holds files, evaluation on or off: checked when
+ * evaluating, and when this run generates evaluation files. */
 void config_note_rank_shape(config_t *c, int nranks)
 {
     const dlio_entry_t *e = dlio_entry(c->dlio_entry);
@@ -1087,27 +1087,33 @@ void config_note_rank_shape(config_t *c, int nranks)
     for (int ph = 0; ph < NPHASES; ph++) {
         phase_cfg_t p = config_phase(c, ph);
         int64_t files = config_files_used(c, e, ph, nranks);
-        if (!p.enabled) /* evaluation off: DLIO still maps the valid folder's files, which the kernel never lists */
+        /* evaluation off: DLIO still maps the valid folder's files, which exist when this run generates them */
+        if (!p.enabled && !(c->generate_data && files > 0))
             continue;
         int64_t total = files * c->num_samples_per_file;
         if (total <= 0 || total % nranks == 0)
             continue;
         int64_t spp = (total + nranks - 1) / nranks, first = total / spp; /* rank r fails iff (r+1)*spp > T */
         int64_t reads_first = total - first * spp > 0 ? total - first * spp : 0;
-        char ranks[64];
+        char ranks[64], instead[256];
         if (first == nranks - 1)
             snprintf(ranks, sizeof ranks, "rank %lld", (long long)first);
         else
             snprintf(ranks, sizeof ranks, "ranks %lld-%d", (long long)first, nranks - 1);
-        warn(c, "DLIO %s cannot run this at %d ranks: %lld %s samples (%lld files x %lld) are not a multiple of the "
+        if (p.enabled)
+            snprintf(instead, sizeof instead, "The kernel clamps instead (as DLIO 2.0.1 does): rank %lld reads %lld %s "
+                     "samples%s.", (long long)first, (long long)reads_first, p.what,
+                     first < nranks - 1 ? ", the ranks after it none" : "");
+        else
+            snprintf(instead, sizeof instead, "DLIO maps them with %s off, once this run has generated them; the "
+                     "kernel does not read them.", p.what);
+        warn(c, "DLIO %s cannot run this at %d ranks: %lld %s samples (%lld file%s x %lld) are not a multiple of the "
              "ranks, so its index map (utils/config.py get_global_map_index) gives each rank ceil(%lld/%d) = %lld "
              "samples; %s, whose slice runs past the last sample (%lld), raise%s IndexError before the first step "
-             "and the other ranks wait forever at its barrier. The kernel clamps instead (as DLIO 2.0.1 does): rank "
-             "%lld reads %lld %s samples%s. A rank count that divides %lld runs on both.",
-             e->version, nranks, (long long)total, p.what, (long long)files, (long long)c->num_samples_per_file,
-             (long long)total, nranks, (long long)spp, ranks, (long long)total - 1,
-             first == nranks - 1 ? "s" : "", (long long)first, (long long)reads_first, p.what,
-             first < nranks - 1 ? ", the ranks after it none" : "", (long long)total);
+             "and the other ranks wait forever at its barrier. %s A rank count that divides %lld runs on both.",
+             e->version, nranks, (long long)total, p.what, (long long)files, files == 1 ? "" : "s",
+             (long long)c->num_samples_per_file, (long long)total, nranks, (long long)spp, ranks,
+             (long long)total - 1, first == nranks - 1 ? "s" : "", instead, (long long)total);
     }
 }
 
