@@ -91,7 +91,22 @@ def test_model_eval_cadence_and_dims():
     dims = model.file_dims(cfg)
     assert len(dims) == 6 and len(set(dims)) > 1  # drawn per file
     ev = segs[2]
-    assert ev["bytes"] == [dims[4 + s // 2][0] * dims[4 + s // 2][1] for s in ev["samples"]]
+    # ~100x100-byte samples, 2 per file: below HDF5's 64 KiB sieve buffer, so the first sample's read runs to the
+    # dataset's end (both samples) and the second's is the sample alone
+    assert ev["bytes"] == [dims[4 + s // 2][0] * dims[4 + s // 2][1] * (2 - s % 2) for s in ev["samples"]]
+
+
+def test_model_small_samples_read_through_the_sieve_buffer():
+    """megatron_deepspeed tiny: 1 file x 1024 samples of 45x45 = 2025 bytes (record_length 2048), 2 ranks, batch 64,
+    no readers: every read is 64 KiB but for samples 992-1023, which have less than 64 KiB of dataset left. Rank 1's
+    Log VFD raw bytes over 2 epochs, measured on both DLIO 2.0.0 and the kernel: 65,052,960."""
+    cfg = {"dataset": {"num_files_train": 1, "num_samples_per_file": 1024, "record_length": 2048},
+           "reader": {"batch_size": 64, "read_threads": 0, "sample_shuffle": "seed"}, "train": {"epochs": 2}}
+    reads = model.workload_reads(cfg, 2)
+    assert sum(sum(s["bytes"]) for s in reads[1]) == 65_052_960
+    assert sum(sum(s["bytes"]) for s in reads[0]) == 2 * 512 * 65536
+    chunked = {**cfg, "dataset": {**cfg["dataset"], "enable_chunking": True}}
+    assert all(b == 2025 for s in model.workload_reads(chunked, 2)[0] for b in s["bytes"])
 
 
 def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path):

@@ -83,6 +83,23 @@ def file_dims(cfg: dict, rel: str | None = None) -> list[tuple[int, int]]:
     return [(flat[2 * i], flat[2 * i + 1]) for i in range(nfiles)]
 
 
+SIEVE_BUF = 64 * 1024   # HDF5's default data sieve buffer (H5Pset_sieve_buf_size; h5py and the kernel keep it)
+
+
+def raw_read_bytes(dims: tuple[int, int], index: int, per_file: int, chunked: bool) -> int:
+    """Bytes of the one raw read HDF5 issues for sample `index` of a contiguous (per_file, d0, d1) uint8 dataset in a
+    freshly opened file (DLIO opens the file per sample). A sample smaller than the sieve buffer is read through it:
+    HDF5 1.14 H5Dcontig.c H5D__contig_readvv_sieve_cb fills the buffer from the sample's offset with
+    min(sieve size, bytes left in the dataset, bytes left before the end of allocation) (the labels dataset lies after
+    the samples, so the dataset's end binds first); a larger one is read directly.
+    Measured: 1 file x 1024 samples of 45x45 bytes on 2 ranks, both programs' Log VFD reads were 64 KiB but for the
+    last 32 samples, whose reads shrink with the bytes left (rank 1: 65,052,960 bytes over 2 epochs)."""
+    sample = dims[0] * dims[1]
+    if chunked or sample >= SIEVE_BUF:
+        return sample
+    return min(SIEVE_BUF, (per_file - index) * sample)
+
+
 def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
     """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
     launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
@@ -106,6 +123,8 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
     rt = int(dotted_get(cfg, "reader.read_threads", 1))
     prefetch = int(dotted_get(cfg, "reader.prefetch_size", 2))
     dims = file_dims(cfg, rel)
+    chunked = bool(dotted_get(cfg, "dataset.enable_chunking", False)) or bool(dotted_get(cfg, "dataset.hdf5.chunk_dims",
+                                                                                         None))
     evals = eval_epochs(epochs, int(dotted_get(cfg, "evaluation.eval_after_epoch", 1)),
                         int(dotted_get(cfg, "evaluation.epochs_between_evals", 1))) if do_eval else []
     out: dict[int, list[dict]] = {}
@@ -133,7 +152,7 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
                 off = 0 if phase == "train" else ntrain
                 segs.append({"phase": phase, "epoch": e, "samples": list(idx[: steps * b]),
                              "prefetched": (issued - steps) * b, "opens": len(read),
-                             "bytes": [dims[off + s // spf][0] * dims[off + s // spf][1] for s in read
+                             "bytes": [raw_read_bytes(dims[off + s // spf], s % spf, spf, chunked) for s in read
                                        for _ in range(ndset)]})
         out[r] = segs
     return out
