@@ -4,9 +4,9 @@
 #   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio; and h5bench_dlio)
 #   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
-#   PROFILES, REPEAT, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi (the reference
-#   venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan), DARSHAN_PREFIX,
-#   RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run).
+#   PROFILES, REPEAT, LAUNCHER=mpirun|srun, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
+#   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
+#   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY ?= python3
@@ -45,7 +45,8 @@ endif
 LAST_RUN ?= build/.last-run
 RUNS_DIR ?= runs
 HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
-  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT))
+  --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
+  $(if $(LAUNCHER),--launcher $(LAUNCHER))
 define start_run
 rm -f "$(LAST_RUN)"; \
 $(VENV)/bin/python -m harness run $(HARNESS_RUN) --print-run-dir "$(LAST_RUN)"; hrc=$$?; \
@@ -97,7 +98,7 @@ validate: build venv dlio-venv
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
-test-py: build venv dlio-venv chromium latex
+test-py: build venv dlio-venv chromium latex slurm
 	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs tests
 

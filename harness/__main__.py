@@ -5,6 +5,7 @@ Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keep
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                    help="a reference-configs/<name>.yaml, or the path of such a file (default unet3d)")
     r.add_argument("--scale", default=None, help="scale preset of the workload (default: its default_scale)")
     r.add_argument("--ranks", type=_count("RANKS", "--ranks"), default=2, help="MPI ranks per side (default 2)")
-    r.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
+    r.add_argument("--launcher", type=_launcher, default="mpirun",
+                   help="mpirun (default), mpiexec, or srun: each launch a job step (inside an allocation) or a job "
+                        "of its own; --mpi=pmix unless SLURM_MPI_TYPE is set")
     r.add_argument("--profiles", default=None,
                    help=f"comma-separated: {','.join(registry())} (default: every profile available here)")
     r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
@@ -41,6 +44,14 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "first, so after a failed start it names no run (make validate reads it)")
     sweep.setup_parser(sub.add_parser("sweep", help="a paper directory's paper.json and kernel-only scaling sweep",
                                       description=sweep.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
+
+
+def _launcher(text: str) -> str:
+    if text not in ("mpirun", "mpiexec", "srun"):
+        raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): invalid choice (use mpirun, mpiexec or srun)")
+    if not shutil.which(text):
+        raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): {text} not found on PATH")
+    return text
 
 
 def _count(var: str, opt: str):

@@ -35,11 +35,18 @@ class Launcher:
                 a += ["-x", f"{k}={v}"]
             return a + list(self.extra)
         if self.kind == "srun":
-            a = ["srun", "-n", str(self.ranks)]
-            if logdir is not None:
-                logdir.mkdir(parents=True, exist_ok=True)
+            # --kill-on-bad-exit: a rank that fails ends the step, as under mpirun (else the others wait in a barrier);
+            # --mpi=pmix: Debian's Open MPI 4.1 starts under Slurm's PMIx only (pmi2, none: MPI_Init fails), whatever
+            # the site's MpiDefault; SLURM_MPI_TYPE in the environment chooses another
+            a = ["srun", "-n", str(self.ranks), "--kill-on-bad-exit=1"]
+            if not os.environ.get("SLURM_MPI_TYPE"):
+                a.append("--mpi=pmix")
+            if logdir is not None:  # the folder is made by execute(): srun does not make it
                 a += ["--output", f"{logdir}/rank.%t.stdout", "--error", f"{logdir}/rank.%t.stderr"]
             if env:
+                bad = sorted(k for k, v in env.items() if "," in f"{k}{v}")
+                if bad:  # srun --export separates variables with commas
+                    raise ValueError(f"LAUNCHER=srun: cannot pass {', '.join(bad)} to the ranks (a comma in it)")
                 a.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(env.items())))
             return a + list(self.extra)
         raise ValueError(f"LAUNCHER={self.kind}: use mpirun, mpiexec or srun")
@@ -70,6 +77,8 @@ class Step:
 def execute(step: Step, progress=print) -> dict:
     """Run one step; never raises for the program's failure: the result records it."""
     step.workdir.mkdir(parents=True, exist_ok=True)
+    if step.logdir is not None:
+        step.logdir.mkdir(parents=True, exist_ok=True)
     for d in step.dirs:
         Path(d).mkdir(parents=True, exist_ok=True)
     for path, text in step.files:
@@ -111,6 +120,8 @@ def execute(step: Step, progress=print) -> dict:
     wall = time.time() - t0
     status = "ok" if rc == 0 else "failed"
     detail = "" if rc == 0 else _tail(step.workdir / "launch.stderr")
+    if rc == 0 and (lost := _srun_launch_failed(step.workdir / "launch.stderr")):
+        status, detail = "failed", f"srun exited 0 but started no task: {lost}"
     return {**result, "status": status, "rc": rc, "wall_s": wall, "detail": detail}
 
 
@@ -126,6 +137,17 @@ def _kill(proc: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+# Slurm 22.05's srun exits 0 when slurmd cannot start the tasks (e.g. an output file it cannot open)
+_SRUN_LAUNCH_FAILED = re.compile(r"^srun: error: (task \S+ launch failed: .*)$", re.M)
+
+
+def _srun_launch_failed(path: Path) -> str:
+    try:
+        return " | ".join(_SRUN_LAUNCH_FAILED.findall(path.read_text(errors="replace")))[-800:]
+    except OSError:
+        return ""
 
 
 # Open MPI's boilerplate around a failed job: it would push the program's own message out of the detail

@@ -58,12 +58,15 @@ def tiny(data: Path, **kw) -> dict:
 
 
 def run(tmp: Path, ranks: int, sets: dict, *, config: Path | None = None, log: bool = False, timeout: float = 120,
-        env: dict | None = None, name: str = "out") -> Run:
+        env: dict | None = None, name: str = "out", launcher: list[str] | None = None,
+        environ: dict | None = None) -> Run:
+    """The kernel on `ranks` ranks under mpirun, or under `launcher` (its argv up to the program, e.g. srun's: then
+    `ranks` and `log` are the launcher's business); env is added to environ (default: this process's)."""
     out = tmp / name
-    logs = tmp / f"{name}-logs" if log else None
+    logs = tmp / f"{name}-logs" if log and launcher is None else None
     if logs is not None and logs.exists():
         shutil.rmtree(logs)
-    argv = list(MPIRUN) + ["-np", str(ranks)]
+    argv = list(MPIRUN) + ["-np", str(ranks)] if launcher is None else list(launcher)
     if logs is not None:
         argv += ["--output-filename", str(logs)]
     argv += [BIN]
@@ -74,7 +77,7 @@ def run(tmp: Path, ranks: int, sets: dict, *, config: Path | None = None, log: b
         if isinstance(v, bool):
             v = "true" if v else "false"
         argv += ["--set", f"{k}={v}"]
-    e = dict(os.environ)
+    e = dict(os.environ if environ is None else environ)
     e.update(env or {})
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e)
     return Run(proc, out, logs)

@@ -28,6 +28,7 @@ CASES = [
     ("RANKS more than samples", ["validate", "RANKS=4096"], ["4096 ranks", "refused by the kernel"]),
     ("PROFILES unknown", ["validate", "PROFILES=nosuch"], ["PROFILES=nosuch", "known:"]),
     ("REPEAT zero", ["validate", "REPEAT=0"], ["REPEAT=0", "at least 1"]),
+    ("LAUNCHER unknown", ["validate", "LAUNCHER=pbs"], ["LAUNCHER=pbs", "invalid choice"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
     ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
     ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),

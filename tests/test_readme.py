@@ -256,6 +256,16 @@ README_COMMANDS = {
     "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
         case_h5bench_runner_argv,
     "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2": case_h5bench_sample_entry,
+    "srun --mpi=pmix -n 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+    "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", 'PMIX = ["srun", "--mpi=pmix", "-n", "2"]'),
+    "salloc -N 2 --ntasks-per-node=4 mpirun build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+    "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", '["salloc", "-n", "2", "mpirun",'),
+    "make validate LAUNCHER=srun": case_make_dry(["--launcher srun"]),
+    "sbatch --test-only --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch":
+        elsewhere("tests/test_slurm.py", '["sbatch", "--test-only", "--nodes=1", "--ntasks-per-node=2", str(SBATCH)]'),
+    "DATA=/lustre/$USER/unet3d sbatch --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch --config unet3d_h100.yaml "
+    "--set dataset.format=hdf5 --set workflow.checkpoint=false":
+        elsewhere("tests/test_slurm.py", '["sbatch", "--wait", "--nodes=1", "--ntasks-per-node=2"'),
     "build/h5dlio --help": case_help,
     "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
     "make bench": case_make_dry(["python -m bench.perf run --scale small"]),
