@@ -32,7 +32,8 @@ SECTIONS = [("verdict", "Verdict"), ("workload-and-environment", "Workload and e
             ("log-vfd-records", "Log VFD records (thesis Table 6.1)"),
             ("counts-against-the-analytic-model", "Counts against the analytic model"),
             ("runtime", "Runtime per phase (thesis Tables C.1-C.4)"), ("dftracer-timelines", "DFTracer timelines"),
-            ("per-file-comparison", "Per-file system-level comparison"), ("similarity", "Similarity score")]
+            ("per-file-comparison", "Per-file system-level comparison"), ("similarity", "Similarity score"),
+            ("darshan-analyses", "Darshan's own analyses")]
 
 
 # ---------------------------------------------------------------- the number formats the report documents
