@@ -122,12 +122,13 @@ DATA_CALLS = READS | {"write", "pwrite"}
 
 
 def epochs(events: list[dict]) -> list[tuple[float, float]]:
-    """Epoch k = the k-th epoch region of every rank: [earliest start, latest end] (seconds)."""
-    per_rank: dict[int, list] = defaultdict(list)
+    """Epoch k = the k-th epoch region of every process that marks epochs (the ranks): [earliest start, latest end]
+    (seconds)."""
+    per_proc: dict[str, list] = defaultdict(list)
     for e in events:
         if e["name"] in EPOCH_REGIONS:
-            per_rank[e["rank"]].append((e["ts"], e["ts"] + e["dur"]))
-    spans = [sorted(v) for v in per_rank.values()]
+            per_proc[e["pid"]].append((e["ts"], e["ts"] + e["dur"]))
+    spans = [sorted(v) for v in per_proc.values()]
     return [(min(s[k][0] for s in spans if len(s) > k), max(s[k][1] for s in spans if len(s) > k))
             for k in range(max((len(s) for s in spans), default=0))]
 
