@@ -93,6 +93,7 @@ class Done:
 
 class RunView(Protocol):
     """What a profile's check may read of the run being validated (validate.checks.Run)."""
+    path: Path                   # the run directory (raw outputs a check may analyse: <side>/<step>/...)
     manifest: dict
     ranks: int
     cfg: dict

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from profiles import Context, Done, Found, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
 from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
-from profiles.features import io_features
+from profiles.darshan_analyses import analyse
+from profiles.features import io_features, metadata_rate
 
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
 
@@ -145,13 +146,16 @@ def parse_log(path: Path, data_dir: Path) -> dict:
         return n[len(root):] if n.startswith(root) else None
 
     mods = set(rep.modules)
+    meta_s = 0.0  # POSIX_F_META_TIME under the data folder: open, close, stat and seek time, summed over processes
     if "POSIX" in mods:
-        c = rep.records["POSIX"].to_df()["counters"]
-        for row in _rows(c):
+        df = rep.records["POSIX"].to_df()
+        c, fc = df["counters"], df["fcounters"]
+        for row, frow in zip(_rows(c), _rows(fc), strict=True):
             r = rel(int(row["id"]))
             if r is None:
                 other[names.get(int(row["id"]) % 2**64, "?")] += int(row["POSIX_OPENS"])
                 continue
+            meta_s += float(frow["POSIX_F_META_TIME"])
             files[r]["opens"] += int(row["POSIX_OPENS"])
             files[r]["reads"] += int(row["POSIX_READS"])
             files[r]["bytes"] += int(row["POSIX_BYTES_READ"])
@@ -181,8 +185,20 @@ def parse_log(path: Path, data_dir: Path) -> dict:
                 d["bytes"] += int(row["H5D_BYTES_READ"])
     partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
     return {"log": path.name, "modules": sorted(mods), "nprocs": rep.metadata["job"]["nprocs"], "partial": partial,
+            "meta_s": meta_s,
             "files": {k: {**v, "accesses": dict(v["accesses"])} for k, v in sorted(files.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
+
+
+def epoch_times(outdir: Path, side: str) -> list[float] | None:
+    """The launch's training epochs as the program timed them (its own output in <outdir>/out, read as the timing
+    profile reads it): Darshan's counters have no epoch marks. None when the program wrote none."""
+    from profiles import timing
+
+    try:
+        return timing.parse(outdir / "out", side)["train_epoch_s"] or None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
@@ -209,13 +225,19 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     for t in parsed:
         for o in t["other"]:
             other[o["file"]] += o["opens"]
+    ep = epoch_times(outdir, side)
+    what = "Darshan POSIX_OPENS and POSIX_F_META_TIME of the files under the data folder"
+    metadata = {"source": f"{what}; epoch time as the program timed its epochs" if ep else
+                f"{what} (the program's epoch times not found: no rate)",
+                "all": metadata_rate(sum(r["opens"] for r in merged.values()), sum(t["meta_s"] for t in parsed),
+                                     sum(ep) if ep else None, len(ep) if ep else None)}
     return {"side": side, "logs": [t["log"] for t in parsed],
             "modules": sorted({m for t in parsed for m in t["modules"]}),
             # a module that ran out of memory in some process (DXT keeps 2 MiB per module): its counts are short
             "partial": sorted({f"{t['log']}:{m}" for t in parsed for m in t["partial"]}),
             "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
-            "features": io_features([r for t in parsed for r in t["reads"]])}
+            "features": io_features([r for t in parsed for r in t["reads"]]), "metadata": metadata}
 
 
 DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
@@ -285,7 +307,7 @@ class Darshan(Profile):
     after MPI_Init (DLIO's PyTorch workers) leave no log, so with workers Darshan would see none of DLIO's reads."""
     name = "darshan"
     order = 40
-    checks = (check_darshan,)
+    checks = (check_darshan, analyse)
 
     def available(self, ctx: Context) -> Found:
         info = detect(ctx.options.get("darshan_prefix"))

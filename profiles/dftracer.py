@@ -11,7 +11,7 @@ from pathlib import Path
 
 from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, register
 from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
-from profiles.features import io_features
+from profiles.features import io_features, metadata_rate
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
 CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
@@ -115,6 +115,54 @@ def features(events: list[dict], data_dir: Path) -> dict:
                         and (e["fname"] or "").startswith(root)])
 
 
+# a training epoch as each side marks it: DLIO 2.0.0's DLIOBenchmark._train (one call per epoch and rank), the kernel's
+# train_epoch region
+EPOCH_REGIONS = ("DLIOBenchmark._train", "train_epoch")
+DATA_CALLS = READS | {"write", "pwrite"}
+
+
+def epochs(events: list[dict]) -> list[tuple[float, float]]:
+    """Epoch k = the k-th epoch region of every process that marks epochs (the ranks): [earliest start, latest end]
+    (seconds)."""
+    per_proc: dict[str, list] = defaultdict(list)
+    for e in events:
+        if e["name"] in EPOCH_REGIONS:
+            per_proc[e["pid"]].append((e["ts"], e["ts"] + e["dur"]))
+    spans = [sorted(v) for v in per_proc.values()]
+    return [(min(s[k][0] for s in spans if len(s) > k), max(s[k][1] for s in spans if len(s) > k))
+            for k in range(max((len(s) for s in spans), default=0))]
+
+
+def metadata(events: list[dict], data_dir: Path) -> dict:
+    """The metadata rate (profiles.features.metadata_rate) per training epoch and over all of them, from the POSIX
+    calls on the files under the data folder that move no data (every call but read/pread/write/pwrite: open, close,
+    the stat family, lseek, ...; all processes), each counted in the epoch its start falls in; calls outside every
+    epoch (dataset discovery before training) are counted apart."""
+    root = str(data_dir).rstrip("/") + "/"
+    spans = epochs(events)
+    opens = [0] * len(spans)
+    meta = [0.0] * len(spans)
+    outside = {"opens": 0, "metadata_s": 0.0}
+    calls: Counter = Counter()
+    for e in events:
+        if e["cat"] != "POSIX" or e["name"] in DATA_CALLS or not (e["fname"] or "").startswith(root):
+            continue
+        calls[e["name"]] += 1
+        k = next((i for i, (a, b) in enumerate(spans) if a <= e["ts"] < b), None)
+        is_open = e["name"] in ("open", "openat")
+        if k is None:
+            outside["opens"] += is_open
+            outside["metadata_s"] += e["dur"]
+        else:
+            opens[k] += is_open
+            meta[k] += e["dur"]
+    return {"source": "DFTracer POSIX events on the files under the data folder; epochs from "
+                      f"{' / '.join(EPOCH_REGIONS)} regions",
+            "per_epoch": [metadata_rate(opens[k], meta[k], b - a, 1) for k, (a, b) in enumerate(spans)],
+            "all": metadata_rate(sum(opens), sum(meta), sum(b - a for a, b in spans) or None, len(spans) or None),
+            "outside_epochs": outside, "calls": dict(sorted(calls.items()))}
+
+
 KIND = {"pread": "read", "read": "read", "open": "open", "openat": "open", "close": "close",
         "compute": "compute", "TorchFramework.compute": "compute"}
 
@@ -137,7 +185,8 @@ def timeline(events: list[dict]) -> dict:
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
     return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir),
-            "features": features(events, data_dir), "timeline": timeline(events)}
+            "features": features(events, data_dir), "metadata": metadata(events, data_dir),
+            "timeline": timeline(events)}
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")

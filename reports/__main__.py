@@ -23,8 +23,9 @@ def render(run_dir: Path, out: Path | None = None) -> Path:
         from reports import paper
         return paper.render(run_dir, out)
     run = load_run(run_dir)
+    run.report_dir = out or run_dir / "report"
     title, blocks = sections.build(run)
-    return doc.write(out or run_dir / "report", title, blocks)
+    return doc.write(run.report_dir, title, blocks)
 
 
 def main(argv=None) -> int:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 SIDES = ("dlio", "kernel")
 SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
@@ -21,6 +23,12 @@ class RunData:
     manifest: dict
     verdict: dict | None                   # None: never validated
     _tables: dict = field(default_factory=dict)
+    report_dir: Path | None = None         # where the report is written (links are relative to it): DIR/report
+
+    def link(self, rel: str) -> str:
+        """[path](href): a file of the run directory (path relative to it), linked from the report's folder."""
+        href = os.path.relpath(self.path / rel, self.report_dir or self.path / "report")
+        return f"[{rel}]({quote(href)})"
 
     def table(self, name: str):
         """tables/<name> parsed, or None when the profile did not produce it."""

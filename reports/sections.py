@@ -1,7 +1,8 @@
 """The sections of a run's report, in order: verdict, workload and environment, Log VFD records (thesis Table 6.1),
-counts against the analytic model, runtime (thesis Tables C.1-C.4), DFTracer timelines, per-file comparison,
-similarity. Each section is a function RunData -> blocks; tables are built from the run's files here, figures are
-declared as FigureSpecs and drawn by reports.figures."""
+counts against the analytic model, runtime (thesis Tables C.1-C.4) with the metadata rate, DFTracer timelines,
+per-file comparison, similarity, Darshan's own analyses (pydarshan's job summary, drishti). Each section is a
+function RunData -> blocks; tables are built from the run's files here, figures are declared as FigureSpecs and
+drawn by reports.figures."""
 from __future__ import annotations
 
 import re
@@ -13,6 +14,7 @@ from reports.rundir import (
     SIDE_LABEL,
     SIDES,
     RunData,
+    f1,
     f3,
     flatten,
     plain,
@@ -279,7 +281,7 @@ def runtime_section(run: RunData) -> list[Block]:
     reps = timing_reps(run)
     if not any(reps[s] for s in SIDES) and not any(r["dlio"] or r["kernel"] for r in rows):
         out.append(Para("No timing: the timing profile did not run (" + absent_reason(run, "timing") + ")."))
-        return out
+        return out + metadata_blocks(run)
     n = {s: len(reps[s]) for s in SIDES}
     out.append(Para(f"Seconds over {n['dlio']} DLIO and {n['kernel']} kernel training launch(es) (`REPEAT=N` "
                     "repeats them; generation runs once per side). Launch wall time includes start-up (DLIO's "
@@ -295,6 +297,65 @@ def runtime_section(run: RunData) -> list[Block]:
     if any(r["dlio"] or r["kernel"] for r in mrows):
         out.append(stat_table("tbl-metrics", mrows, "DLIO's training metrics as each program reports them "
                               "(kernel: computed as DLIO computes them, from measured compute times)", "metric"))
+    return out + metadata_blocks(run)
+
+
+METADATA_SOURCES = (("dftracer", "DFTracer"), ("darshan", "Darshan"))
+
+
+def _ms(x) -> str:
+    return "-" if x is None else f3(float(x) * 1000.0)
+
+
+def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
+    """Per profile that traced both sides' training (tables/<profile>-<side>.json "metadata", written at collection
+    by profiles.features.metadata_rate): one row per epoch the trace marks, then all epochs; and the profiles whose
+    tables predate the metadata rate."""
+    rows, old = [], []
+    for prof, label in METADATA_SOURCES:
+        tabs = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
+        if not any(tabs.values()):
+            continue
+        m = {s: (tabs[s] or {}).get("metadata") or {} for s in SIDES}
+        if not any(m.values()):
+            old.append(label)
+            continue
+        n_ep = max(len(m[s].get("per_epoch") or []) for s in SIDES)
+        per = [(f"epoch {k + 1}", {s: (m[s].get("per_epoch") or [None] * n_ep)[k] if k < len(m[s].get("per_epoch")
+                                   or []) else None for s in SIDES}) for k in range(n_ep)]
+        epochs = {(m[s].get("all") or {}).get("epochs") for s in SIDES} - {None}
+        per.append((f"all {'/'.join(map(str, sorted(epochs)))} epochs" if epochs else "all (epochs unknown)",
+                    {s: m[s].get("all") for s in SIDES}))
+        for what, r in per:
+            cells = [label, what]
+            for s in SIDES:
+                x = r[s] or {}
+                cells += [value(x.get("opens")), f1(x.get("opens_per_s")), _ms(x.get("metadata_s_per_epoch"))]
+            cells.append(ratio((r["dlio"] or {}).get("metadata_s"), (r["kernel"] or {}).get("metadata_s")))
+            rows.append(cells)
+    return rows, old
+
+
+def metadata_blocks(run: RunData) -> list[Block]:
+    """The metadata rate next to the data rate: opens per second of epoch time and metadata time per epoch, per side,
+    from the traces the run has (profiles.features.metadata_rate is its one definition)."""
+    rows, old = metadata_rows(run)
+    out: list[Block] = []
+    if rows:
+        out.append(Para("Metadata rate of the training epochs, per side, from each trace of the run: opens of the "
+                        "files under the data folder per second of epoch wall time, and metadata time per epoch (the "
+                        "summed duration of the calls on those files that move no data: open, close, the stat "
+                        "family, seek; all processes; in milliseconds). DFTracer: the POSIX events, each epoch "
+                        "bounded by the epoch regions of all ranks (DLIO's `DLIOBenchmark._train`, the kernel's "
+                        "`train_epoch`). Darshan: `POSIX_OPENS` and `POSIX_F_META_TIME` of those files over the "
+                        "epochs as the program timed them (Darshan has no epoch marks: per epoch = total / epochs)."))
+        cols = ["source", "epochs"] + [f"{SIDE_LABEL[s]} {k}" for s in SIDES for k in
+                                       ("opens", "opens/s", "metadata ms/epoch")] + ["DLIO/kernel metadata time"]
+        out.append(Table("tbl-metadata", cols, rows, "Metadata rate per side: opens per second and metadata time "
+                         "per epoch (tables/<profile>-<side>.json: metadata)", [False, False] + [True] * 7))
+    for label in old:
+        out.append(Para(f"No metadata rate from {label}: this run's {label} tables were collected before h5dlio "
+                        "recorded it."))
     return out
 
 
@@ -456,8 +517,54 @@ def similarity_section(run: RunData) -> list[Block]:
     return out
 
 
+# ---------------------------------------------------------------- 9. Darshan's own analyses
+
+def _analysis_cells(run: RunData, r: dict) -> list[str]:
+    summ = run.link(r["summary"]) if r.get("summary") else (
+        f"failed: {r['summary_error']}" if r.get("summary_error") else "not produced (see above)")
+    dri = " ".join(run.link(p) for p in r.get("drishti") or []) or (
+        f"failed: {r['drishti_error']}" if r.get("drishti_error") else "not produced (see above)")
+    return [SIDE_LABEL.get(r["side"], r["side"]), r["log"], summ, dri, str(r.get("counts") or "-"),
+            ", ".join(r.get("issues") or []) or "-"]
+
+
+def darshan_analyses_section(run: RunData) -> list[Block]:
+    out: list[Block] = [Heading(2, "Darshan's own analyses", "darshan-analyses")]
+    t = run.table("darshan-analyses.json")
+    if t is None:
+        has_logs = any(run.table(f"darshan-{s}.json") is not None for s in SIDES)
+        out.append(Para("No pydarshan job summary or drishti report: " + (
+            "the run has Darshan logs but was validated before h5dlio analysed them; run `python -m validate "
+            f"{run.path.name}` and render again" if has_logs else "no Darshan log (the Darshan profile: "
+            + absent_reason(run, "darshan") + ")") + "."))
+        return out
+    tools = ", ".join(f"{k} {v or 'not installed'}" for k, v in (t.get("tools") or {}).items())
+    out.append(Para(f"Per Darshan log of the run ({tools}): pydarshan's job summary (`python -m darshan summary`, "
+                    "HTML) and drishti's insights and recommendations (`drishti`: its console text, HTML, and the "
+                    "CSV of the issue codes it triggered), written by `python -m validate` under "
+                    "`<side>/<step>/analysis/`. Paths are relative to the run directory."))
+    for why in (t.get("unavailable") or {}).values():
+        out.append(Para(f"Not produced here: {why}."))
+    logs = t.get("logs") or []
+    if not logs:
+        out.append(Para("The Darshan launches left no log to analyse."))
+        return out
+    out.append(Table("tbl-darshan-analyses", ["side", "log", "job summary (pydarshan)", "drishti (text, HTML, CSV)",
+                                              "drishti's count", "issue codes triggered"],
+                     [_analysis_cells(run, r) for r in logs],
+                     "Darshan's analyses per log (tables/darshan-analyses.json)"))
+    for r in logs:
+        if r.get("insights"):
+            out.append(Heading(3, f"drishti: {SIDE_LABEL.get(r['side'], r['side'])}, `{r['log'].split('/')[-1]}`",
+                               "drishti-" + re.sub(r"[^a-z0-9]+", "-", r["log"].lower()).strip("-")))
+            out.append(Bullets([f"{x['section'].capitalize()}: {x['text']}" + (
+                " Recommendations: " + "; ".join(x["recommendations"]) + "." if x["recommendations"] else "")
+                for x in r["insights"]]))
+    return out
+
+
 SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, dftracer_section,
-            files_section, similarity_section]
+            files_section, similarity_section, darshan_analyses_section]
 
 
 def build(run: RunData) -> tuple[str, list[Block]]:

@@ -4,6 +4,7 @@ kernel under libdftracer_preload.so. Expected values come from the workload, not
 from __future__ import annotations
 
 import gzip
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -82,3 +83,62 @@ def test_truncated_and_gzipped_traces(tmp_path):
     cut.write_text("\n".join(lines[: len(lines) // 2]) + '\n{"id":"9","name":"pre')  # a crash mid-write
     ev = dftracer.read_events(cut)
     assert 0 < len(ev) < len(lines) and all("name" in e for e in ev)
+
+
+# ---------------------------------------------------------------- metadata rate, on a trace made by construction
+
+def _ev(name: str, pid: str, ts_us: int, dur_us: int, fname: str | None = None, cat: str = "POSIX",
+        **args) -> dict:
+    a = {"fname": fname, **args} if fname else args
+    return {"id": "1", "name": name, "cat": cat, "pid": pid, "tid": pid, "ts": str(ts_us), "dur": str(dur_us),
+            "ph": "X", "args": a}
+
+
+@pytest.mark.parametrize("side", ["dlio", "kernel"])
+def test_metadata_rate_per_epoch_by_construction(tmp_path, side):
+    """Two ranks, two epochs. Epoch 1: rank 0 [1.0 s, 2.0 s), rank 1 [1.1 s, 2.1 s) -> 1.1 s; epoch 2: rank 0
+    [3.0 s, 4.0 s), rank 1 [3.0 s, 4.5 s) -> 1.5 s. Epoch 1: rank 0 opens, fstats and closes 3 files (100, 5, 10 us
+    each) and reads each (1000 us: data, not metadata), rank 1 opens 2 (200 us each); epoch 2: rank 0 opens 4 (50 us
+    each) and seeks once (7 us). Before training: a directory listing of the data folder (300 us). Ignored: a file
+    outside the data folder."""
+    data = tmp_path / side / "data"
+    region = "DLIOBenchmark._train" if side == "dlio" else "train_epoch"
+    cat = "dlio_benchmark" if side == "dlio" else "C_APP"
+    pid = {0: "0", 1: "1"} if side == "dlio" else {0: "7001", 1: "7002"}  # DLIO: the rank is the pid
+    ev = [] if side == "dlio" else [_ev("rank_info", pid[r], 10, 1, cat=cat, rank=r) for r in (0, 1)]
+    for r, spans in ((0, [(1_000_000, 1_000_000), (3_000_000, 1_000_000)]), (1, [(1_100_000, 1_000_000),
+                                                                               (3_000_000, 1_500_000)])):
+        ev += [_ev(region, pid[r], ts, dur, cat=cat) for ts, dur in spans]
+    f = [str(data / "train" / f"img_{i}.h5") for i in range(4)]
+    for i in range(3):
+        t = 1_100_000 + 10_000 * i
+        ev += [_ev("open64" if side == "kernel" else "open", pid[0], t, 100, f[i]),
+               _ev("__fxstat", pid[0], t + 200, 5, f[i]),
+               _ev("pread64", pid[0], t + 300, 1000, f[i], offset=0, count=8, ret=8),
+               _ev("close", pid[0], t + 2000, 10, f[i])]
+    ev += [_ev("open", pid[1], 1_500_000 + 1000 * i, 200, f[i]) for i in range(2)]
+    ev += [_ev("open", pid[0], 3_200_000 + 1000 * i, 50, f[i]) for i in range(4)]
+    ev += [_ev("lseek64", pid[0], 3_300_000, 7, f[0]), _ev("opendir", pid[0], 500_000, 300, str(data / "train")),
+           _ev("open", pid[0], 1_200_000, 999, "/usr/lib/libz.so")]
+    out = tmp_path / side / "dftracer"
+    out.mkdir(parents=True)
+    (out / "trace-0-of-2.pfw").write_text("[\n" + "\n".join(json.dumps(e) for e in ev) + "\n")
+    m = dftracer.parse(out, side, data)["metadata"]
+    e1, e2 = m["per_epoch"]
+    assert (e1["opens"], e1["epoch_s"], e1["metadata_s"]) == (5, pytest.approx(1.1),
+                                                              pytest.approx((3 * (100 + 5 + 10) + 2 * 200) / 1e6))
+    assert e1["opens_per_s"] == pytest.approx(5 / 1.1)
+    assert (e2["opens"], e2["epoch_s"], e2["metadata_s"]) == (4, pytest.approx(1.5), pytest.approx((4 * 50 + 7) / 1e6))
+    a = m["all"]
+    assert (a["epochs"], a["opens"], a["epoch_s"]) == (2, 9, pytest.approx(2.6))
+    assert a["opens_per_s"] == pytest.approx(9 / 2.6) and a["metadata_s_per_epoch"] == pytest.approx(952 / 2 / 1e6)
+    assert m["outside_epochs"] == {"opens": 0, "metadata_s": pytest.approx(300 / 1e6)}
+    assert m["calls"] == {"close": 3, "fstat": 3, "lseek": 1, "open": 9, "opendir": 1}
+
+
+def test_metadata_rate_of_the_real_traces_counts_every_data_file_open():
+    """the captured traces (2 epochs, 28 files, every file opened once per epoch): 28 opens in each epoch"""
+    for side in ("dlio", "kernel"):
+        m = dftracer.metadata(load(side), Path(RUN) / side / "data")
+        assert [e["opens"] for e in m["per_epoch"]] == [28, 28] and m["all"]["opens"] == 56
+        assert all(e["metadata_s"] > 0 and e["epoch_s"] > 0 for e in m["per_epoch"])

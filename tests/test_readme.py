@@ -233,6 +233,57 @@ def case_h5bench_sample_entry(tmp: Path, cmd: str) -> None:
     assert bad.returncode == 2 and "--entry 3" in bad.stderr, bad.stderr[-2000:]
 
 
+def _need_darshan_tools() -> None:
+    from profiles import darshan_analyses
+    t = darshan_analyses.tools()
+    for k in ("summary", "drishti"):
+        if t[k]:
+            pytest.skip(f"Darshan's analyses cannot run here: {t[k]}")
+
+
+DARSHAN_LOG = REPO / "tests" / "data" / "darshan" / "c_sec2.darshan"   # a real log (its README)
+
+
+def case_validate_darshan_analyses(tmp: Path, cmd: str) -> None:
+    """A run with a Darshan launch per side (the committed tiny run plus a real log in each side's logs/): validate
+    writes the job summaries and drishti's reports, and the verdict has its darshan.analyses row."""
+    _need_darshan_tools()
+    run = tmp / "runs" / "some-run"
+    shutil.copytree(REPO / "tests" / "data" / "run-tiny", run)
+    m = json.loads((run / "manifest.json").read_text())
+    for side in ("dlio", "kernel"):
+        (run / side / "darshan" / "logs").mkdir(parents=True)
+        shutil.copy(DARSHAN_LOG, run / side / "darshan" / "logs")
+        m["steps"][f"{side}.darshan"] = {"status": "ok", "rc": 0, "wall_s": 1.0, "workdir": str(run / side / "darshan")}
+    (run / "manifest.json").write_text(json.dumps(m))
+    p = _sh([PY, "-m", "validate", str(run)], timeout=600)
+    assert p.returncode in (0, 1) and "darshan.analyses" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    row = next(c for c in json.loads((run / "verdict.json").read_text())["checks"] if c["name"] == "darshan.analyses")
+    assert row["status"] == "pass", row
+    for side in ("dlio", "kernel"):
+        a = run / side / "darshan" / "analysis"
+        assert (a / "summary" / "c_sec2.html").stat().st_size > 10000
+        assert {f.name for f in (a / "drishti").iterdir()} == {"c_sec2.txt", "c_sec2.html", "c_sec2.csv"}
+
+
+def case_darshan_summary(tmp: Path, cmd: str) -> None:
+    _need_darshan_tools()
+    shutil.copy(DARSHAN_LOG, tmp / "LOG.darshan")
+    p = _sh([PY if a == ".venv/bin/python" else a for a in cmd.split()], cwd=tmp, timeout=600)
+    html = tmp / "summary.html"
+    assert p.returncode == 0 and html.exists(), p.stderr[-2000:]
+    assert "h5sample /scratch/dlio/data/train_img_1_of_1.h5 2 sec2" in html.read_text()
+
+
+def case_drishti(tmp: Path, cmd: str) -> None:
+    _need_darshan_tools()
+    shutil.copy(DARSHAN_LOG, tmp / "LOG.darshan")
+    argv = cmd.split()
+    p = _sh([str(REPO / argv[0])] + argv[1:], cwd=tmp, timeout=600)
+    assert p.returncode == 0 and "DRISHTI" in p.stdout and "EXECUTABLE:     ./h5sample" in p.stdout, p.stderr[-2000:]
+    assert (tmp / "LOG.html").exists() and (tmp / "LOG.csv").read_text().startswith("JOB,")
+
+
 def elsewhere(path: str, needle: str):
     def check(tmp: Path, cmd: str) -> None:
         text = (REPO / path).read_text()
@@ -244,6 +295,9 @@ README_COMMANDS = {
     "make validate WORKLOAD=unet3d": case_make_validate,
     "make test": elsewhere(".ci/run", "\nmake test\n"),
     "make report RUN=runs/<id>": case_make_report,
+    ".venv/bin/python -m validate runs/<id>": case_validate_darshan_analyses,
+    ".venv/bin/python -m darshan summary LOG.darshan --output summary.html": case_darshan_summary,
+    ".venv/bin/drishti --html --csv LOG.darshan": case_drishti,
     "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
     "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
     ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,

@@ -32,7 +32,8 @@ SECTIONS = [("verdict", "Verdict"), ("workload-and-environment", "Workload and e
             ("log-vfd-records", "Log VFD records (thesis Table 6.1)"),
             ("counts-against-the-analytic-model", "Counts against the analytic model"),
             ("runtime", "Runtime per phase (thesis Tables C.1-C.4)"), ("dftracer-timelines", "DFTracer timelines"),
-            ("per-file-comparison", "Per-file system-level comparison"), ("similarity", "Similarity score")]
+            ("per-file-comparison", "Per-file system-level comparison"), ("similarity", "Similarity score"),
+            ("darshan-analyses", "Darshan's own analyses")]
 
 
 # ---------------------------------------------------------------- the number formats the report documents
@@ -522,6 +523,59 @@ def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
     md = (run / "report" / "report.md").read_text()
     assert f"Darshan DXT read segments: **{sim['observed_score']:.3f}**" in md
     assert "tbl-similarity" in rep.tables  # the DFTracer block is still there
+
+
+def test_metadata_rate_table_next_to_the_training_metrics(tmp_path, rendered):
+    """Metadata rates in the run's tables (DFTracer from the committed real traces, Darshan from a real log with the
+    program's epoch times beside it): one row per epoch DFTracer marks, then all epochs, per source; every number
+    by the documented format (opens exact, opens/s 1 decimal, milliseconds 3 decimals, ratios as 2.50x); the table
+    right after the training metrics (the data rate). The committed fixture predates the rate and says so."""
+    from profiles import darshan, dftracer
+    assert "No metadata rate from DFTracer: this run's DFTracer tables were collected before" in \
+        (rendered["dir"] / "report.md").read_text() and "tbl-metadata" not in rendered["html"].tables
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    trace_run = Path("/tmp/hruns/unet3d-tiny-20261122-010153")  # where tests/data/dftracer was captured
+    meta = {}
+    for side in SIDES:
+        ev = dftracer.normalize([e for p in sorted((DATA / "dftracer").glob(f"{side}-*.pfw.gz"))
+                                 for e in dftracer.read_events(p)], side)
+        t = load(f"tables/dftracer-{side}.json")
+        t["metadata"] = meta[("dftracer", side)] = dftracer.metadata(ev, trace_run / side / "data")
+        (run / "tables" / f"dftracer-{side}.json").write_text(json.dumps(t))
+        step = tmp_path / side
+        (step / "logs").mkdir(parents=True)
+        (step / "out").mkdir()
+        shutil.copy(DATA / "darshan" / "c_sec2.darshan", step / "logs")
+        (step / "out" / "output.json").write_text(json.dumps({"train": {"epochs": [{"observed_s": 0.5},
+                                                                                   {"observed_s": 0.25}]}}))
+        t = darshan.parse(step, "kernel", Path("/scratch/dlio/data"))
+        meta[("darshan", side)] = t["metadata"]
+        (run / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
+    assert reports_main([str(run)]) == 0
+    rep = parse_html(run / "report" / "report.html")
+    rows = rep.tables["tbl-metadata"][1:]
+    want = []
+    for prof, label in (("dftracer", "DFTracer"), ("darshan", "Darshan")):
+        m = {s: meta[(prof, s)] for s in SIDES}
+        n = len(m["dlio"].get("per_epoch", []))
+        per = [(f"epoch {k + 1}", {s: m[s]["per_epoch"][k] for s in SIDES}) for k in range(n)]
+        per.append((f"all {m['dlio']['all']['epochs']} epochs", {s: m[s]["all"] for s in SIDES}))
+        want += [(label, what, r) for what, r in per]
+    assert [r[:2] for r in rows] == [[label, what] for label, what, _ in want]
+    assert [r[1] for r in rows] == ["epoch 1", "epoch 2", "all 2 epochs", "all 2 epochs"]
+    for cells, (_, _, r) in zip(rows, want, strict=True):
+        for i, s in enumerate(SIDES):
+            opens, rate, ms = cells[2 + 3 * i: 5 + 3 * i]
+            assert int(opens) == r[s]["opens"]
+            assert re.fullmatch(r"\d+\.\d", rate) and abs(float(rate) - r[s]["opens_per_s"]) <= 0.05 + 1e-9
+            assert re.fullmatch(r"\d+\.\d{3}", ms) and abs(float(ms) - 1000 * r[s]["metadata_s_per_epoch"]) <= 5e-4
+        assert cells[-1] == f"{r['dlio']['metadata_s'] / r['kernel']['metadata_s']:.2f}x"
+    assert [r[2] for r in rows[:3]] == ["28", "28", "56"]   # every data file opened once per epoch
+    md = (run / "report" / "report.md").read_text()
+    assert md.index("*DLIO's training metrics") < md.index("*Metadata rate per side") < md.index("## DFTracer")
+    assert md_tables(run / "report" / "report.md")[[t[0][0] for t in md_tables(run / "report" / "report.md")]
+                                                   .index("source")] == rep.tables["tbl-metadata"]
 
 
 def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
