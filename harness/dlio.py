@@ -19,9 +19,6 @@ from pathlib import Path
 from common.mapping import dotted_get
 from harness.workload import REPO, WorkloadError
 
-# the behaviour rules every kernel entry carries (h5dlio --dlio-entries), in its order
-RULES = ("libver_low", "track_times", "indexed_records", "sampler_shuffles", "cap_checked_on_fetch",
-         "trim_files_to_steps", "file_ext")
 PROBE = REPO / "harness" / "probe.py"
 
 
@@ -132,6 +129,15 @@ def probed_keys(found: dict, versioned: list[dict]) -> tuple[dict, dict]:
     return opts, unknown
 
 
+NOT_RULES = {"version", "since", "source", "keys"}
+
+
+def rules_of(entry: dict) -> list[str]:
+    """The behaviour rules a kernel entry carries (every field of h5dlio --dlio-entries but its name and source): a
+    rule the kernel gains is compared, or named as not observed, without a change here."""
+    return [r for r in entry if r not in NOT_RULES]
+
+
 def kernel_entries(kernel_bin: Path | None = None) -> list[dict]:
     """The kernel's entries, each with "keys": {option: the yaml key that entry reads, or None}."""
     out = []
@@ -148,7 +154,7 @@ def differences(found: dict, entry: dict) -> list[dict]:
     """Each rule (and key option) where the probed behaviour differs from the entry; a rule the probe could not
     observe (null) is not a difference (see unverified)."""
     out = []
-    for r in RULES:
+    for r in rules_of(entry):
         got = found["rules"].get(r)
         if got is not None and got != entry[r]:
             out.append({"rule": r, "probed": got, "entry": entry[r]})
@@ -161,9 +167,10 @@ def differences(found: dict, entry: dict) -> list[dict]:
     return out
 
 
-def unverified(found: dict) -> list[str]:
+def unverified(found: dict, known: list[dict]) -> list[str]:
     """The rules the probe could not observe (named in its "unknown" with the reason)."""
-    return [r for r in RULES if found["rules"].get(r) is None] + \
+    rules = dict.fromkeys(r for e in known for r in rules_of(e))
+    return [r for r in rules if found["rules"].get(r) is None] + \
         sorted(k for k in found.get("unknown", {}) if k.startswith("key "))
 
 
@@ -173,7 +180,7 @@ def match(found: dict, known: list[dict]) -> dict:
     differs = {e["version"]: differences(found, e) for e in known}
     ok = [v for v, d in differs.items() if not d]
     return {"entry": ok[0] if len(ok) == 1 else None, "candidates": ok, "differs": differs,
-            "unverified": unverified(found)}
+            "unverified": unverified(found, known)}
 
 
 def refusal(who: str, m: dict) -> str:
@@ -202,7 +209,7 @@ def describe(venv: Path, kernel_bin: Path | None = None) -> dict:
             "warning": "" if entry else refusal(f"DLIO {d.get('version')}", m),
             "probed": {"rules": found["rules"], "keys": found["options"], "unknown": found["unknown"],
                        "how": found["how"]},
-            "entry_rules": ({**{r: entry[r] for r in RULES}, "keys": entry["keys"]} if entry else None),
+            "entry_rules": ({**{r: entry[r] for r in rules_of(entry)}, "keys": entry["keys"]} if entry else None),
             "differs": m["differs"], "unverified": m["unverified"]}
 
 

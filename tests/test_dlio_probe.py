@@ -153,6 +153,13 @@ def test_negative_control_one_rule_flipped():
     assert m["entry"] is None and [d["rule"] for d in m["differs"]["2.0.0"]] == ["cap_checked_on_fetch"]
 
 
+def test_a_rule_the_probe_does_not_know_is_named():
+    """A rule a kernel entry gains before the probe learns to observe it: named as not observed, never guessed."""
+    known = [{**e, "new_rule": True} for e in hdlio.kernel_entries(KERNEL)]
+    m = hdlio.match(found(LINEAGES["2.0.1"]), known)
+    assert m["entry"] == "2.0.1" and m["unverified"] == ["new_rule"]
+
+
 def test_unobserved_rule_is_named_not_guessed():
     lin = found(LINEAGES["main"])
     lin["rules"]["trim_files_to_steps"] = None
@@ -212,7 +219,7 @@ def test_dlio_version_check_shows_probed_rules():
     e = next(x for x in known if x["version"] == "2.0.0")
     block = {"version": "2.0.0", "revision": "pypi", "source": "pypi", "entry": "2.0.0", "nearest": False,
              "probed": {"rules": m["rules"], "keys": m["options"], "unknown": {}, "how": {}},
-             "entry_rules": {**{r: e[r] for r in hdlio.RULES}, "keys": e["keys"]}, "unverified": []}
+             "entry_rules": {**{r: e[r] for r in hdlio.rules_of(e)}, "keys": e["keys"]}, "unverified": []}
     run_ = checks.Run.__new__(checks.Run)
     run_.manifest = {"dlio": block}
     [c] = checks.check_dlio_version(run_)
