@@ -126,7 +126,7 @@ def test_probe_observations_tell_lineages_apart(tmp_path):
 
 
 @pytest.mark.parametrize("lineage,entry", [("2.0.0", "2.0.0"), ("2.0.1", "2.0.1"), ("main", "2.0.1-17"),
-                                           ("392621b", None)])
+                                           ("392621b", "2.0.0-52")])
 def test_selection_by_behaviour(lineage, entry):
     m = hdlio.match(found(LINEAGES[lineage]), hdlio.kernel_entries(KERNEL))
     assert m["entry"] == entry, m["differs"]
@@ -134,10 +134,12 @@ def test_selection_by_behaviour(lineage, entry):
         assert m["differs"][entry] == [] and all(m["differs"][v] for v in m["differs"] if v != entry)
 
 
-def test_mlperf_branch_refused_naming_its_rules():
-    """392621b reads only record_length_bytes* and its sampler does not shuffle: no entry; the message names the
-    rules against the closest entry (2.0.0), never a version number."""
-    m = hdlio.match(found(LINEAGES["392621b"]), hdlio.kernel_entries(KERNEL))
+def test_mlperf_branch_refused_without_its_entry():
+    """Without its entry (the kernel before 2.0.0-52), 392621b, which reads only record_length_bytes* and whose sampler
+    does not shuffle, matches no entry; the message names those rules against the closest entry (2.0.0), never a
+    version number."""
+    known = [e for e in hdlio.kernel_entries(KERNEL) if e["version"] != "2.0.0-52"]
+    m = hdlio.match(found(LINEAGES["392621b"]), known)
     msg = hdlio.refusal("DLIO=/tmp/dlio-392621b", m)
     assert msg.startswith("DLIO=/tmp/dlio-392621b: no kernel entry matches its behaviour: ")
     assert "sampler_shuffles probed false (2.0.0: true)" in msg
@@ -151,6 +153,9 @@ def test_negative_control_one_rule_flipped():
     lin["rules"]["cap_checked_on_fetch"] = True
     m = hdlio.match(found(lin), hdlio.kernel_entries(KERNEL))
     assert m["entry"] is None and [d["rule"] for d in m["differs"]["2.0.0"]] == ["cap_checked_on_fetch"]
+
+
+UNKNOWN = {"rules": {**LINEAGES["2.0.0"]["rules"], "cap_checked_on_fetch": True}, "keys": LINEAGES["2.0.0"]["keys"]}
 
 
 def test_a_rule_the_probe_does_not_know_is_named():
@@ -191,23 +196,25 @@ def fake_venv(tmp: Path, lineage: dict) -> Path:
     py.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps({lineage!r}))\n")
     py.chmod(py.stat().st_mode | stat.S_IEXEC)
     (venv / "bin" / "dlio_benchmark").write_text("#!/bin/sh\nexit 99\n")
-    (venv / ".h5dlio-dlio.json").write_text(json.dumps({"version": "2.0.0-52", "revision": "392621b" + "0" * 33,
-                                                         "describe": "v2.0.0-52-g392621b",
-                                                         "source": "source:/tmp/dlio-392621b", "lock": "x"}))
+    (venv / ".h5dlio-dlio.json").write_text(json.dumps({"version": "2.0.0-52", "revision": "a" * 40,
+                                                         "describe": "v2.0.0-52-gaaaaaaa",
+                                                         "source": "source:/tmp/dlio-x", "lock": "x"}))
     return venv
 
 
-@pytest.mark.parametrize("lineage", ["392621b", "2.0.0"])
+@pytest.mark.parametrize("lineage", ["unknown", "2.0.0"])
 def test_harness_refuses_unrecognised_dlio_before_launch(tmp_path, lineage):
-    lin = {"rules": LINEAGES[lineage]["rules"], "keys": LINEAGES[lineage]["keys"], "how": {}, "unknown": {}}
+    """A DLIO that loads one batch past the step cap but otherwise behaves as 2.0.0 (no such release): exit 2."""
+    src = UNKNOWN if lineage == "unknown" else LINEAGES[lineage]
+    lin = {"rules": src["rules"], "keys": src["keys"], "how": {}, "unknown": {}}
     venv = fake_venv(tmp_path, lin)
     runs = tmp_path / "runs"
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--dlio-venv", str(venv), "--runs-dir", str(runs),
                         "--profiles", "timing"], capture_output=True, text=True, cwd=REPO, timeout=300)
-    if lineage == "392621b":
+    if lineage == "unknown":
         assert p.returncode == 2, p.stderr
-        assert "DLIO=/tmp/dlio-392621b: no kernel entry matches its behaviour: sampler_shuffles probed false " \
-               "(2.0.0: true)" in p.stderr, p.stderr
+        assert "DLIO=/tmp/dlio-x: no kernel entry matches its behaviour: cap_checked_on_fetch probed true " \
+               "(2.0.0: false)" in p.stderr, p.stderr
         assert not runs.exists() or not any(runs.iterdir())  # nothing launched, no run directory
     else:  # negative control: 2.0.0's behaviour passes the probe; the fake venv fails later, for another reason
         assert "no kernel entry matches" not in p.stderr, p.stderr
