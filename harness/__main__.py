@@ -76,6 +76,13 @@ def _venv(arg: Path | None) -> Path:
     return Path(stamp.read_text().strip())
 
 
+def _who(venv: Path) -> str:
+    """How a user named the reference DLIO: DLIO=<checkout> for a source venv, else its venv."""
+    from harness.dlio import info
+    src = str(info(venv).get("source", ""))
+    return f"DLIO={src.removeprefix('source:')}" if src.startswith("source:") else f"--dlio-venv {venv}"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -95,6 +102,9 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
         if not hrun.KERNEL_BIN.exists():
             raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+        from harness.dlio import select as dlio_select
+        # the kernel entry whose rules the DLIO's probed behaviour matches: refused here, before any launch
+        dlio = None if a.resume else dlio_select(venv, hrun.KERNEL_BIN, who=_who(venv))
         ctx = Context(venv, hrun.KERNEL_BIN, {"darshan_prefix": a.darshan_prefix})
         reg = registry()
         have = {name: p.available(ctx) for name, p in reg.items()}
@@ -126,13 +136,13 @@ def main(argv=None) -> int:
         for s in a.kernel_set:
             if "=" not in s:
                 raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
-        from harness.dlio import info as dlio_info
         opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
                            timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat,
                            found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
                            skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                            for side, why in sides.items()}},
-                           dlio_version=dlio_info(venv)["version"])
+                           dlio_version=dlio["entry"] if dlio else None,
+                           dlio_keys=dlio["probed"]["keys"] if dlio else None)
         if a.resume:
             if not (a.resume / "manifest.json").exists():
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")
@@ -141,8 +151,7 @@ def main(argv=None) -> int:
                 raise WorkloadError(why)
             rd, wl, resume = a.resume, None, True
         else:
-            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
-                      dlio_version=opt.dlio_version)
+            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")), dlio_keys=opt.dlio_keys)
             why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
             if why:
                 raise WorkloadError(why)

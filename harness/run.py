@@ -37,7 +37,8 @@ class Options:
     found: dict = field(default_factory=dict)          # profile -> what its available()/prepare() found (Found.info)
     skip_sides: dict = field(default_factory=dict)     # profile -> {side: why that side cannot run under it here}
     skipped_profiles: dict = field(default_factory=dict)    # profile -> reason (recorded in the manifest)
-    dlio_version: str | None = None                    # the reference DLIO's version: the kernel's dlio-version
+    dlio_version: str | None = None                    # the kernel entry whose rules the reference DLIO matches
+    dlio_keys: dict | None = None                      # {option: the yaml key the probe saw DLIO honour}
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -266,7 +267,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         wl = Workload(**{k: m["workload"][k] for k in ("name", "scale", "base", "config", "base_path")})
         opt.ranks, opt.launcher, opt.profiles, opt.kernel_sets = m["ranks"], m["launcher"], m["profiles"], \
             m["kernel_sets"]
-        opt.dlio_version = m.get("dlio", {}).get("version", opt.dlio_version)
+        opt.dlio_version = (m.get("dlio") or {}).get("entry") or opt.dlio_version
         opt.repeat = m.get("repeat", 1)
     else:
         assert wl is not None

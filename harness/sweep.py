@@ -32,7 +32,7 @@ import yaml
 from common.fileio import write_json_atomic
 from common.proc import command_output
 from harness import run as hrun
-from harness.dlio import info as dlio_info
+from harness.dlio import select as dlio_select
 from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload, WorkloadError, dlio_config_dir, load
 
@@ -100,15 +100,17 @@ def data_name(cfg: dict) -> str:
 def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -> tuple[dict[str, Workload], str]:
     """Every configuration (a reference-configs/ name or the path of such a file) loaded as `harness run` loads a
     workload, and accepted by the kernel's validator at every rank count, before anything is launched. Returns the
-    workloads by name (each one's folder scaling/<name>/) and the installed DLIO's version."""
+    workloads by name (each one's folder scaling/<name>/) and the kernel entry whose rules the installed DLIO's
+    behaviour matches (harness.dlio.select: a DLIO no entry matches is refused)."""
     if not (dlio_venv / "bin" / "python").exists():
         raise WorkloadError(f"--dlio-venv {dlio_venv}: no bin/python")
-    version = dlio_info(dlio_venv)["version"]
+    sel = dlio_select(dlio_venv, hrun.KERNEL_BIN)
+    version = sel["entry"]
     wl_dir = dlio_config_dir(str(dlio_venv / "bin" / "python"))
     wls: dict[str, Workload] = {}
     for c in configs:
         try:
-            wl = load(c, scale, wl_dir, dlio_version=version)
+            wl = load(c, scale, wl_dir, dlio_keys=sel["probed"]["keys"])
         except WorkloadError as e:
             raise WorkloadError(f"--configs {c}: {e}") from None
         if wl.name in wls:

@@ -65,9 +65,10 @@ def _yaml(path: Path):
 
 
 def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS,
-         dlio_version: str | None = None) -> Workload:
+         dlio_keys: dict | str | None = None) -> Workload:
     """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir). name: a reference config
-    of ref_dir, or the path of one (a name ending in .yaml/.yml or holding a '/')."""
+    of ref_dir, or the path of one (a name ending in .yaml/.yml or holding a '/'). dlio_keys: the key names the
+    installed DLIO honours (harness.dlio.translate's `reads`: the probe's {option: yaml key}, or an entry's name)."""
     if name.endswith((".yaml", ".yml")) or "/" in name:
         path = Path(name)
         name = path.stem
@@ -101,8 +102,8 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
         if not isinstance(v, dict):
             raise WorkloadError(f"{path}: {what} must be a mapping of DLIO workload keys, not {type(v).__name__}")
     overlay, preset = ref.get("overlay") or {}, scales[scale] or {}
-    if dlio_version:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
+    if dlio_keys:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
         from harness.dlio import translate
-        overlay, preset = translate(overlay, dlio_version)[0], translate(preset, dlio_version)[0]
+        overlay, preset = translate(overlay, dlio_keys)[0], translate(preset, dlio_keys)[0]
     merged = deep_merge(deep_merge(base, overlay), preset)
     return Workload(name, scale, ref["base"], merged, str(base_path))

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from kernel import BIN, MPIRUN, h5tool, run, tiny
+from test_dlio_probe import LINEAGES
 
 from profiles import logvfd
 
@@ -844,7 +845,7 @@ if not gen and rank == "0":
 '''
 
 FAKE_PY = """#!/bin/sh
-case "$*" in *"import dlio_benchmark"*) echo "{pkg}"; exit 0;; esac
+case "$*" in *"import dlio_benchmark"*) echo "{pkg}"; exit 0;; *harness/probe.py*) echo '{probe}'; exit 0;; esac
 exec {python} "$@"
 """
 
@@ -885,7 +886,9 @@ class Fake:
         dlio = root / "venv" / "bin" / "dlio_benchmark"
         dlio.write_text(FAKE_DLIO.format(python=sys.executable, ctl=str(self.ctl)))
         py = root / "venv" / "bin" / "python"
-        py.write_text(FAKE_PY.format(pkg=pkg, python=sys.executable))
+        # the probe's answer: DLIO 2.0.0's behaviour (tests/test_dlio_probe.py LINEAGES)
+        probe = json.dumps({**LINEAGES["2.0.0"], "how": {}, "unknown": {}})
+        py.write_text(FAKE_PY.format(pkg=pkg, python=sys.executable, probe=probe))
         for f in (dlio, py):
             f.chmod(0o755)
         self.workload.write_text(FAKE_WORKLOAD)

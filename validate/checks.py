@@ -6,6 +6,7 @@ Names start with what they use: steps., dataset., dlio., logvfd., counts., dftra
 runtime."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -67,27 +68,46 @@ def check_steps(run: Run) -> list[dict]:
     return out
 
 
+def _rules_line(probed: dict, entry: dict | None, name: str) -> str:
+    """Each probed rule next to the entry's: "sampler_shuffles true (2.0.0: true), ...", keys as "key <option>"."""
+    def fmt(v):
+        return json.dumps(v) if isinstance(v, bool) or v is None else str(v)
+    rows = [(r, v, (entry or {}).get(r)) for r, v in probed.get("rules", {}).items()]
+    rows += [(f"key {o}", v, ((entry or {}).get("keys") or {}).get(o)) for o, v in probed.get("keys", {}).items()]
+    return ", ".join(f"{r} {fmt(v)}" + (f" ({name}: {fmt(e)})" if entry else "") for r, v, e in rows)
+
+
 def check_dlio_version(run: Run) -> list[dict]:
-    """Which DLIO was the reference and which kernel entry stood for it; an unknown release is validated with the
-    nearest entry, and this check says so (it passes: the other checks judge whether the entry still fits)."""
+    """Which DLIO was the reference and which kernel entry stood for it, chosen by behaviour: the probed rules next to
+    the entry's. A DLIO whose behaviour matches no entry fails here with the differing rules (the harness refuses it
+    before launching; a run made before the probe used the entry its version number gave)."""
     d = run.manifest.get("dlio")
     if not d:
         ver = run.manifest.get("versions", {}).get("dlio", "unknown")
         return [result("dlio.version", PASS, "2.0.0", ver, f"DLIO {ver} (manifest without a dlio block: PyPI "
                        "release assumed), kernel entry 2.0.0")]
     where = d.get("source", "?") + (f" @ {d['revision'][:12]}" if d.get("revision") not in (None, "pypi") else "")
+    probed = d.get("probed")
+    extra = {"probed": probed, "entry_rules": d.get("entry_rules")} if probed else {}
     if not d.get("entry"):
         return [result("dlio.version", FAIL, d.get("version"), None,
-                       f"DLIO {d.get('version')} ({where}): the kernel has no entry for it: {d.get('warning', '')}")]
+                       f"DLIO {d.get('version')} ({where}): the kernel has no entry for it: {d.get('warning', '')}")
+                | extra]
     if d["entry"] not in model.RELEASES:
         return [result("dlio.version", FAIL, d.get("version"), d["entry"],
                        f"DLIO {d['version']} ({where}): kernel entry {d['entry']} has no counterpart in the analytic "
-                       f"model (validate/model.py RELEASES: {', '.join(model.RELEASES)})")]
-    if d.get("nearest"):
+                       f"model (validate/model.py RELEASES: {', '.join(model.RELEASES)})") | extra]
+    if probed:
+        unseen = d.get("unverified") or []
+        detail = (f"DLIO {d['version']} ({where}) behaves as kernel entry {d['entry']}: "
+                  f"{_rules_line(probed, d.get('entry_rules'), d['entry'])}" +
+                  (f"; not observed: {', '.join(unseen)}" if unseen else ""))
+    elif d.get("nearest"):
         detail = f"nearest entry {d['entry']} used for {d['version']} ({where}); check the divergences below"
     else:
-        detail = f"DLIO {d['version']} ({where}) validated with its own kernel entry"
-    return [result("dlio.version", PASS, d.get("version"), d["entry"], detail) | {"nearest": bool(d.get("nearest"))}]
+        detail = f"DLIO {d['version']} ({where}) validated with its own kernel entry (by version: run before the probe)"
+    return [result("dlio.version", PASS, d.get("version"), d["entry"], detail) | {"nearest": bool(d.get("nearest"))}
+            | extra]
 
 
 def check_dataset(run: Run) -> list[dict]:

@@ -15,11 +15,15 @@ from common.mapping import dotted_get
 #                 (v2.0.1 main.py:328 and :242; PyPI 2.0.0 checks after the step, main.py:287 and :239)
 #   trim          training trims file counts to multiples of samples-per-file x batch x ranks (main.py:230-246 at
 #                 e1919d7, from ad8ce8b)
-#   v201_keys     dataset.record_length_bytes*, record_dims, hdf5.num_dset_per_record (v2.0.1 utils/config.py:792-839)
+#   bytes_keys    dataset.record_length_bytes* (v2.0.1 utils/config.py:792-797; record_length* before)
+#   v201_keys     record_dims, hdf5.num_dset_per_record (v2.0.1 utils/config.py:831-839)
+# mlperf_storage_v2.0 (392621b, entry "2.0.0-52"): torch_data_loader.py:88-107 no shuffle; main.py:347-348 and
+# :250-252 the cap after the step; no trimming; utils/config.py:721-726 record_length_bytes* but no record_dims/hdf5.*
 RELEASES = {
-    "2.0.0": {"shuffles": True, "cap_on_fetch": False, "trim": False, "v201_keys": False},
-    "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "v201_keys": True},
-    "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "v201_keys": True},
+    "2.0.0": {"shuffles": True, "cap_on_fetch": False, "trim": False, "bytes_keys": False, "v201_keys": False},
+    "2.0.0-52": {"shuffles": False, "cap_on_fetch": False, "trim": False, "bytes_keys": True, "v201_keys": False},
+    "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True},
+    "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "bytes_keys": True, "v201_keys": True},
 }
 
 
@@ -65,7 +69,7 @@ def eval_epochs(epochs: int, eval_after_epoch: int = 1, epochs_between_evals: in
 
 def file_dims(cfg: dict, rel: str | None = None) -> list[tuple[int, int]]:
     """DataGenerator.get_dimension: per file (train files, then eval files) the dimensions of one samples dataset."""
-    suffix = "_bytes" if release(rel)["v201_keys"] else ""
+    suffix = "_bytes" if release(rel)["bytes_keys"] else ""
     rl = int(dotted_get(cfg, f"dataset.record_length{suffix}", 65536))
     rls = int(dotted_get(cfg, f"dataset.record_length{suffix}_stdev", 0))
     nfiles = int(dotted_get(cfg, "dataset.num_files_train", 8)) + int(dotted_get(cfg, "dataset.num_files_eval", 0))

@@ -37,6 +37,28 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .trim_files_to_steps = 0,
      .slice_clamped = 0,
      .file_ext = "hdf5"},
+    /* MLPerf Storage v2.0's DLIO: branch mlperf_storage_v2.0 at 392621b (v2.0.0-52, off the main line: its number
+     * says nothing of its behaviour, which mixes 2.0.0 and 2.0.1).
+     * data_generator/hdf5_generator.py:68 h5py.File(path, 'w'): superblock v0, v1 object headers (they keep the
+     * store-times flag although :69 creates with data=); :69 one 'records' dataset, :71 'labels'; :51-55 chunks
+     * (1, c, c) from enable_chunking/chunk_size, as 2.0.0. reader/hdf5_reader.py:47 reads ['records'][i].
+     * data_loader/torch_data_loader.py:88-107: dlio_sampler(rank, size, num_samples, epochs) takes no shuffle and
+     * clamps its slice at T (:96-99), as 2.0.1. main.py:347-348 the step cap is checked after the step (step += 1,
+     * then the test), :250-252 evaluation likewise, as 2.0.0; no trimming (main.py:218-226); utils/config.py:439-440
+     * the index map clamps the slice at T, as 2.0.1.
+     * utils/config.py:721-726 dataset.record_length_bytes* only (record_length* silently ignored), as 2.0.1; no
+     * record_dims or hdf5.* keys (DLIO_KEYS: `also`/`except`). */
+    {.version = "2.0.0-52",
+     .since = "2.0.0-52",
+     .source = "git branch mlperf_storage_v2.0 392621b (v2.0.0-52)",
+     .libver_low = H5F_LIBVER_EARLIEST,
+     .track_times = 1,
+     .indexed_records = 0,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 0,
+     .trim_files_to_steps = 0,
+     .slice_clamped = 1,
+     .file_ext = "hdf5"},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
      * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
@@ -168,30 +190,37 @@ const char *dlio_entry_list(void)
 
 /* Release-specific DLIO workload keys (see dlio_key_t); releases compare with the entry in use. */
 const dlio_key_t DLIO_KEYS[] = {
-    /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored */
+    /* utils/config.py:407-412 (2.0.0) -> :792-797 (v2.0.1): renamed, the old names ignored; the mlperf_storage_v2.0
+     * branch (2.0.0-52) reads the new names (its utils/config.py:721-726) */
     {.yaml = "dataset.record_length",
      .opt = "record-length",
      .until = "2.0.1",
+     .except = "2.0.0-52",
      .note = "renamed dataset.record_length_bytes in 2.0.1"},
     {.yaml = "dataset.record_length_stdev",
      .opt = "record-length-stdev",
      .until = "2.0.1",
+     .except = "2.0.0-52",
      .note = "renamed dataset.record_length_bytes_stdev in 2.0.1"},
     {.yaml = "dataset.record_length_resize",
      .opt = "record-length-resize",
      .until = "2.0.1",
+     .except = "2.0.0-52",
      .note = "renamed dataset.record_length_bytes_resize in 2.0.1"},
     {.yaml = "dataset.record_length_bytes",
      .opt = "record-length",
      .since = "2.0.1",
+     .also = "2.0.0-52",
      .note = "2.0.0 reads dataset.record_length"},
     {.yaml = "dataset.record_length_bytes_stdev",
      .opt = "record-length-stdev",
      .since = "2.0.1",
+     .also = "2.0.0-52",
      .note = "2.0.0 reads dataset.record_length_stdev"},
     {.yaml = "dataset.record_length_bytes_resize",
      .opt = "record-length-resize",
      .since = "2.0.1",
+     .also = "2.0.0-52",
      .note = "2.0.0 reads dataset.record_length_resize"},
     /* hdf5_generator.py:58-67 (2.0.0) chunks from enable_chunking/chunk_size; v2.0.1 :54-55 from hdf5.chunk_dims */
     {.yaml = "dataset.enable_chunking",
@@ -219,8 +248,26 @@ const dlio_key_t *dlio_key(const char *yaml)
     return NULL;
 }
 
+/* version is one of the comma-separated entry versions of list */
+static int in_list(const char *list, const char *version)
+{
+    size_t n = strlen(version);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, version, n))
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 int dlio_key_read_by(const dlio_key_t *k, const dlio_entry_t *e)
 {
+    if (in_list(k->except, e->version))
+        return 0;
+    if (in_list(k->also, e->version))
+        return 1;
     return (!k->since || dlio_version_cmp(k->since, e->version) <= 0) &&
            (!k->until || dlio_version_cmp(e->version, k->until) < 0);
 }
@@ -275,6 +322,10 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
         json_str_or_null(&b, k->since);
         sb_printf(&b, ", \"until\": ");
         json_str_or_null(&b, k->until);
+        sb_printf(&b, ", \"also\": ");
+        json_str_or_null(&b, k->also);
+        sb_printf(&b, ", \"except\": ");
+        json_str_or_null(&b, k->except);
         sb_printf(&b, ", \"note\": ");
         sb_json_str(&b, k->note);
         sb_printf(&b, "}");

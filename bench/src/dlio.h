@@ -37,9 +37,11 @@ void dlio_nearest_warning(char *out, size_t len, const char *version, const dlio
 const char *dlio_entry_list(void);
 
 /* A DLIO workload key read only by some releases: DLIO reads `yaml` in releases [since, until) (NULL: open) and
- * silently ignores it in the others; the kernel does the same, with a warning. It sets the option `opt`. */
+ * silently ignores it in the others; the kernel does the same, with a warning. It sets the option `opt`. A branch off
+ * the main line is not ordered by its number: `also` names entries that read the key outside the range, `except`
+ * entries inside it that do not (comma-separated entry versions, NULL: none). */
 typedef struct {
-    const char *yaml, *opt, *since, *until, *note;
+    const char *yaml, *opt, *since, *until, *note, *also, *except;
 } dlio_key_t;
 extern const dlio_key_t DLIO_KEYS[];
 extern const size_t NDLIO_KEYS;

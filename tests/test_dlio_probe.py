@@ -1,0 +1,241 @@
+"""The kernel entry is chosen by what the installed DLIO does (harness/probe.py), not by its version number (issue 13,
+part 1). CI installs only DLIO 2.0.0: the probe runs on it for real; the other lineages are probe outputs written
+from DLIO's sources (each value with its file:line, paths in the dlio_benchmark package of that revision), fed to the
+harness' selection. Also: a DLIO no entry matches is refused with exit 2 before any launch, the rules named."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness import dlio as hdlio
+from tests.kernel import BIN
+from validate import checks
+
+REPO = Path(__file__).resolve().parent.parent
+KERNEL = Path(BIN)
+
+
+def dlio_venv() -> Path:
+    venv = os.environ.get("H5DLIO_DLIO_VENV")
+    stamp = REPO / "build" / ".dlio-venv"
+    if not venv and stamp.exists():
+        venv = stamp.read_text().strip()
+    if not venv or not (Path(venv) / "bin" / "python").exists():
+        pytest.skip("no reference DLIO venv (make dlio-venv): the probe runs DLIO's own code")
+    return Path(venv)
+
+
+V200_KEYS = {"dataset.record_length": True, "dataset.record_length_stdev": True, "dataset.record_length_resize": True,
+             "dataset.record_length_bytes": False, "dataset.record_length_bytes_stdev": False,
+             "dataset.record_length_bytes_resize": False, "dataset.enable_chunking": True, "dataset.chunk_size": True,
+             "dataset.hdf5.chunk_dims": False, "dataset.hdf5.num_dset_per_record": False,
+             "dataset.record_dims": False}
+V201_KEYS = {**{k: not v for k, v in V200_KEYS.items()}, "dataset.enable_chunking": False, "dataset.chunk_size": False}
+
+# What each lineage does, read from its source (not from the kernel's entries).
+LINEAGES = {
+    # PyPI dlio-benchmark 2.0.0 (git ec22aec): data_generator/hdf5_generator.py:56 h5py.File(path, 'w') (superblock
+    # 0, v1 object headers: times tracked), :69 one 'records' dataset; :58-62 chunks from enable_chunking/chunk_size;
+    # data_loader/torch_data_loader.py:104-108 np.random.shuffle of the slice; main.py:287 the cap checked after the
+    # step; no trimming in main.py initialize; utils/config.py:407-412 dataset.record_length*;
+    # data_generator/data_generator.py:98 files '<prefix>_<i>_of_<N>.<format>'; utils/config.py:352-366
+    # get_global_map_index walks r*ceil(T/R)..(r+1)*ceil(T/R) unclamped (IndexError past T)
+    "2.0.0": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
+                        "sampler_shuffles": True, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
+                        "slice_clamped": False, "file_ext": "hdf5"}, "keys": V200_KEYS},
+    # v2.0.1 (b56c741): data_generator/hdf5_generator.py:44 libver='latest', :46 records_<k> with data= (h5py: no
+    # times in v2 headers), :68-69 chunks only from hdf5.chunk_dims; torch_data_loader.py:84-103 dlio_sampler takes
+    # no shuffle argument; main.py:328 cap checked when the batch arrives; utils/config.py:792-797
+    # record_length_bytes*, :831-839 record_dims, hdf5.chunk_dims, hdf5.num_dset_per_record; :510-511 the index map
+    # clamps the slice at T
+    "2.0.1": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
+                        "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
+                        "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+    # main e1919d7 (v2.0.1-17): as v2.0.1 (hdf5_generator.py:44-48, :68-69; torch_data_loader.py:84-103;
+    # main.py:356; utils/config.py:903-949), plus main.py:230-237 training files trimmed to a multiple of
+    # samples-per-file x batch x ranks; utils/config.py:611-612 the index map clamps at T
+    "main": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
+                       "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": True,
+                       "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+    # mlperf_storage_v2.0 (392621b, v2.0.0-52): data_generator/hdf5_generator.py:68 h5py.File(path, 'w') (superblock
+    # 0, times tracked), :69 one 'records' dataset, :51-55 chunks from enable_chunking/chunk_size;
+    # torch_data_loader.py:88-107 dlio_sampler(rank, size, num_samples, epochs): no shuffle, slice clamped;
+    # main.py:347-348 cap checked after the step; no trimming (main.py:215-226); utils/config.py:721-726 only
+    # dataset.record_length_bytes*, no record_dims / hdf5.* keys; utils/config.py:439-440 the index map clamps at T
+    "392621b": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
+                          "sampler_shuffles": False, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
+                          "slice_clamped": True, "file_ext": "hdf5"},
+                "keys": {**V201_KEYS, "dataset.enable_chunking": True, "dataset.chunk_size": True,
+                         "dataset.hdf5.chunk_dims": False, "dataset.hdf5.num_dset_per_record": False,
+                         "dataset.record_dims": False}},
+}
+
+
+def found(lineage: dict) -> dict:
+    """A probe output as harness.dlio.probe returns it (with "options")."""
+    out = {"rules": dict(lineage["rules"]), "keys": dict(lineage["keys"]), "how": {}, "unknown": {}}
+    out["options"], unknown = hdlio.probed_keys(out, hdlio.entries(None, KERNEL)["versioned_keys"])
+    out["unknown"].update(unknown)
+    return out
+
+
+def test_probe_on_the_reference_dlio():
+    """The real probe on the installed DLIO 2.0.0 observes 2.0.0's behaviour, rule by rule and key by key."""
+    got = hdlio.probe(dlio_venv(), KERNEL)
+    want = LINEAGES["2.0.0"]
+    assert got["unknown"] == {}, got["unknown"]
+    assert got["rules"] == want["rules"], got["how"]
+    assert got["keys"] == want["keys"]
+    assert got["options"]["record-length"] == "dataset.record_length" and got["options"]["record-dims"] is None
+    assert sum(got["seconds"].values()) < 120, got["seconds"]
+    m = hdlio.match(got, hdlio.kernel_entries(KERNEL))
+    assert m["entry"] == "2.0.0" and m["unverified"] == []
+
+
+def test_probe_observations_tell_lineages_apart(tmp_path):
+    """The probe's file observations on files written as v2.0.1 writes them (hdf5_generator.py:44-48: libver latest,
+    records_<k> with data=) and as 2.0.0 does (:56, :69): they must differ, else the probe could not tell."""
+    py = dlio_venv() / "bin" / "python"
+    code = textwrap.dedent("""
+        import sys, json, h5py, numpy as np
+        sys.path.insert(0, sys.argv[1])
+        import probe
+        out = {}
+        for name, libver, dset in (("v201", "latest", "records_0"), ("v200", None, "records")):
+            p = sys.argv[2] + f"/{name}.hdf5"
+            with (h5py.File(p, "w", libver=libver) if libver else h5py.File(p, "w")) as f:
+                if libver:
+                    f.create_dataset(dset, (2, 8, 8), dtype=np.uint8, data=np.zeros((2, 8, 8), np.uint8))
+                else:
+                    f.create_dataset(dset, (2, 8, 8), dtype=np.uint8)
+            with h5py.File(p, "r") as f:
+                out[name] = [probe._superblock_version(p), probe._stores_times(f[dset])]
+        print(json.dumps(out))
+    """)
+    p = subprocess.run([str(py), "-c", code, str(REPO / "harness"), str(tmp_path)], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["v200"] == [0, True]
+    assert got["v201"][0] >= 2 and got["v201"][1] is False
+
+
+@pytest.mark.parametrize("lineage,entry", [("2.0.0", "2.0.0"), ("2.0.1", "2.0.1"), ("main", "2.0.1-17"),
+                                           ("392621b", "2.0.0-52")])
+def test_selection_by_behaviour(lineage, entry):
+    m = hdlio.match(found(LINEAGES[lineage]), hdlio.kernel_entries(KERNEL))
+    assert m["entry"] == entry, m["differs"]
+    if entry:
+        assert m["differs"][entry] == [] and all(m["differs"][v] for v in m["differs"] if v != entry)
+
+
+def test_mlperf_branch_refused_without_its_entry():
+    """Without its entry (the kernel before 2.0.0-52), 392621b, which reads only record_length_bytes* and whose sampler
+    does not shuffle, matches no entry; the message names those rules against the closest entry (2.0.0), never a
+    version number."""
+    known = [e for e in hdlio.kernel_entries(KERNEL) if e["version"] != "2.0.0-52"]
+    m = hdlio.match(found(LINEAGES["392621b"]), known)
+    msg = hdlio.refusal("DLIO=/tmp/dlio-392621b", m)
+    assert msg.startswith("DLIO=/tmp/dlio-392621b: no kernel entry matches its behaviour: ")
+    assert "sampler_shuffles probed false (2.0.0: true)" in msg
+    assert "key record-length probed dataset.record_length_bytes (2.0.0: dataset.record_length)" in msg
+    assert "libver_low" not in msg.split("(2.0.1")[0]  # rules where it behaves as 2.0.0 are not named
+
+
+def test_negative_control_one_rule_flipped():
+    """2.0.0's behaviour with one rule changed matches no entry, and exactly that rule is named."""
+    lin = json.loads(json.dumps(LINEAGES["2.0.0"]))
+    lin["rules"]["cap_checked_on_fetch"] = True
+    m = hdlio.match(found(lin), hdlio.kernel_entries(KERNEL))
+    assert m["entry"] is None and [d["rule"] for d in m["differs"]["2.0.0"]] == ["cap_checked_on_fetch"]
+
+
+UNKNOWN = {"rules": {**LINEAGES["2.0.0"]["rules"], "cap_checked_on_fetch": True}, "keys": LINEAGES["2.0.0"]["keys"]}
+
+
+def test_a_rule_the_probe_does_not_know_is_named():
+    """A rule a kernel entry gains before the probe learns to observe it: named as not observed, never guessed."""
+    known = [{**e, "new_rule": True} for e in hdlio.kernel_entries(KERNEL)]
+    m = hdlio.match(found(LINEAGES["2.0.1"]), known)
+    assert m["entry"] == "2.0.1" and m["unverified"] == ["new_rule"]
+
+
+def test_unobserved_rule_is_named_not_guessed():
+    lin = found(LINEAGES["main"])
+    lin["rules"]["trim_files_to_steps"] = None
+    lin["unknown"]["trim_files_to_steps"] = "a tiny DLIO run failed"
+    m = hdlio.match(lin, hdlio.kernel_entries(KERNEL))
+    assert m["entry"] is None and m["candidates"] == ["2.0.1", "2.0.1-17"]  # cannot choose: refused
+    assert "trim_files_to_steps" in hdlio.refusal("x", m)
+
+
+def test_keys_translated_by_what_dlio_reads():
+    """The probe's key names decide the renaming: 392621b reads record_length_bytes but still enable_chunking, so a
+    tiny unet3d overlay stays tiny there."""
+    over = {"dataset": {"record_length": 4096, "record_length_stdev": 0, "enable_chunking": True, "chunk_size": 64}}
+    opts = found(LINEAGES["392621b"])["options"]
+    new, done = hdlio.translate(over, opts, KERNEL)
+    assert new["dataset"] == {"record_length_bytes": 4096, "record_length_bytes_stdev": 0, "enable_chunking": True,
+                              "chunk_size": 64}
+    assert sorted(done) == ["dataset.record_length -> dataset.record_length_bytes",
+                            "dataset.record_length_stdev -> dataset.record_length_bytes_stdev"]
+    assert hdlio.translate(over, found(LINEAGES["2.0.0"])["options"], KERNEL) == (over, [])
+
+
+def fake_venv(tmp: Path, lineage: dict) -> Path:
+    """A venv whose python answers the probe with a lineage's behaviour (and has a dlio_benchmark to pass the
+    harness' first checks)."""
+    venv = tmp / "venv"
+    (venv / "bin").mkdir(parents=True)
+    py = venv / "bin" / "python"
+    py.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps({lineage!r}))\n")
+    py.chmod(py.stat().st_mode | stat.S_IEXEC)
+    (venv / "bin" / "dlio_benchmark").write_text("#!/bin/sh\nexit 99\n")
+    (venv / ".h5dlio-dlio.json").write_text(json.dumps({"version": "2.0.0-52", "revision": "a" * 40,
+                                                         "describe": "v2.0.0-52-gaaaaaaa",
+                                                         "source": "source:/tmp/dlio-x", "lock": "x"}))
+    return venv
+
+
+@pytest.mark.parametrize("lineage", ["unknown", "2.0.0"])
+def test_harness_refuses_unrecognised_dlio_before_launch(tmp_path, lineage):
+    """A DLIO that loads one batch past the step cap but otherwise behaves as 2.0.0 (no such release): exit 2."""
+    src = UNKNOWN if lineage == "unknown" else LINEAGES[lineage]
+    lin = {"rules": src["rules"], "keys": src["keys"], "how": {}, "unknown": {}}
+    venv = fake_venv(tmp_path, lin)
+    runs = tmp_path / "runs"
+    p = subprocess.run([sys.executable, "-m", "harness", "run", "--dlio-venv", str(venv), "--runs-dir", str(runs),
+                        "--profiles", "timing"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    if lineage == "unknown":
+        assert p.returncode == 2, p.stderr
+        assert "DLIO=/tmp/dlio-x: no kernel entry matches its behaviour: cap_checked_on_fetch probed true " \
+               "(2.0.0: false)" in p.stderr, p.stderr
+        assert not runs.exists() or not any(runs.iterdir())  # nothing launched, no run directory
+    else:  # negative control: 2.0.0's behaviour passes the probe; the fake venv fails later, for another reason
+        assert "no kernel entry matches" not in p.stderr, p.stderr
+
+
+def test_dlio_version_check_shows_probed_rules():
+    m = found(LINEAGES["2.0.0"])
+    known = hdlio.kernel_entries(KERNEL)
+    e = next(x for x in known if x["version"] == "2.0.0")
+    block = {"version": "2.0.0", "revision": "pypi", "source": "pypi", "entry": "2.0.0", "nearest": False,
+             "probed": {"rules": m["rules"], "keys": m["options"], "unknown": {}, "how": {}},
+             "entry_rules": {**{r: e[r] for r in hdlio.rules_of(e)}, "keys": e["keys"]}, "unverified": []}
+    run_ = checks.Run.__new__(checks.Run)
+    run_.manifest = {"dlio": block}
+    [c] = checks.check_dlio_version(run_)
+    assert c["status"] == "pass" and "behaves as kernel entry 2.0.0" in c["detail"]
+    assert "sampler_shuffles true (2.0.0: true)" in c["detail"]
+    assert "key record-length dataset.record_length (2.0.0: dataset.record_length)" in c["detail"]
+    run_.manifest = {"dlio": {**block, "entry": None, "entry_rules": None, "warning": "no kernel entry matches its "
+                              "behaviour: sampler_shuffles probed false (2.0.0: true)"}}
+    [c] = checks.check_dlio_version(run_)
+    assert c["status"] == "fail" and "sampler_shuffles probed false" in c["detail"]
