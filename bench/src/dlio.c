@@ -36,6 +36,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 0,
+     .checkpoint_rules = 1, /* checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302 */
      .file_ext = "hdf5"},
     /* MLPerf Storage v2.0's DLIO: branch mlperf_storage_v2.0 at 392621b (v2.0.0-52, off the main line: its number
      * says nothing of its behaviour, which mixes 2.0.0 and 2.0.1).
