@@ -200,7 +200,6 @@ static const known_t KNOWN[] = {
     {"checkpoint.checkpoint_mechanism_classname", "", "a custom checkpointing class is not emulated"},
     {"workflow.profiling", NULL, NULL},
     {"workflow.debug", NULL, NULL},
-    {"checkpoint", NULL, NULL},
     {"profiling", NULL, NULL},
     {"storage.storage_type", "local_fs", "only local/parallel file systems are supported"},
     {"storage.storage_root", NULL, NULL},
@@ -625,6 +624,11 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
         return check_known(k, path, v->text, where, err);
     }
     if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err, e);
+    if (!strncmp(path, "checkpoint.", 11)) { /* later releases' checkpoint keys (num_checkpoints_write, ...) */
+        if (e) /* the second pass: warned once */
+            warn(c, "%s: key '%s' is not read by DLIO 2.0.0's checkpointing: ignored", where, path);
+        return 0;
+    }
     return unknown_key(where, path, err);
 }
 
