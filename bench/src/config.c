@@ -913,6 +913,8 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
              c->subfiling ? "subfiling" : c->collective_data ? "collective-data" : "collective-meta");
         c->read_threads = 0;
     }
+    if (c->checkpoint && !c->train) /* DLIO checkpoints inside its training loop (main.py:274-302) */
+        warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");
     return 0;
 }
 

@@ -269,6 +269,16 @@ int main(void)
     check("yaml checkpoint 2.0.0", ".yaml",
           "workflow:\n  checkpoint: True\ncheckpoint:\n  optimization_groups: [1, 2]\n  layer_parameters: []\n", 0,
           NULL, 1, NULL);
+    {
+        config_t w;
+        char werr[CFG_ERRLEN] = "";
+        char *s_ck[] = {"checkpoint=true", "train=false"};
+        cases++;
+        if (config_load(&w, NULL, 2, s_ck, werr) != 0 || !strstr(w.warnings, "train is off")) {
+            failures++;
+            fprintf(stderr, "FAIL checkpoint without train: no warning (%s)\n", werr);
+        }
+    }
     check("yaml checkpoint 2.0.1 refused", ".yaml", "workflow:\n  checkpoint: True\nh5dlio:\n  dlio_version: 2.0.1\n", 0,
           NULL, 1, "'checkpoint'|2.0.1|not emulated");
     check("yaml checkpoint layers vs pipeline", ".yaml",
