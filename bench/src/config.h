@@ -8,6 +8,7 @@
 enum shuffle_mode { SHUFFLE_OFF = 0, SHUFFLE_SEED = 1, SHUFFLE_RANDOM = 2 };
 enum ordering_mode { ORDER_DLIO = 0, ORDER_H5BENCH = 1 };
 enum naming_mode { NAMING_DLIO = 0, NAMING_H5BENCH = 1 };
+enum loader_kind { LOADER_PYTORCH = 0, LOADER_TENSORFLOW = 1 }; /* framework, reader.data_loader */
 enum config_source { SRC_DEFAULTS = 0, SRC_H5BENCH_JSON = 1, SRC_DLIO_YAML = 2 };
 
 typedef struct {
@@ -27,6 +28,7 @@ typedef struct {
     /* reader */
     int64_t batch_size, batch_size_eval, read_threads, prefetch_size;
     int sample_shuffle, file_shuffle; /* enum shuffle_mode */
+    int framework, data_loader;       /* enum loader_kind: DLIO's framework and reader.data_loader */
     double preprocess_time, preprocess_time_stdev;
     /* train / evaluation */
     int64_t epochs, total_training_steps, random_seed, epochs_between_evals, eval_after_epoch;
