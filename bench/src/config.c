@@ -895,11 +895,13 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
     if (steps < 1)
         steps = 1;
     if (steps < batches)
-        return fail(err, "key 'batch-size': each rank's tf.data pipeline yields %lld batches (%lld threads of %lld "
+        return fail(err, "key '%s': each rank's tf.data pipeline yields %lld batches (%lld reader thread(s) of ~%lld "
                     "samples, each padding its last batch: reader/reader_handler.py:96-99) but DLIO takes %lld steps "
                     "(main.py:252, :287): the batches past the last step are read ahead by tf.data's prefetch and "
                     "interleave buffers, as far as timing lets them (measured on DLIO 2.0.0, 1 thread, batch 1, 3 steps: 5 samples more were read), which the "
                     "kernel does not emulate; choose a shape whose batches per rank equal its steps",
+                    c->total_training_steps > 0 && c->total_training_steps < batches ? "total-training-steps"
+                                                                                       : "batch-size",
                     (long long)batches, (long long)s.nt, (long long)s.spt, (long long)steps);
     return 0;
 }
