@@ -858,7 +858,7 @@ static int64_t dim_of(int64_t record_length) { return (int64_t)sqrt((double)reco
 
 /* DLIO 2.0.0's TensorFlow loader (framework: tensorflow, reader.data_loader: tensorflow): what it does with a shape,
  * and what the kernel emulates of it. Everything refused here says why. */
-static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nranks, char *err)
+static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nranks, int ranks_known, char *err)
 {
     static const char *NAMES[] = {"pytorch", "tensorflow"};
     if (c->framework != c->data_loader)
@@ -879,7 +879,7 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
     if (c->evaluation)
         return fail(err, "key 'evaluation': DLIO 2.0.0's tf.data evaluation reads are not emulated (no TensorFlow "
                     "workload DLIO 2.0.0 ships evaluates)");
-    if (!c->train)
+    if (!c->train || !ranks_known) /* the rest depends on the rank count: checked once it is known */
         return 0;
     int64_t total = c->num_files_train * c->num_samples_per_file;
     tf_split_t s = tf_split(total, nranks, c->read_threads);
@@ -906,7 +906,11 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
     return 0;
 }
 
-int config_validate(const config_t *c, int nranks, char *err)
+static int validate(const config_t *c, int nranks, int ranks_known, char *err);
+int config_validate(const config_t *c, int nranks, char *err) { return validate(c, nranks, 1, err); }
+int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 0, err); }
+
+static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 {
     if (!c->generate_data && !c->train && !c->evaluation)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
@@ -1009,7 +1013,7 @@ int config_validate(const config_t *c, int nranks, char *err)
             return fail(err, "key 'total-training-steps': %lld wanted but the dataset has only %lld steps per epoch",
                         (long long)c->total_training_steps, (long long)max_steps);
     }
-    return config_validate_tf(c, e, nranks, err);
+    return config_validate_tf(c, e, nranks, ranks_known, err);
 }
 
 /* Words separated by ", " into lines of at most 116 characters. */

@@ -96,6 +96,9 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
 int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t setlen, char *err);
 /* Whole-config validation against the run (ranks, HDF5 features); -1 + message on error. */
 int config_validate(const config_t *c, int nranks, char *err);
+/* The same before the rank count is known (before MPI_Init): what 1 rank allows, without the checks whose outcome
+ * the rank count can turn either way (the TF loader's per-rank shape). */
+int config_validate_early(const config_t *c, char *err);
 void config_print_help(const char *prog);
 /* Resolved configuration as JSON object text (for the summary). Caller frees. */
 char *config_to_json(const config_t *c);
