@@ -70,6 +70,8 @@ def test_two_threads_interleave_by_hand(tmp_path):
     ({"batch-size": 5}, ["'batch-size'", "3 batches", "2 steps", "read ahead"]),  # 12 per rank: 5, 5, 2 + pad
     ({"total-training-steps": 2}, ["'total-training-steps'", "3 batches", "2 steps"]),
     ({"read-threads": 16}, ["'read-threads'", "ZeroDivisionError", "12 samples per rank"]),
+    # 2 threads of 6 positions: thread 0 reads files 0 and 1, thread 1 files 1 and 2 (position 6 is file 6 // 4 = 1)
+    ({"read-threads": 2}, ["'read-threads'", "file 1 together", "share an open HDF5 file"]),
     ({"data-loader": "pytorch"}, ["'framework'", "Imcompatible", "utils/config.py:211-213"]),
     ({"dlio-version": "2.0.1"}, ["'data-loader'", "2.0.0 only"]),
     ({"evaluation": True, "num-files-eval": 2}, ["'evaluation'", "not emulated"]),

@@ -98,11 +98,12 @@ static void pool_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
         pool_hand_out(R, P);
 }
 
-/* batches the workers read ahead but no step used: they were read (as PyTorch's workers read them) */
+/* batches the workers read ahead but no step used: they were read (as PyTorch's workers read them); the TF path's
+ * batch k belongs to its reader thread's process */
 static void pool_finish_epoch(runner_t *R, epoch_plan_t *P, epoch_stats_t *st)
 {
     for (int64_t k = P->fetched; k < P->issued; k++) {
-        pool_recv(R->pool, (int)(k % R->pool->n), k, &st->io);
+        pool_recv(R->pool, P->bthr ? P->bthr[k] : (int)(k % R->pool->n), k, &st->io);
         log_batch(R, P, k, "prefetched");
         st->prefetched_unused += batch_len(P, k);
     }
@@ -159,17 +160,8 @@ static void tf_pool_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
         tf_pool_hand_out(R, P);
 }
 
-static void tf_pool_finish(runner_t *R, epoch_plan_t *P, epoch_stats_t *st)
-{
-    for (int64_t k = P->fetched; k < P->issued; k++) {
-        pool_recv(R->pool, P->bthr[k], k, &st->io);
-        log_batch(R, P, k, "prefetched");
-        st->prefetched_unused += batch_len(P, k);
-    }
-}
-
 static const loader_ops_t LOADER_TF_POOL = {
-    .name = "tf-reader-threads", .start = tf_pool_start, .load = tf_pool_load, .finish = tf_pool_finish};
+    .name = "tf-reader-threads", .start = tf_pool_start, .load = tf_pool_load, .finish = pool_finish_epoch};
 
 /* ---------- orderings ---------- */
 
