@@ -575,7 +575,7 @@ KERNEL_BAD_SETS = [
     ("gzip without chunking", {"generate-data": True, "compression": "gzip"}, ["'compression'", "chunking"]),
     ("Log VFD with MPI-IO", {"log-vfd": True, "collective-meta": True}, ["'log-vfd'"]),
     ("not a DLIO release", {"dlio-version": "banana"}, ["'dlio-version'", "banana"]),
-    ("unsupported framework", {"framework": "tensorflow"}, ["'framework'", "tensorflow"]),
+    ("tensorflow with data_loader pytorch", {"framework": "tensorflow"}, ["'framework'", "Imcompatible"]),
     # the data and output folders
     ("missing dataset", {"data-folder": "/nonexistent/h5dlio"}, ["'data-folder'", "/nonexistent/h5dlio/train"]),
     ("output folder is a file", {"output-folder": "/etc/hostname"}, ["'output-folder'", "/etc/hostname"]),
@@ -981,7 +981,7 @@ HARNESS_BAD = [
      ["'record-length'", "out of range"]),
     ("kernel: 32-bit overflow", [], FAKE_WORKLOAD.replace("{num_files_train: 8,", "{num_files_train: 4294967296,"),
      ["'num-files-train'", "out of range"]),
-    ("kernel: tensorflow", [], FAKE_WORKLOAD + "    framework: tensorflow\n", ["'framework'", "tensorflow"]),
+    ("kernel: tf + pytorch loader", [], FAKE_WORKLOAD + "    framework: tensorflow\n", ["'framework'", "tensorflow"]),
     ("resume: no directory", ["--resume", "/nonexistent/run"], None, ["--resume", "no manifest.json"]),
     ("resume: manifest not JSON", ["--resume", "@run:{not json"], None, ["manifest.json is not valid JSON"]),
     ("resume: manifest a list", ["--resume", "@run:[]"], None, ["not a run manifest"]),

@@ -1,5 +1,6 @@
 """Analytic model of DLIO's PyTorch-path reads, written from DLIO's source (torch_data_loader.dlio_sampler,
-main._train/_eval, config.get_global_map_index), independent of the kernel: which samples each rank reads in each
+main._train/_eval, config.get_global_map_index), and of 2.0.0's TensorFlow path (config.build_sample_map_iter,
+reader_handler.next), independent of the kernel: which samples each rank reads in each
 epoch, and the opens/reads/bytes that follow. RELEASES says what differs between DLIO releases."""
 from __future__ import annotations
 
@@ -104,9 +105,92 @@ def raw_read_bytes(dims: tuple[int, int], index: int, per_file: int, chunked: bo
     return min(SIEVE_BUF, (per_file - index) * sample)
 
 
+def is_tensorflow(cfg: dict) -> bool:
+    """DLIO's tf.data loader: framework and reader.data_loader both tensorflow (DLIO refuses a mixed pair,
+    utils/config.py:211-213)."""
+    return str(dotted_get(cfg, "reader.data_loader", "")).lower() == "tensorflow" and \
+        str(dotted_get(cfg, "framework", "")).lower() == "tensorflow"
+
+
+def tf_thread_lists(nfiles: int, spf: int, ranks: int, rank: int, read_threads: int, file_list: list[int],
+                    positions: list[int]) -> list[list[tuple[int, int]]]:
+    """DLIO 2.0.0 utils/config.py:317-349 build_sample_map_iter for one rank: per reader thread, the (file, sample)
+    pairs it reads in order. `positions` is the rank's arange(r*spp, (r+1)*spp), shuffled or not; file_list the
+    (possibly shuffled) file indices. Written from the source line by line, the rank offset of :338 included, which
+    only the first position uses (:348 recomputes the index without it)."""
+    nt = read_threads if read_threads > 0 else 1
+    spt = len(positions) // nt
+    lists: list[list[tuple[int, int]]] = [[] for _ in range(nt)]
+    files_per_rank = (nfiles // ranks) % nfiles
+    file_index = rank * files_per_rank
+    for sample_index, sample in enumerate(positions):
+        lists[(sample_index // spt) % nt].append((file_list[file_index], int(sample) % spf))
+        file_index = ((sample_index + 1) // spf) % nfiles
+    return lists
+
+
+def tf_thread_opens(items: list[tuple[int, int]], spf: int) -> int:
+    """reader/reader_handler.py:80-109 for one thread: a file is opened when it is not in the open-file map or its
+    entry is None; after every spf samples processed the file just read is closed (set to None)."""
+    open_map: dict[int, bool] = {}
+    opens = 0
+    for processed, (f, _) in enumerate(items, start=1):
+        if not open_map.get(f):
+            open_map[f] = True
+            opens += 1
+        if processed % spf == 0:
+            open_map[f] = False
+    return opens
+
+
+def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
+    """DLIO 2.0.0's TensorFlow path (data_loader/tf_data_loader.py, reader/reader_handler.py next(), main.py _train):
+    rank -> one segment per epoch. Every batch of every thread is read (the shapes the kernel accepts: batches per rank
+    = steps), each thread's last batch padded without reads; one raw read per sample (the file stays open, the
+    dataset is reopened per sample, so HDF5's sieve buffer starts afresh: raw_read_bytes)."""
+    spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
+    nfiles = int(dotted_get(cfg, "dataset.num_files_train", 8))
+    seed = int(dotted_get(cfg, "train.seed", 123))
+    change = bool(dotted_get(cfg, "train.seed_change_epoch", True))
+    epochs = int(dotted_get(cfg, "train.epochs", 1))
+    rt = int(dotted_get(cfg, "reader.read_threads", 1))
+    on = ("seed", "random", "true")
+    sshuffle = str(dotted_get(cfg, "reader.sample_shuffle", "off")).lower() in on
+    fshuffle = str(dotted_get(cfg, "reader.file_shuffle", "off")).lower() in on
+    bs = int(dotted_get(cfg, "reader.batch_size", 1))
+    dims = file_dims(cfg, "2.0.0")
+    chunked = bool(dotted_get(cfg, "dataset.enable_chunking", False))
+    spp = math.ceil(nfiles * spf / ranks)
+    out: dict[int, list[dict]] = {}
+    for r in range(ranks):
+        file_list = list(range(nfiles))
+        segs = []
+        for e in range(1, epochs + 1):  # reconfigure(e) before epoch e (main.py:330, :349)
+            s = seed + e if change else seed
+            if fshuffle:  # utils/config.py:370-375: in place, so it compounds
+                np.random.seed(s)
+                np.random.shuffle(file_list)
+            positions = list(range(r * spp, (r + 1) * spp))
+            if sshuffle:
+                np.random.seed(s)
+                np.random.shuffle(positions)
+            lists = tf_thread_lists(nfiles, spf, ranks, r, rt, file_list, positions)
+            reads = [x for t in lists for x in t]
+            steps = sum(math.ceil(len(t) / bs) for t in lists)
+            segs.append({"phase": "train", "epoch": e, "samples": [f * spf + i for f, i in reads], "prefetched": 0,
+                         "steps": steps, "opens": sum(tf_thread_opens(t, spf) for t in lists),
+                         "bytes": [raw_read_bytes(dims[f], i, spf, chunked) for f, i in reads]})
+        out[r] = segs
+    return out
+
+
 def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
     """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
     launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
+    if is_tensorflow(cfg):
+        if (rel or "2.0.0") != "2.0.0":
+            raise UnknownRelease(f"the analytic model has DLIO's TensorFlow path for 2.0.0 only, not {rel!r}")
+        return tf_workload_reads(cfg, ranks)
     r_ = release(rel)
     spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
     ntrain = int(dotted_get(cfg, "dataset.num_files_train", 8))

@@ -11,9 +11,13 @@
 #include <string.h>
 #include <hdf5.h>
 #include "dlio.h"
+#include "sampler.h"
 #include "util.h"
 
-enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LIST, T_CKPT_TYPE };
+enum opt_type {
+    T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LOADER, T_LIST,
+    T_CKPT_TYPE
+};
 
 enum opt_flag {
     OPT_EMPTY_OK = 1,    /* T_STR: an empty value is allowed (output-folder: the current directory) */
@@ -93,6 +97,10 @@ static const opt_t OPTS[] = {
      .help = "reader processes per rank (0: the rank reads itself)"},
     {"prefetch-size", "reader.prefetch_size", T_INT, F(prefetch_size), "2", "2", 0, 1e6,
      .help = "DLIO's prefetch_size (PyTorch prefetch factor = ceil(prefetch/read-threads))"},
+    {"framework", "framework", T_LOADER, F(framework), "pytorch", "pytorch", 0, 0,
+     .help = "DLIO's framework: pytorch | tensorflow (tensorflow needs data-loader tensorflow, DLIO 2.0.0)"},
+    {"data-loader", "reader.data_loader", T_LOADER, F(data_loader), "pytorch", "pytorch", 0, 0,
+     .help = "DLIO's data loader: pytorch (torch DataLoader) | tensorflow (tf.data, DLIO 2.0.0's HDF5 path)"},
     {"shuffle", "reader.sample_shuffle", T_SHUFFLE, F(sample_shuffle), "off", "off", 0, 0,
      .help = "sample shuffle: off | seed | random (true = seed)"},
     {"file-shuffle", "reader.file_shuffle", T_SHUFFLE, F(file_shuffle), "off", "off", 0, 0,
@@ -185,11 +193,9 @@ typedef struct {
 } known_t;
 static const known_t KNOWN[] = {
     {"model", NULL, NULL},
-    {"framework", "pytorch", "only DLIO's PyTorch data path is emulated"},
     {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
     {"dataset.num_subfolders_train", "0", "sub-folders are not emulated"},
     {"dataset.num_subfolders_eval", "0", "sub-folders are not emulated"},
-    {"reader.data_loader", "pytorch", "only DLIO's PyTorch data loader order is emulated"},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
     {"reader.multiprocessing_context", NULL, NULL},
@@ -328,6 +334,7 @@ static const char *type_name(enum opt_type t)
     case T_DIMS: return "a list of positive integers";
     case T_LIST: return "a list of integers";
     case T_CKPT_TYPE: return "one of rank_zero|all_ranks";
+    case T_LOADER: return "one of pytorch|tensorflow";
     }
     return "?";
 }
@@ -375,6 +382,12 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
         else if (lowereq(v, "seed") || lowereq(v, "true") || lowereq(v, "yes") || lowereq(v, "1")) *(int *)p = SHUFFLE_SEED;
         else if (lowereq(v, "random")) *(int *)p = SHUFFLE_RANDOM;
         else goto bad;
+        return 0;
+    case T_LOADER:
+        if (lowereq(v, "pytorch")) *(int *)p = LOADER_PYTORCH;
+        else if (lowereq(v, "tensorflow")) *(int *)p = LOADER_TENSORFLOW;
+        else return fail(err, "%s: key '%s': value '%s' is not supported (expected pytorch|tensorflow: DLIO's "
+                         "dali, native_dali and custom loaders are not emulated)", where, o->name, v);
         return 0;
     case T_ORDER:
     case T_NAMING:
@@ -920,7 +933,88 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
 
 static int64_t dim_of(int64_t record_length) { return (int64_t)sqrt((double)record_length); }
 
-int config_validate(const config_t *c, int nranks, char *err)
+/* DLIO 2.0.0's TensorFlow loader (framework: tensorflow, reader.data_loader: tensorflow): what it does with a shape,
+ * and what the kernel emulates of it. Everything refused here says why. */
+static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nranks, int ranks_known, char *err)
+{
+    static const char *NAMES[] = {"pytorch", "tensorflow"};
+    if (c->framework != c->data_loader)
+        return fail(err, "key 'framework': %s with reader.data_loader %s: DLIO refuses the pair (\"Imcompatible between "
+                    "framework and data_loader setup\", utils/config.py:211-213)", NAMES[c->framework],
+                    NAMES[c->data_loader]);
+    if (c->data_loader != LOADER_TENSORFLOW)
+        return 0;
+    if (strcmp(e->version, "2.0.0"))
+        return fail(err, "key 'data-loader': tensorflow is emulated for DLIO 2.0.0 only (its build_sample_map_iter, "
+                    "utils/config.py:317-349, and tf.data loader); entry %s's differs (2.0.0-52 clamps the slice)",
+                    e->version);
+    if (c->ordering != ORDER_DLIO)
+        return fail(err, "key 'ordering': the tensorflow loader has DLIO's order only (ordering=dlio)");
+    if (c->subfiling || c->collective_data || c->collective_meta)
+        return fail(err, "key 'data-loader': tensorflow with an MPI-IO mode: DLIO's tf.data threads read through h5py "
+                    "independently; not emulated");
+    if (c->evaluation)
+        return fail(err, "key 'evaluation': DLIO 2.0.0's tf.data evaluation reads are not emulated (no TensorFlow "
+                    "workload DLIO 2.0.0 ships evaluates)");
+    if (!c->train || !ranks_known) /* the rest depends on the rank count: checked once it is known */
+        return 0;
+    int64_t total = c->num_files_train * c->num_samples_per_file;
+    tf_split_t s = tf_split(total, nranks, c->read_threads);
+    if (s.spt < 1)
+        return fail(err, "key 'read-threads': %lld reader threads for %lld samples per rank: DLIO 2.0.0 raises "
+                    "ZeroDivisionError (utils/config.py:323 samples_per_thread = %lld // %lld = 0, divided by at :342); "
+                    "use at most %lld threads", (long long)s.nt, (long long)s.spp, (long long)s.spp, (long long)s.nt,
+                    (long long)s.spp);
+    /* Several tf.data threads of a rank reading the same file share it: they run in one process, where HDF5 opens a
+     * file once (H5F's shared file struct) and h5py's lock orders the calls, so how many opens, and which metadata
+     * reads, depend on the threads' timing (measured: resnet50-like 4 files x 64 samples, 8 threads: fewer opens and
+     * metadata reads than the per-thread rule). The kernel's reader processes cannot share a file: refused. */
+    if (s.nt > 1) {
+        int64_t F = c->num_files_train, spf = c->num_samples_per_file, fpr = (F / nranks) % F, clash = -1, at = 0;
+        int32_t *owner = malloc((size_t)F * sizeof *owner);
+        if (!owner)
+            return fail(err, "out of memory checking %lld files", (long long)F);
+        for (int64_t i = 0; i < F; i++) owner[i] = -1;
+        for (int r = 0; r < nranks && clash < 0; r++) {
+            for (int64_t k = 0; k < s.spp && clash < 0; k++) { /* utils/config.py:337-348 */
+                int64_t f = k == 0 ? (int64_t)r * fpr : (k / spf) % F, t = tf_thread_of(&s, k);
+                if (owner[f] >= 0 && owner[f] != t)
+                    clash = f, at = r;
+                owner[f] = (int32_t)t;
+            }
+            for (int64_t k = 0; k < s.spp; k++) owner[k == 0 ? (int64_t)r * fpr : (k / spf) % F] = -1;
+        }
+        free(owner);
+        if (clash >= 0)
+            return fail(err, "key 'read-threads': %lld tf.data threads of rank %d would read file %lld together (%lld "
+                        "samples per file, %lld per thread): DLIO's threads share an open HDF5 file inside one "
+                        "process, with opens and metadata reads that depend on their timing; not emulated (use "
+                        "samples per thread that are a multiple of samples per file, or read-threads 0 or 1)",
+                        (long long)s.nt, at, (long long)clash, (long long)spf, (long long)s.spt);
+    }
+    int64_t batches = tf_batches(&s, c->batch_size);
+    int64_t steps = total / c->batch_size / nranks; /* main.py:252 max_steps, :287 the break */
+    if (c->total_training_steps > 0 && c->total_training_steps < steps)
+        steps = c->total_training_steps;
+    if (steps < 1)
+        steps = 1;
+    if (steps < batches)
+        return fail(err, "key '%s': each rank's tf.data pipeline yields %lld batches (%lld reader thread(s) of ~%lld "
+                    "samples, each padding its last batch: reader/reader_handler.py:96-99) but DLIO takes %lld steps "
+                    "(main.py:252, :287): the batches past the last step are read ahead by tf.data's prefetch and "
+                    "interleave buffers, as far as timing lets them (measured on DLIO 2.0.0, 1 thread, batch 1, 3 steps: 5 samples more were read), which the "
+                    "kernel does not emulate; choose a shape whose batches per rank equal its steps",
+                    c->total_training_steps > 0 && c->total_training_steps < batches ? "total-training-steps"
+                                                                                       : "batch-size",
+                    (long long)batches, (long long)s.nt, (long long)s.spt, (long long)steps);
+    return 0;
+}
+
+static int validate(const config_t *c, int nranks, int ranks_known, char *err);
+int config_validate(const config_t *c, int nranks, char *err) { return validate(c, nranks, 1, err); }
+int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 0, err); }
+
+static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 {
     if (!c->generate_data && !c->train && !c->evaluation)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
@@ -1035,7 +1129,7 @@ int config_validate(const config_t *c, int nranks, char *err)
             return fail(err, "key 'total-training-steps': %lld wanted but the dataset has only %lld steps per epoch",
                         (long long)c->total_training_steps, (long long)max_steps);
     }
-    return 0;
+    return config_validate_tf(c, e, nranks, ranks_known, err);
 }
 
 /* Words separated by ", " into lines of at most 116 characters. */
@@ -1128,6 +1222,7 @@ char *config_to_json(const config_t *c)
         case T_SHUFFLE: sb_printf(&b, "\"%s\"", shuffle_name(*(const int *)p)); break;
         case T_ORDER:
         case T_NAMING: sb_printf(&b, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
+        case T_LOADER: sb_printf(&b, "\"%s\"", *(const int *)p ? "tensorflow" : "pytorch"); break;
         case T_COMPRESSION: sb_printf(&b, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
         case T_CKPT_TYPE: sb_printf(&b, "\"%s\"", *(const int *)p ? "all_ranks" : "rank_zero"); break;
         case T_DIMS:

@@ -10,6 +10,7 @@ enum ordering_mode { ORDER_DLIO = 0, ORDER_H5BENCH = 1 };
 enum naming_mode { NAMING_DLIO = 0, NAMING_H5BENCH = 1 };
 enum ckpt_type { CKPT_RANK_ZERO = 0, CKPT_ALL_RANKS = 1 };
 #define CKPT_MAX_LIST 64
+enum loader_kind { LOADER_PYTORCH = 0, LOADER_TENSORFLOW = 1 }; /* framework, reader.data_loader */
 enum config_source { SRC_DEFAULTS = 0, SRC_H5BENCH_JSON = 1, SRC_DLIO_YAML = 2 };
 
 typedef struct {
@@ -29,6 +30,7 @@ typedef struct {
     /* reader */
     int64_t batch_size, batch_size_eval, read_threads, prefetch_size;
     int sample_shuffle, file_shuffle; /* enum shuffle_mode */
+    int framework, data_loader;       /* enum loader_kind: DLIO's framework and reader.data_loader */
     double preprocess_time, preprocess_time_stdev;
     /* train / evaluation */
     int64_t epochs, total_training_steps, random_seed, epochs_between_evals, eval_after_epoch;
@@ -103,6 +105,9 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
 int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t setlen, char *err);
 /* Whole-config validation against the run (ranks, HDF5 features); -1 + message on error. */
 int config_validate(const config_t *c, int nranks, char *err);
+/* The same before the rank count is known (before MPI_Init): what 1 rank allows, without the checks whose outcome
+ * the rank count can turn either way (the TF loader's per-rank shape). */
+int config_validate_early(const config_t *c, char *err);
 void config_print_help(const char *prog);
 /* Resolved configuration as JSON object text (for the summary). Caller frees. */
 char *config_to_json(const config_t *c);

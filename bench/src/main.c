@@ -231,7 +231,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     /* everything the rank count does not change is checked before any allocation or fork (1 rank is the most
      * permissive count): a bad config never costs memory or time */
     if (!bad)
-        bad = config_validate(c, 1, err) != 0;
+        bad = config_validate_early(c, err) != 0;
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit: a write fails with EFBIG and is reported, not a silent kill */
     cleanup_on_signals();     /* a killed generation leaves no partial file behind (see gen.c) */
     trace_init();

@@ -29,6 +29,9 @@ void sample_reader_close(sample_reader_t *r)
     if (r->dxpl > 0 && r->dxpl != H5P_DEFAULT)
         H5_CHECK(H5Pclose(r->dxpl), "the transfer property list", EXIT_RUNTIME);
     free(r->buf);
+    free(r->slot);
+    free(r->ofile);
+    free(r->ohid);
     memset(r, 0, sizeof *r);
 }
 
@@ -116,12 +119,84 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     }
 }
 
+/* ---------- DLIO 2.0.0's TF reader thread ---------- */
+void tf_thread_begin(sample_reader_t *r, int64_t nfiles)
+{
+    if (nfiles > r->nslots) {
+        free(r->slot);
+        free(r->ofile);
+        free(r->ohid);
+        r->slot = xcalloc((size_t)nfiles, sizeof *r->slot, "the TF reader's open-file map");
+        r->ofile = xcalloc((size_t)nfiles, sizeof *r->ofile, "the TF reader's open-file map");
+        r->ohid = xcalloc((size_t)nfiles, sizeof *r->ohid, "the TF reader's open-file map");
+        r->nslots = nfiles;
+    }
+    for (int64_t i = 0; i < r->nslots; i++) r->slot[i] = -1;
+    r->nopen = 0;
+    r->processed = 0;
+}
+
+static void tf_close(sample_reader_t *r, int64_t pos, io_acc_t *acc)
+{
+    double t0 = now();
+    H5_CHECK(H5Fclose(r->ohid[pos]), "a data file", EXIT_RUNTIME);
+    acc->meta_s += now() - t0;
+    r->ohid[pos] = H5I_INVALID_HID; /* open_file_map[filename] = None: the key keeps its place */
+}
+
+void tf_thread_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
+{
+    const config_t *c = r->cfg;
+    int64_t file = g / c->num_samples_per_file, sample = g % c->num_samples_per_file;
+    if (file < 0 || file >= r->nslots)
+        die(EXIT_RUNTIME, "TF reader: file %lld outside the map of %lld files", (long long)file, (long long)r->nslots);
+    char path[4600];
+    layout_path(r->L, phase, file, path, sizeof path);
+    void *tr = trace_begin("read_sample");
+    trace_int(tr, "file", file);
+    trace_int(tr, "sample", sample);
+    int64_t pos = r->slot[file];
+    if (pos < 0) {
+        pos = r->slot[file] = r->nopen++;
+        r->ofile[pos] = file;
+        r->ohid[pos] = H5I_INVALID_HID;
+    }
+    if (r->ohid[pos] == H5I_INVALID_HID) { /* reader_handler.py:90-91 */
+        double t0 = now();
+        r->ohid[pos] = H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT);
+        acc->meta_s += now() - t0;
+        acc->opens += 1;
+    }
+    char dname[300];
+    layout_records_name(r->L, 0, dname, sizeof dname);
+    read_dataset(r, r->ohid[pos], dname, sample, path, acc); /* hdf5_reader.py:47 */
+    trace_end(tr);
+    if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
+        double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
+                                                : c->preprocess_time;
+        acc->pre_s += emulate(t);
+    }
+    if (++r->processed % c->num_samples_per_file == 0) /* reader_handler.py:105-107 */
+        tf_close(r, pos, acc);
+}
+
+void tf_thread_end(sample_reader_t *r, io_acc_t *acc)
+{
+    for (int64_t i = 0; i < r->nopen; i++)
+        if (r->ohid[i] != H5I_INVALID_HID)
+            tf_close(r, i, acc);
+    for (int64_t i = 0; i < r->nopen; i++) r->slot[r->ofile[i]] = -1;
+    r->nopen = 0;
+}
+
 /* ---------- reader processes ---------- */
 typedef struct {
-    int32_t op; /* 1 = batch, 2 = start(rank) */
+    int32_t op; /* 1 = batch, 2 = start(rank), 3 = a TF reader thread's batch */
     int32_t phase;
     int64_t batch;
     int64_t n;
+    int64_t flags;  /* op 3: TF_FIRST | TF_LAST */
+    int64_t nfiles; /* op 3 with TF_FIRST: the files of the phase */
 } req_t;
 
 typedef struct {
@@ -202,8 +277,15 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
         rep_t a;
         memset(&a, 0, sizeof a);
         a.batch = w.batch = q.batch;
+        if (q.op == 3 && (q.flags & TF_FIRST))
+            tf_thread_begin(&r, q.nfiles);
         for (int64_t i = 0; i < q.n; i++)
-            sample_reader_read(&r, q.phase, idx[i], &a.acc);
+            if (q.op == 3)
+                tf_thread_read(&r, q.phase, idx[i], &a.acc);
+            else
+                sample_reader_read(&r, q.phase, idx[i], &a.acc);
+        if (q.op == 3 && (q.flags & TF_LAST))
+            tf_thread_end(&r, &a.acc);
         if (xfer(fd, &a, sizeof a, 1))
             break;
     }
@@ -252,16 +334,29 @@ static _Noreturn void worker_gone(pool_t *p, int w)
 void pool_start(pool_t *p, int rank)
 {
     for (int i = 0; i < p->n; i++) {
-        req_t q = {2, 0, rank, 0};
+        req_t q = {2, 0, rank, 0, 0, 0};
         if (xfer(p->fd[i], &q, sizeof q, 1))
             die(EXIT_RUNTIME, "reader process %d (pid %d) is gone", i, p->pid[i]);
     }
 }
 
+static void send_req(pool_t *p, int w, req_t q, const int64_t *idx, int64_t n, int64_t skip);
+
 void pool_send(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip)
 {
+    send_req(p, w, (req_t){1, phase, batch, n, 0, 0}, idx, n, skip);
+}
+
+void pool_send_tf(pool_t *p, int w, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip, int flags,
+                  int64_t nfiles)
+{
+    send_req(p, w, (req_t){3, phase, batch, n, flags, nfiles}, idx, n, skip);
+}
+
+static void send_req(pool_t *p, int w, req_t q, const int64_t *idx, int64_t n, int64_t skip)
+{
     int64_t cut = skip >= 0 && skip < n ? skip : n; /* idx[cut] is not sent */
-    req_t q = {1, phase, batch, cut < n ? n - 1 : n};
+    q.n = cut < n ? n - 1 : n;
     if (xfer(p->fd[w], &q, sizeof q, 1) || xfer(p->fd[w], (void *)idx, (size_t)cut * sizeof *idx, 1) ||
         (cut + 1 < n && xfer(p->fd[w], (void *)(idx + cut + 1), (size_t)(n - cut - 1) * sizeof *idx, 1)))
         worker_gone(p, w);

@@ -20,12 +20,26 @@ typedef struct {
     uint8_t *buf;
     size_t bufsize;
     nprand_t pre_rng; /* preprocess-time jitter: its own stream */
+    /* DLIO 2.0.0's TF reader thread (reader/reader_handler.py:80-109): its open_file_map, a dict in first-insertion
+     * order (slot[file] = position in ofile/ohid, -1: never opened), and image_processed */
+    int64_t *slot, *ofile, nopen, nslots, processed;
+    hid_t *ohid;
 } sample_reader_t;
 
 void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed);
 void sample_reader_close(sample_reader_t *r);
 /* Read global sample g of a phase: open, read one (1, d1, d2) slab, close; then preprocess time. */
 void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc);
+
+/* DLIO 2.0.0's TF path: one reader thread's generator over its list of samples (reader/reader_handler.py:80-109).
+ * begin: a new reader (a new generator each epoch); read: sample g = file * samples-per-file + index: the file is
+ * opened if not open and stays open (:90-91), one sample read (hdf5_reader.py:47), preprocess; after every
+ * samples-per-file samples the thread has processed, the file just read is closed (:105-107, whether or not the
+ * thread read all of its samples); end: the generator returns and its reader is freed, closing the files still open
+ * in the order they first entered the map (h5py closes a File when it is freed). */
+void tf_thread_begin(sample_reader_t *r, int64_t nfiles);
+void tf_thread_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc);
+void tf_thread_end(sample_reader_t *r, io_acc_t *acc);
 
 /* Reader processes. Forked before MPI_Init (no MPI in them); the rank sends batches, they read and answer. */
 typedef struct {
@@ -37,6 +51,11 @@ void pool_fork(pool_t *p, const config_t *c, const layout_t *L);     /* before M
 void pool_start(pool_t *p, int rank);                                /* after MPI_Init: tells workers the rank */
 /* Hand batch `batch` (samples idx[0..n)) to a worker; skip: a position of idx not sent (fault injection) or -1. */
 void pool_send(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip);
+/* The same for a TF reader thread's batch: flags TF_FIRST (a new generator: tf_thread_begin over nfiles) and TF_LAST
+ * (its last batch: tf_thread_end after it). */
+enum { TF_FIRST = 1, TF_LAST = 2 };
+void pool_send_tf(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip,
+                  int flags, int64_t nfiles);
 void pool_recv(pool_t *p, int worker, int64_t batch, io_acc_t *acc); /* waits for that worker's next answer */
 void pool_stop(pool_t *p);
 #endif

@@ -9,13 +9,19 @@ static const struct {
     const char *epoch, *step;
 } TRACE_NAMES[NPHASES] = {[PH_TRAIN] = {"train_epoch", "step"}, [PH_EVAL] = {"eval_epoch", "eval_step"}};
 
-/* Samples in batch k of an epoch (the last batch may be partial: h5bench ordering keeps it). */
+/* Samples in batch k of an epoch (the last batch may be partial: h5bench ordering keeps it; the TF path's threads pad
+ * their last batch with the resized image, which reads nothing). */
 static int64_t batch_len(const epoch_plan_t *P, int64_t k)
 {
+    if (P->blen)
+        return P->blen[k];
     return k * P->bs + P->bs <= P->nout ? P->bs : P->nout - k * P->bs;
 }
 
-static const int64_t *batch_of(const epoch_plan_t *P, int64_t k) { return P->order + k * P->bs; }
+static const int64_t *batch_of(const epoch_plan_t *P, int64_t k)
+{
+    return P->order + (P->boff ? P->boff[k] : k * P->bs);
+}
 
 /* fault-skip-read (negative controls only: a deliberate divergence): rank 0 drops its N-th sample read. Called once
  * per batch handed to a loader; returns the position in the batch of the sample to drop, or -1. */
@@ -92,11 +98,12 @@ static void pool_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
         pool_hand_out(R, P);
 }
 
-/* batches the workers read ahead but no step used: they were read (as PyTorch's workers read them) */
+/* batches the workers read ahead but no step used: they were read (as PyTorch's workers read them); the TF path's
+ * batch k belongs to its reader thread's process */
 static void pool_finish_epoch(runner_t *R, epoch_plan_t *P, epoch_stats_t *st)
 {
     for (int64_t k = P->fetched; k < P->issued; k++) {
-        pool_recv(R->pool, (int)(k % R->pool->n), k, &st->io);
+        pool_recv(R->pool, P->bthr ? P->bthr[k] : (int)(k % R->pool->n), k, &st->io);
         log_batch(R, P, k, "prefetched");
         st->prefetched_unused += batch_len(P, k);
     }
@@ -104,6 +111,57 @@ static void pool_finish_epoch(runner_t *R, epoch_plan_t *P, epoch_stats_t *st)
 
 static const loader_ops_t LOADER_POOL = {
     .name = "reader-processes", .start = pool_start_epoch, .load = pool_load, .finish = pool_finish_epoch};
+
+/* DLIO 2.0.0's TF path, read-threads = 0: tf.data still runs one reader thread (tf_data_loader.py:70-74); the rank
+ * plays it: one generator's open-file map across its batches (reader/reader_handler.py:80-109) */
+static void tf_in_rank_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
+{
+    const int64_t *idx = batch_of(P, k);
+    int64_t n = batch_len(P, k), skip = fault_skip(R, n);
+    if (P->bflags[k] & TF_FIRST)
+        tf_thread_begin(&R->reader, config_phase(R->cfg, P->phase).num_files);
+    for (int64_t i = 0; i < n; i++)
+        if (i != skip)
+            tf_thread_read(&R->reader, P->phase, idx[i], acc);
+    if (P->bflags[k] & TF_LAST)
+        tf_thread_end(&R->reader, acc);
+}
+
+static const loader_ops_t LOADER_TF_IN_RANK = {.name = "tf-in-rank",
+                                               .open = in_rank_open,
+                                               .close = in_rank_close,
+                                               .start = nothing,
+                                               .load = tf_in_rank_load,
+                                               .finish = nothing_left};
+
+/* read-threads = N > 0: tf.data's N reader threads (interleave, cycle_length = num_parallel_calls = N,
+ * tf_data_loader.py:84-91), one reader process each, forked before MPI_Init: thread t's batches go to process t, in
+ * order, so each keeps its generator's open-file map. tf.data's threads read ahead of the steps (prefetch_size
+ * batches, :92-93, plus the interleave's buffers); the kernel keeps prefetch_size + N batches in flight. Across
+ * threads the order of reads is not deterministic, in DLIO as here; every batch is read (config.c refuses shapes
+ * where steps end before the batches do). */
+static void tf_pool_hand_out(runner_t *R, epoch_plan_t *P)
+{
+    int64_t k = P->issued++, n = batch_len(P, k);
+    pool_send_tf(R->pool, P->bthr[k], P->phase, k, batch_of(P, k), n, fault_skip(R, n), P->bflags[k],
+                 config_phase(R->cfg, P->phase).num_files);
+}
+
+static void tf_pool_start(runner_t *R, epoch_plan_t *P)
+{
+    int64_t window = R->cfg->prefetch_size + R->pool->n;
+    while (P->issued < P->batches && P->issued < window) tf_pool_hand_out(R, P);
+}
+
+static void tf_pool_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
+{
+    pool_recv(R->pool, P->bthr[k], k, acc);
+    if (P->issued < P->batches)
+        tf_pool_hand_out(R, P);
+}
+
+static const loader_ops_t LOADER_TF_POOL = {
+    .name = "tf-reader-threads", .start = tf_pool_start, .load = tf_pool_load, .finish = pool_finish_epoch};
 
 /* ---------- orderings ---------- */
 
@@ -171,7 +229,74 @@ static void plan_h5bench(const runner_t *R, epoch_plan_t *P)
     P->barriered = P->phase == PH_TRAIN ? R->sampler[P->phase].main_part / P->bs : 0;
 }
 
+/* DLIO 2.0.0's TF path. reconfigure(epoch) (utils/config.py:368-380, called before epoch 1 and after each epoch,
+ * main.py:330, :349): with file_shuffle, np.random.seed(seed [+ epoch with seed_change_epoch]) then shuffle
+ * file_list_train in place (it compounds, epoch after epoch); build_sample_map_iter (:317-349): the rank's positions
+ * arange(r*spp, (r+1)*spp), shuffled after np.random.seed(seed [+ epoch]) when sample_shuffle is not off; position k
+ * reads file_list[f] with f = r * ((F // R) % F) for k = 0 but (k // spf) % F for every later k (:337-348: the rank
+ * offset is lost after the first sample, so every rank reads the first files), sample sample_list[k] % spf, in reader
+ * thread (k // spt) % nt. Each thread yields batches of its samples in order, the last one padded without reads
+ * (reader_handler.py:96-99); tf.data's interleave yields them round-robin over the threads (thread 0's first batch,
+ * thread 1's first, ..., then each second batch; a thread with none left is skipped). */
+static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
+{
+    runner_t *R = (runner_t *)Rc; /* the plan lives in the runner's TF buffers */
+    const config_t *c = R->cfg;
+    const int64_t F = config_phase(c, P->phase).num_files, spf = c->num_samples_per_file, bs = P->bs;
+    tf_split_t sp = tf_split(F * spf, R->nranks, c->read_threads);
+    uint32_t seed = (uint32_t)(c->seed_change_epoch ? c->random_seed + P->epoch : c->random_seed);
+    if (c->file_shuffle != SHUFFLE_OFF) {
+        nprand_seed(&R->tf.rng, seed);
+        nprand_shuffle_i64(&R->tf.rng, R->tf.files, (size_t)F);
+    }
+    for (int64_t k = 0; k < sp.spp; k++) R->tf.list[k] = (int64_t)R->rank * sp.spp + k;
+    if (c->sample_shuffle != SHUFFLE_OFF) {
+        nprand_seed(&R->tf.rng, seed);
+        nprand_shuffle_i64(&R->tf.rng, R->tf.list, (size_t)sp.spp);
+    }
+    /* each thread's samples, in position order, one after the other in tf.order */
+    int64_t start[257] = {0}, fill[256] = {0};
+    for (int64_t t = 0; t < sp.nt; t++) start[t + 1] = start[t] + tf_thread_len(&sp, t);
+    int64_t fpr = (F / R->nranks) % F, f = (int64_t)R->rank * fpr;
+    for (int64_t k = 0; k < sp.spp; k++) {
+        int64_t t = tf_thread_of(&sp, k);
+        R->tf.order[start[t] + fill[t]++] = R->tf.files[f] * spf + R->tf.list[k] % spf;
+        f = ((k + 1) / spf) % F;
+    }
+    int64_t nb = 0;
+    for (int64_t j = 0, more = 1; more; j++) {
+        more = 0;
+        for (int64_t t = 0; t < sp.nt; t++) {
+            int64_t n = start[t + 1] - start[t], nbt = (n + bs - 1) / bs;
+            if (j >= nbt)
+                continue;
+            more = 1;
+            R->tf.boff[nb] = start[t] + j * bs;
+            R->tf.blen[nb] = j * bs + bs <= n ? bs : n - j * bs;
+            R->tf.bthr[nb] = (int32_t)t;
+            R->tf.bflags[nb] = (uint8_t)((j == 0 ? TF_FIRST : 0) | (j == nbt - 1 ? TF_LAST : 0));
+            nb++;
+        }
+    }
+    P->order = R->tf.order;
+    P->nout = sp.spp;
+    P->boff = R->tf.boff;
+    P->blen = R->tf.blen;
+    P->bthr = R->tf.bthr;
+    P->bflags = R->tf.bflags;
+    P->batches = nb;
+    /* main.py:287 the break after max_steps or total_training_steps; config.c made sure no batch is left over, and
+     * every rank has spp positions: the same steps everywhere, each followed by the barrier (main.py:273) */
+    P->steps = runner_planned_steps(c, R->L->dlio, P->phase, P->batches, R->nranks);
+    if (P->steps != P->batches)
+        die(EXIT_BADINPUT, "TF loader: %lld batches but %lld steps (config validation should have refused this)",
+            (long long)P->batches, (long long)P->steps);
+    P->fetched = P->steps;
+    P->barriered = P->phase == PH_TRAIN ? P->steps : 0;
+}
+
 static const ordering_ops_t ORDERING_DLIO = {.name = "dlio", .plan = plan_dlio};
+static const ordering_ops_t ORDERING_TF = {.name = "tf", .plan = plan_tf};
 static const ordering_ops_t ORDERING_H5BENCH = {.name = "h5bench", .plan = plan_h5bench};
 
 /* ---------- the runner ---------- */
@@ -185,8 +310,21 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->rank = rank;
     R->nranks = nranks;
     R->pool = pool && pool->n > 0 ? pool : NULL;
-    R->loader = R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
-    R->ordering = c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
+    int tf = c->data_loader == LOADER_TENSORFLOW;
+    R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
+    R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
+    if (tf) { /* sized for training, the one TF phase config.c accepts */
+        int64_t F = c->num_files_train > 0 ? c->num_files_train : 1;
+        tf_split_t sp = tf_split(F * c->num_samples_per_file, nranks, c->read_threads);
+        R->tf.files = xcalloc((size_t)F, sizeof *R->tf.files, "the TF file list");
+        for (int64_t i = 0; i < F; i++) R->tf.files[i] = i;
+        R->tf.list = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.list, "the TF sample list");
+        R->tf.order = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.order, "the TF sample list");
+        R->tf.boff = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.boff, "the TF batches");
+        R->tf.blen = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.blen, "the TF batches");
+        R->tf.bthr = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.bthr, "the TF batches");
+        R->tf.bflags = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.bflags, "the TF batches");
+    }
     if (R->loader->open)
         R->loader->open(R);
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
@@ -203,6 +341,13 @@ void runner_free(runner_t *R)
     if (R->loader->close)
         R->loader->close(R);
     for (int ph = 0; ph < NPHASES; ph++) sampler_free(&R->sampler[ph]);
+    free(R->tf.files);
+    free(R->tf.list);
+    free(R->tf.order);
+    free(R->tf.boff);
+    free(R->tf.blen);
+    free(R->tf.bthr);
+    free(R->tf.bflags);
 }
 
 /* Step k: load its batch; unless it is the batch fetched past the cap, emulated compute and (training) a barrier.

@@ -36,6 +36,11 @@ typedef struct {
     int64_t fetched;      /* batches loaded in the loop: steps, or one more when the cap is checked on fetch */
     int64_t barriered;    /* the first `barriered` steps end with a barrier */
     int64_t issued;       /* reader processes: batches handed out so far */
+    /* DLIO 2.0.0's TF path: batches of unequal length from several reader threads, in the order tf.data's
+     * interleave yields them; NULL for the other orderings (batch k = order[k*bs, k*bs + bs)) */
+    const int64_t *boff, *blen; /* batch k = order[boff[k], boff[k] + blen[k]) */
+    const int32_t *bthr;        /* the reader thread that reads it */
+    const uint8_t *bflags;      /* TF_FIRST | TF_LAST of that thread */
 } epoch_plan_t;
 
 typedef struct runner runner_t;
@@ -71,6 +76,13 @@ struct runner {
     ckpt_t *ckpt;         /* checkpointing: DLIO's checkpoints after training steps (NULL: none) */
     int64_t last_step;    /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
     int64_t reads_done;   /* fault-skip-read bookkeeping */
+    struct {              /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
+        int64_t *files;   /* file_list_train, shuffled in place at every epoch with file_shuffle (compounds) */
+        int64_t *list, *order, *boff, *blen;
+        int32_t *bthr;
+        uint8_t *bflags;
+        nprand_t rng;     /* numpy's global stream, reseeded as DLIO's reconfigure reseeds it */
+    } tf;
 };
 
 /* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
