@@ -1095,6 +1095,9 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                     c->num_layers % c->pipeline_parallelism ? "pipeline-parallelism" : "tensor-parallelism",
                     (long long)(c->num_layers % c->pipeline_parallelism ? c->pipeline_parallelism
                                                                         : c->tensor_parallelism));
+    if (c->checkpoint && c->framework == LOADER_TENSORFLOW)
+        return fail(err, "key 'checkpoint': DLIO's TensorFlow checkpoints (tf.train.Checkpoint, "
+                    "checkpointing/tf_checkpointing.py) are not emulated; the kernel writes PyTorch's (framework: pytorch)");
     if (c->checkpoint && !e->checkpoint_rules)
         return fail(err, "key 'checkpoint': DLIO %s's checkpointing (transformer-sized states, one folder per "
                     "checkpoint, fsync, reads) is not emulated yet; DLIO 2.0.0's is (dlio-version=2.0.0)", e->version);

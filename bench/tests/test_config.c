@@ -279,6 +279,9 @@ int main(void)
             fprintf(stderr, "FAIL checkpoint without train: no warning (%s)\n", werr);
         }
     }
+    check("yaml checkpoint tensorflow refused", ".yaml",
+          "framework: tensorflow\nreader:\n  data_loader: tensorflow\nworkflow:\n  checkpoint: True\n", 0, NULL, 1,
+          "'checkpoint'|tf_checkpointing");
     check("yaml checkpoint 2.0.1 refused", ".yaml", "workflow:\n  checkpoint: True\nh5dlio:\n  dlio_version: 2.0.1\n", 0,
           NULL, 1, "'checkpoint'|2.0.1|not emulated");
     check("yaml checkpoint layers vs pipeline", ".yaml",
