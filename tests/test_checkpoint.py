@@ -206,3 +206,21 @@ def test_checkpoint_keys_out_of_range_exit_2(tmp_path):
                      ({"optimization-groups": "1,x"}, "optimization-groups")):
         r = run(tmp_path, 1, ckpt_sets(tmp_path / "data", tmp_path / "ck", **bad))
         assert r.rc == 2 and f"'{key}'" in r.proc.stderr, (bad, r.proc.stderr)
+
+
+def test_timing_pairs_dlio_checkpoint_stamps_with_its_files(tmp_path):
+    """DLIO 2.0.0's per_epoch_stats.json (utils/statscounter.py:288-304: rank 0's ckpt<block> start/end stamps) and
+    the files of the launch's checkpoint folder: the k-th checkpoint of an epoch is its k-th (epoch, step) by step."""
+    from profiles.timing import checkpoints
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    for name, size in (("model-1-4-0.pt", 1000), ("layer-0-1-4-0.pt", 24), ("model-1-8-0.pt", 1000),
+                       ("layer-0-1-8-0.pt", 24), ("notes.txt", 5)):
+        with open(folder / name, "wb") as f:
+            f.truncate(size)
+    per = {"1": {"start": "2026-11-23T09:00:00", "block1": {"start": "2026-11-23T09:00:00"},
+                 "ckpt2": {"start": "2026-11-23T09:00:03.000000", "end": "2026-11-23T09:00:03.750000"},
+                 "ckpt1": {"start": "2026-11-23T09:00:01.000000", "end": "2026-11-23T09:00:01.250000"}}}
+    got = checkpoints(tmp_path, "dlio", None, per)
+    assert got == [{"epoch": 1, "step": 4, "files": 2, "bytes": 1024, "seconds": 0.25},
+                   {"epoch": 1, "step": 8, "files": 2, "bytes": 1024, "seconds": 0.75}]
