@@ -17,8 +17,8 @@ VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 
 def harness(tmp: Path, *extra: str) -> tuple[int, Path]:
     out = tmp / "last-run"
-    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d_checkpoint", "--scale", "tiny", "--ranks", "2",
-            "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
+    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d_checkpoint", "--scale", "tiny", "--ranks",
+            "2", "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
     p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert out.exists(), p.stdout + p.stderr
     return p.returncode, Path(out.read_text())
