@@ -39,6 +39,14 @@ V200_KEYS = {"dataset.record_length": True, "dataset.record_length_stdev": True,
              "dataset.record_dims": False}
 V201_KEYS = {**{k: not v for k, v in V200_KEYS.items()}, "dataset.enable_chunking": False, "dataset.chunk_size": False}
 
+# Rules every 2.x lineage shares (paths in that revision's dlio_benchmark): reader/hdf5_reader.py opens each sample
+# with h5py.File (2.0.0 :47, v2.0.1 :47-48); main.py initialize lists every file on every rank and
+# utils/config.py get_global_map_index slices the global sample index; reconfigure shuffles file lists only for the
+# ITERATIVE sampler (2.0.0 utils/config.py:369-376, v2.0.1 :531-533, e1919d7 :635-637, 392621b :460-462), the PyTorch
+# path is INDEX; no pre-warm read in main.py run; hdf5_generator.py np.random.seed(10) on every rank (2.0.0 :46,
+# v2.0.1 and e1919d7 :58, 392621b :47)
+V2X = {"sample_read": "h5py", "file_sharding": "index_slice", "file_reshuffle": False, "prewarm": False,
+       "gen_seed_per_rank": False}
 # What each lineage does, read from its source (not from the kernel's entries).
 LINEAGES = {
     # PyPI dlio-benchmark 2.0.0 (git ec22aec): data_generator/hdf5_generator.py:56 h5py.File(path, 'w') (superblock
@@ -49,7 +57,7 @@ LINEAGES = {
     # get_global_map_index walks r*ceil(T/R)..(r+1)*ceil(T/R) unclamped (IndexError past T)
     "2.0.0": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
                         "sampler_shuffles": True, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
-                        "slice_clamped": False, "file_ext": "hdf5"}, "keys": V200_KEYS},
+                        "slice_clamped": False, "file_ext": "hdf5", **V2X}, "keys": V200_KEYS},
     # v2.0.1 (b56c741): data_generator/hdf5_generator.py:44 libver='latest', :46 records_<k> with data= (h5py: no
     # times in v2 headers), :68-69 chunks only from hdf5.chunk_dims; torch_data_loader.py:84-103 dlio_sampler takes
     # no shuffle argument; main.py:328 cap checked when the batch arrives; utils/config.py:792-797
@@ -57,13 +65,13 @@ LINEAGES = {
     # clamps the slice at T
     "2.0.1": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                         "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
-                        "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+                        "slice_clamped": True, "file_ext": "hdf5", **V2X}, "keys": V201_KEYS},
     # main e1919d7 (v2.0.1-17): as v2.0.1 (hdf5_generator.py:44-48, :68-69; torch_data_loader.py:84-103;
     # main.py:356; utils/config.py:903-949), plus main.py:230-237 training files trimmed to a multiple of
     # samples-per-file x batch x ranks; utils/config.py:611-612 the index map clamps at T
     "main": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                        "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": True,
-                       "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+                       "slice_clamped": True, "file_ext": "hdf5", **V2X}, "keys": V201_KEYS},
     # mlperf_storage_v2.0 (392621b, v2.0.0-52): data_generator/hdf5_generator.py:68 h5py.File(path, 'w') (superblock
     # 0, times tracked), :69 one 'records' dataset, :51-55 chunks from enable_chunking/chunk_size;
     # torch_data_loader.py:88-107 dlio_sampler(rank, size, num_samples, epochs): no shuffle, slice clamped;
@@ -71,10 +79,24 @@ LINEAGES = {
     # dataset.record_length_bytes*, no record_dims / hdf5.* keys; utils/config.py:439-440 the index map clamps at T
     "392621b": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
                           "sampler_shuffles": False, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
-                          "slice_clamped": True, "file_ext": "hdf5"},
+                          "slice_clamped": True, "file_ext": "hdf5", **V2X},
                 "keys": {**V201_KEYS, "dataset.enable_chunking": True, "dataset.chunk_size": True,
                          "dataset.hdf5.chunk_dims": False, "dataset.hdf5.num_dset_per_record": False,
                          "dataset.record_dims": False}},
+    # MLCommons DLIO_local_changes main f6796ed (pyproject 3.0.2): data_generator/hdf5_generator.py:46
+    # libver='latest', records_<k> with data=; torch_data_loader.py:534-584 dlio_sampler(rank, size, num_samples,
+    # epochs), no shuffle; utils/config.py:1017-1040 the index map floors (clamped); main.py:619 the step cap checked
+    # when the batch arrives; utils/config.py:1556-1561 record_length_bytes*; reader/hdf5_reader.py:61-63 read_index
+    # -> reader/_local_fs_iterable_mixin.py:348-359, :150-153 open(path, 'rb') and len(fh.read()): the whole file per
+    # sample, no h5py; main.py:260, :274-278, :484 rank 0 lists, rank r keeps files r, r+R, ... trimmed to floor(N/R);
+    # utils/config.py:1135-1138 reconfigure reshards every epoch (:1067-1110: numpy seed+epoch, alltoall, then
+    # seed+epoch+31*rank); main.py:710, :813 a pre-warm batch before epoch 1 and after each epoch;
+    # data_generator/hdf5_generator.py:70 np.random.seed(10 + rank)
+    "f6796ed": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
+                          "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
+                          "slice_clamped": True, "file_ext": "hdf5", "sample_read": "whole_file",
+                          "file_sharding": "round_robin", "file_reshuffle": True, "prewarm": True,
+                          "gen_seed_per_rank": True}, "keys": V201_KEYS},
 }
 
 
@@ -147,6 +169,18 @@ def test_mlperf_branch_refused_without_its_entry():
     assert "sampler_shuffles probed false (2.0.0: true)" in msg
     assert "key record-length probed dataset.record_length_bytes (2.0.0: dataset.record_length)" in msg
     assert "libver_low" not in msg.split("(2.0.1")[0]  # rules where it behaves as 2.0.0 are not named
+
+
+def test_mlcommons_3x_refused_naming_its_rules():
+    """MLCommons DLIO 3.x (f6796ed) matches no entry while the kernel cannot replay its raw whole-file reads: refused
+    with exactly the rules where it differs from its closest entry (2.0.1), never matched to 2.0.1 by the rules they
+    share."""
+    m = hdlio.match(found(LINEAGES["f6796ed"]), hdlio.kernel_entries(KERNEL))
+    assert m["entry"] is None
+    assert [d["rule"] for d in m["differs"]["2.0.1"]] == ["sample_read", "file_sharding", "file_reshuffle", "prewarm",
+                                                        "gen_seed_per_rank"]
+    msg = hdlio.refusal("DLIO=/tmp/dlio-src-f6796ed", m)
+    assert "sample_read probed whole_file (2.0.1: h5py)" in msg and "file_sharding probed round_robin" in msg
 
 
 def test_negative_control_one_rule_flipped():

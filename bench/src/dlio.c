@@ -36,7 +36,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 0,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* MLPerf Storage v2.0's DLIO: branch mlperf_storage_v2.0 at 392621b (v2.0.0-52, off the main line: its number
      * says nothing of its behaviour, which mixes 2.0.0 and 2.0.1).
      * data_generator/hdf5_generator.py:68 h5py.File(path, 'w'): superblock v0, v1 object headers (they keep the
@@ -58,7 +63,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
      * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
@@ -81,7 +91,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 0,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
      * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
      * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
@@ -95,7 +110,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 1,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
 #define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])
@@ -309,7 +329,13 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
                   e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false",
                   e->slice_clamped ? "true" : "false");
         sb_json_str(&b, e->file_ext);
-        sb_printf(&b, "}");
+        sb_printf(&b, ", \"sample_read\": ");
+        sb_json_str(&b, e->sample_read);
+        sb_printf(&b, ", \"file_sharding\": ");
+        sb_json_str(&b, e->file_sharding);
+        sb_printf(&b, ", \"file_reshuffle\": %s, \"prewarm\": %s, \"gen_seed_per_rank\": %s}",
+                  e->file_reshuffle ? "true" : "false", e->prewarm ? "true" : "false",
+                  e->gen_seed_per_rank ? "true" : "false");
     }
     sb_printf(&b, "],\n \"versioned_keys\": [");
     for (size_t i = 0; i < NDLIO_KEYS; i++) {
