@@ -273,3 +273,64 @@ def test_dlio_version_check_shows_probed_rules():
                               "behaviour: sampler_shuffles probed false (2.0.0: true)"}}
     [c] = checks.check_dlio_version(run_)
     assert c["status"] == "fail" and "sampler_shuffles probed false" in c["detail"]
+
+
+def _checkout(tmp: Path, requires: str) -> Path:
+    """A git checkout shaped as a DLIO source tree whose pyproject.toml asks for `requires` (no tag: as MLCommons'
+    DLIO_local_changes)."""
+    src = tmp / "dlio"
+    (src / "dlio_benchmark").mkdir(parents=True)
+    (src / "setup.py").write_text("")
+    (src / "pyproject.toml").write_text(f'[project]\nname = "dlio_benchmark"\nversion = "3.0.2"\n'
+                                        f'requires-python = "{requires}"\n')
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "x"]):
+        subprocess.run(argv, cwd=src, env=env, check=True, capture_output=True)
+    return src
+
+
+def test_deps_dlio_without_a_fitting_python_exits_2(tmp_path):
+    """A checkout asking for a Python the machine lacks (MLCommons 3.x: >=3.12,<3.13): a clear error naming the range,
+    where it looked and what to set, exit 2, nothing created; H5DLIO_DLIO_PYTHON naming one that does not fit: the
+    same, naming it."""
+    src = _checkout(tmp_path, ">=3.99,<3.100")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "DLIO_SPEC": str(src), "H5DLIO_CACHE": str(cache), "PYENV_ROOT": str(tmp_path / "pyenv")}
+    env.pop("H5DLIO_DLIO_PYTHON", None)
+    p = subprocess.run(["bash", str(REPO / "scripts" / "deps-dlio.sh")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "this DLIO needs Python >=3.99,<3.100 (its pyproject.toml requires-python) and none was found" in p.stderr
+    assert "H5DLIO_DLIO_PYTHON=" in p.stderr and str(tmp_path / "pyenv") in p.stderr
+    assert not cache.exists() or not any(cache.iterdir())
+    p = subprocess.run(["bash", str(REPO / "scripts" / "deps-dlio.sh")],
+                       env={**env, "H5DLIO_DLIO_PYTHON": sys.executable}, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and f"H5DLIO_DLIO_PYTHON={sys.executable}: Python 3." in p.stderr, p.stderr
+    assert "does not fit this DLIO's requires-python >=3.99,<3.100" in p.stderr
+
+
+class _Run:
+    """The part of validate's RunView the Log VFD and counts checks read."""
+
+    def __init__(self, rules: dict):
+        self.manifest = {"dlio": {"probed": {"rules": rules}}}
+        self.cfg = {"reader": {"read_threads": 0}}
+        self.ranks = 1
+
+    def table(self, name):
+        return None
+
+
+def test_logvfd_family_skipped_by_name_when_dlio_reads_raw_bytes():
+    """sample_read whole_file (3.x reads whole files with open().read(), no HDF5): the Log VFD and its counts are one
+    named skip each with the reason and where equivalence is checked instead; with h5py reads they run as before."""
+    from profiles import logvfd
+    raw = _Run({**LINEAGES["f6796ed"]["rules"]})
+    [c] = logvfd.check_logvfd(raw)
+    assert c["name"] == "logvfd" and c["status"] == "skip"
+    assert "whole file" in c["detail"] and "no Log VFD record" in c["detail"] and "dftracer.per_file" in c["detail"]
+    [c] = logvfd.check_counts(raw)
+    assert c["name"] == "counts.logvfd" and c["status"] == "skip" and "sample_read whole_file" in c["detail"]
+    h5 = _Run({**LINEAGES["2.0.1"]["rules"]})
+    assert [c["name"] for c in logvfd.check_logvfd(h5)] == ["logvfd.logvfd"]  # no tables: the usual skip
