@@ -150,7 +150,7 @@ def test_probe_observations_tell_lineages_apart(tmp_path):
 
 
 @pytest.mark.parametrize("lineage,entry", [("2.0.0", "2.0.0"), ("2.0.1", "2.0.1"), ("main", "2.0.1-17"),
-                                           ("392621b", "2.0.0-52")])
+                                           ("392621b", "2.0.0-52"), ("f6796ed", "3.0.2")])
 def test_selection_by_behaviour(lineage, entry):
     m = hdlio.match(found(LINEAGES[lineage]), hdlio.kernel_entries(KERNEL))
     assert m["entry"] == entry, m["differs"]
@@ -171,16 +171,31 @@ def test_mlperf_branch_refused_without_its_entry():
     assert "libver_low" not in msg.split("(2.0.1")[0]  # rules where it behaves as 2.0.0 are not named
 
 
-def test_mlcommons_3x_refused_naming_its_rules():
-    """MLCommons DLIO 3.x (f6796ed) matches no entry while the kernel cannot replay its raw whole-file reads: refused
-    with exactly the rules where it differs from its closest entry (2.0.1), never matched to 2.0.1 by the rules they
-    share."""
-    m = hdlio.match(found(LINEAGES["f6796ed"]), hdlio.kernel_entries(KERNEL))
-    assert m["entry"] is None
+def test_mlcommons_3x_matches_its_entry_and_is_refused_naming_the_rules():
+    """MLCommons DLIO 3.x (f6796ed) behaves as the kernel's 3.0.2 entry and as no other (never as 2.0.1, with which it
+    shares the HDF5 file rules); while the kernel cannot replay that entry, the harness refuses it naming the rules."""
+    known = hdlio.kernel_entries(KERNEL)
+    m = hdlio.match(found(LINEAGES["f6796ed"]), known)
+    assert m["entry"] == "3.0.2", m["differs"]
     assert [d["rule"] for d in m["differs"]["2.0.1"]] == ["sample_read", "file_sharding", "file_reshuffle", "prewarm",
                                                         "gen_seed_per_rank"]
-    msg = hdlio.refusal("DLIO=/tmp/dlio-src-f6796ed", m)
-    assert "sample_read probed whole_file (2.0.1: h5py)" in msg and "file_sharding probed round_robin" in msg
+    entry = next(e for e in known if e["version"] == "3.0.2")
+    msg = hdlio.not_replayed("DLIO=/tmp/dlio-src-f6796ed", entry)
+    assert "behaves as kernel entry 3.0.2" in msg and "not replay yet: sample_read whole_file" in msg
+    # without the entry (the kernel before it): no entry matches, the same rules named against 2.0.1
+    m = hdlio.match(found(LINEAGES["f6796ed"]), [e for e in known if e["version"] != "3.0.2"])
+    assert m["entry"] is None
+    assert "sample_read probed whole_file (2.0.1: h5py)" in hdlio.refusal("x", m)
+
+
+def test_negative_control_3x_entry_against_a_2x_dlio():
+    """The 3.x entry run against DLIO 2.0.0's behaviour: not chosen, the differing rules named."""
+    known = hdlio.kernel_entries(KERNEL)
+    m = hdlio.match(found(LINEAGES["2.0.0"]), [e for e in known if e["version"] == "3.0.2"])
+    assert m["entry"] is None
+    named = [d["rule"] for d in m["differs"]["3.0.2"]]
+    assert {"sample_read", "file_sharding", "file_reshuffle", "prewarm", "gen_seed_per_rank",
+            "libver_low"} <= set(named)
 
 
 def test_negative_control_one_rule_flipped():
@@ -334,3 +349,12 @@ def test_logvfd_family_skipped_by_name_when_dlio_reads_raw_bytes():
     assert c["name"] == "counts.logvfd" and c["status"] == "skip" and "sample_read whole_file" in c["detail"]
     h5 = _Run({**LINEAGES["2.0.1"]["rules"]})
     assert [c["name"] for c in logvfd.check_logvfd(h5)] == ["logvfd.logvfd"]  # no tables: the usual skip
+
+
+def test_model_names_the_3x_rules_it_does_not_model():
+    """validate/model.py knows the 3.x rules (from DLIO's source) but does not model them yet: it says so by name."""
+    from validate import model
+    cfg = {"dataset": {"num_files_train": 4}, "reader": {"batch_size": 1}, "train": {"epochs": 1}}
+    with pytest.raises(model.UnknownRelease, match="3.0.2's rules whole_file, round_robin, reshard, prewarm"):
+        model.workload_reads(cfg, 2, "3.0.2")
+    assert model.workload_reads(cfg, 2, "2.0.1")[0][0]["opens"] == 2

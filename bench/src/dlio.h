@@ -31,6 +31,8 @@ typedef struct {
     int file_reshuffle;       /* file_shuffle on: the ranks' file lists are reshuffled across ranks every epoch */
     int prewarm;              /* one batch is read before each epoch and after the last (the loader's pre-warm) */
     int gen_seed_per_rank;    /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
+    const char *unsupported;  /* NULL: the kernel replays this entry; else the rules it cannot replay yet (a run with
+                               * the entry is refused by config_validate naming them; --dlio-entries still lists it) */
 } dlio_entry_t;
 
 /* The entry of exactly this version, or NULL. */
