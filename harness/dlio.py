@@ -129,7 +129,7 @@ def probed_keys(found: dict, versioned: list[dict]) -> tuple[dict, dict]:
     return opts, unknown
 
 
-NOT_RULES = {"version", "since", "source", "keys"}
+NOT_RULES = {"version", "since", "source", "keys", "unsupported"}
 
 
 def rules_of(entry: dict) -> list[str]:
@@ -197,6 +197,13 @@ def refusal(who: str, m: dict) -> str:
             ". A new release needs its entry in bench/src/dlio.c (see README, When DLIO releases)")
 
 
+def not_replayed(who: str, entry: dict) -> str:
+    """The message for a DLIO whose behaviour matches a kernel entry the kernel lists but cannot replay yet."""
+    return (f"{who}: behaves as kernel entry {entry['version']} ({entry['source']}), which the kernel lists but does "
+            f"not replay yet: {entry['unsupported']}. Validation would compare the kernel's HDF5 reads with I/O DLIO "
+            "does not do; see issue 13 (MLCommons DLIO 3.x)")
+
+
 def describe(venv: Path, kernel_bin: Path | None = None) -> dict:
     """The manifest's "dlio" block: the installed DLIO, what the probe saw it do, and the kernel entry whose rules
     all match ("entry" None when none does: see select)."""
@@ -205,8 +212,11 @@ def describe(venv: Path, kernel_bin: Path | None = None) -> dict:
     known = kernel_entries(kernel_bin)
     m = match(found, known)
     entry = next((e for e in known if e["version"] == m["entry"]), None)
-    return {**d, "entry": m["entry"], "nearest": False,
-            "warning": "" if entry else refusal(f"DLIO {d.get('version')}", m),
+    warning = "" if entry else refusal(f"DLIO {d.get('version')}", m)
+    if entry and entry.get("unsupported"):
+        warning = not_replayed(f"DLIO {d.get('version')}", entry)
+    return {**d, "entry": m["entry"], "nearest": False, "replayed": bool(entry) and not entry.get("unsupported"),
+            "warning": warning,
             "probed": {"rules": found["rules"], "keys": found["options"], "unknown": found["unknown"],
                        "how": found["how"]},
             "entry_rules": ({**{r: entry[r] for r in rules_of(entry)}, "keys": entry["keys"]} if entry else None),
@@ -216,7 +226,7 @@ def describe(venv: Path, kernel_bin: Path | None = None) -> dict:
 def select(venv: Path, kernel_bin: Path | None = None, who: str | None = None) -> dict:
     """describe(venv), refusing a DLIO no kernel entry matches (UnrecognisedDLIO naming the differing rules)."""
     d = describe(venv, kernel_bin)
-    if not d["entry"]:
+    if not d["entry"] or not d["replayed"]:
         raise UnrecognisedDLIO(d["warning"].replace(f"DLIO {d.get('version')}", who or f"DLIO {d.get('version')} "
                                                     f"({d.get('source')}, venv {venv})", 1))
     return d

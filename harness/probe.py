@@ -22,9 +22,22 @@ How each rule is observed (one process, no MPI launch: DLIO's MPI wrapper initia
                        checked after the step) or 4 (checked when the next batch arrives)
   slice_clamped        DLIO's own get_global_map_index for rank 1 of 2 over 3 one-sample files: IndexError (its
                        slice [2, 4) is not clamped at 3) or not
+  sample_read          the tiny run's reads of its data files: h5py.File opens ("h5py") or Python open(..., 'rb')
+                       reads of every byte of the file with no h5py open ("whole_file")
+  prewarm              the tiny run: samples read outside DLIOBenchmark._train (a loader pre-warm) or none
+  file_reshuffle       a run of 5 one-sample files, batch 1, 2 epochs, file_shuffle seed (seed 4), sample_shuffle off:
+                       are the files read in another order than DLIO lists them? (3.x reshuffles in reconfigure with
+                       numpy seeded seed+epoch, then seed+epoch+31*rank: with 1 rank and seed 4 the two shuffles of 5
+                       files do not cancel; with seed 123 they happen to)
+  file_sharding        that data set listed by DLIO's own DLIOBenchmark.initialize as rank 0 of 2 (the rank and size
+                       it keeps set by hand; one process): every file ("index_slice": each rank reads its slice of the
+                       global sample index) or files 0 and 2 ("round_robin": r, r+R, ... trimmed to floor(5/2))
+  gen_seed_per_rank    generation of 4 files with record_length_stdev > 0, once as rank 0 of 1 and once as rank 1 of
+                       2 (files 1 and 3): the same sizes (one seed for every rank) or others (a seed per rank)
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import io
 import json
@@ -47,7 +60,8 @@ SENTINELS = {"record_length": 4099, "record_length_stdev": 17, "record_length_re
              "num_dset_per_record": 3, "chunk_dims": [1, 3, 5]}
 NFILES, BATCH, CAP = 5, 2, 1
 RULES = ("libver_low", "track_times", "indexed_records", "sampler_shuffles", "cap_checked_on_fetch",
-         "trim_files_to_steps", "slice_clamped", "file_ext")
+         "trim_files_to_steps", "slice_clamped", "file_ext", "sample_read", "prewarm", "file_reshuffle",
+         "file_sharding", "gen_seed_per_rank")
 
 
 def _fresh_args():
@@ -129,7 +143,8 @@ def _stores_times(dset) -> bool:
     return bool(dset.id.get_create_plist().get_obj_track_times())
 
 
-def _config(data: Path, outdir: Path, nfiles: int, train: bool, **dataset) -> dict:
+def _config(data: Path, outdir: Path, nfiles: int, train: bool, reader: dict | None = None,
+            train_cfg: dict | None = None, **dataset) -> dict:
     return {"model": "h5dlio_probe", "framework": "pytorch",
             "workflow": {"generate_data": True, "train": train, "evaluation": False, "checkpoint": False},
             "dataset": {"data_folder": str(data), "format": "hdf5", "num_files_train": nfiles, "num_files_eval": 0,
@@ -139,53 +154,139 @@ def _config(data: Path, outdir: Path, nfiles: int, train: bool, **dataset) -> di
                         "record_length": 4096, "record_length_stdev": 0,
                         "record_length_bytes": 4096, "record_length_bytes_stdev": 0, **dataset},
             "reader": {"data_loader": "pytorch", "batch_size": BATCH, "read_threads": 0, "file_shuffle": "off",
-                       "sample_shuffle": "off"},
-            "train": {"epochs": 1, "computation_time": 0, **({"total_training_steps": CAP} if train else {})},
+                       "sample_shuffle": "off", **(reader or {})},
+            "train": {"epochs": 1, "computation_time": 0, **({"total_training_steps": CAP} if train else {}),
+                      **(train_cfg or {})},
             "output": {"folder": str(outdir)}}
 
 
-def _dlio_run(cfg: dict, log: io.StringIO, train: bool):
-    """DLIO's own DLIOBenchmark on cfg, in this process: (benchmark, training files kept after initialize)."""
+def _dlio_run(cfg: dict, log: io.StringIO, train: bool, before=None, run: bool = True):
+    """DLIO's own DLIOBenchmark on cfg, in this process: (benchmark, training files kept after initialize).
+    before(bench) runs between construction and initialize; run=False stops after initialize."""
     from dlio_benchmark.main import DLIOBenchmark
+    from dlio_benchmark.utils.utility import DLIOMPI
     _fresh_args()
+    mpi = DLIOMPI.get_instance()
+    saved = dict(vars(mpi))  # a training run leaves DLIO's MPI wrapper in child mode (its loader unpickles the config,
+    # whose __setstate__ replaces the singleton: utils/config.py, DLIOMPI.reset()): both restored for the next run
     try:
         with redirect_stdout(log), redirect_stderr(log):
             bench = DLIOBenchmark(cfg)
+            if before:
+                before(bench)
             bench.initialize()
             kept = len(bench.args.file_list_train) if train else None
-            if train:
+            if train and run:
                 bench.run()
     except SystemExit as e:  # DLIO calls exit() on some configurations
         raise RuntimeError(f"DLIO exited ({e.code}): {log.getvalue()[-300:]}") from None
+    finally:
+        vars(mpi).update(saved)
+        DLIOMPI._DLIOMPI__instance = mpi  # type: ignore[attr-defined]  # the singleton's private slot
     return bench, kept
+
+
+class _Tap:
+    """A file DLIO opened with Python's open(..., 'rb'): the bytes it reads, recorded when it is closed."""
+
+    def __init__(self, f, path: str, reads: _Reads):
+        self._f, self._path, self._reads, self._n = f, path, reads, 0
+
+    def read(self, *a):
+        b = self._f.read(*a)
+        self._n += len(b)
+        return b
+
+    def readinto(self, buf):
+        n = self._f.readinto(buf)
+        self._n += n or 0
+        return n
+
+    def close(self):
+        if not self._f.closed:
+            self._reads.add("raw", self._path, self._n == os.path.getsize(self._path))
+        self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+class _Reads:
+    """Every read-only open of a file under `data` while installed (h5py.File and Python's open in 'rb'), with whether
+    it happened inside DLIOBenchmark._train and in which epoch."""
+
+    def __init__(self, data: Path):
+        self.data, self.events, self.epoch = str(data), [], None  # (kind, path, whole file read, epoch or None)
+
+    def add(self, kind: str, path: str, whole: bool | None = None) -> None:
+        self.events.append((kind, path, whole, self.epoch))
+
+    def mine(self, name) -> bool:
+        return isinstance(name, str | os.PathLike) and str(name).startswith(self.data)
+
+    def __enter__(self):
+        import h5py
+        reads, real_file, real_open = self, h5py.File, builtins.open
+
+        class Counting(real_file):  # type: ignore[misc,valid-type]
+            def __init__(self, name, mode="r", *a, **kw):
+                if str(mode) == "r" and reads.mine(name):
+                    reads.add("h5py", str(name))
+                super().__init__(name, mode, *a, **kw)
+
+        def counting_open(file, mode="r", *a, **kw):
+            f = real_open(file, mode, *a, **kw)
+            if reads.mine(file) and "r" in mode and "b" in mode and "+" not in mode:
+                return _Tap(f, str(file), reads)
+            return f
+
+        self._saved = (h5py, real_file, real_open)
+        h5py.File, builtins.open = Counting, counting_open
+        return self
+
+    def __exit__(self, *exc):
+        h5py, real_file, real_open = self._saved
+        h5py.File, builtins.open = real_file, real_open
+
+    def watch_train(self, bench) -> None:
+        """Mark reads inside bench._train(epoch) with the epoch (before bench.run())."""
+        real = bench._train
+
+        def train(epoch, *a, **kw):
+            self.epoch = epoch
+            try:
+                return real(epoch, *a, **kw)
+            finally:
+                self.epoch = None
+        bench._train = train
+
+    def samples(self, inside: bool) -> list[tuple]:
+        return [e for e in self.events if (e[3] is not None) == inside]
 
 
 def probe_run(out: dict) -> None:
     import h5py
+    real_file = h5py.File
     with tempfile.TemporaryDirectory(prefix="h5dlio-probe-") as tmp:
         data = Path(tmp) / "data"
-        opened: list[str] = []
-        real_file = h5py.File
-
-        class Counting(real_file):  # type: ignore[misc,valid-type]
-            def __init__(self, name, mode="r", *a, **kw):
-                if str(mode) == "r" and str(name).startswith(str(data)):
-                    opened.append(str(name))
-                super().__init__(name, mode, *a, **kw)
-
         log = io.StringIO()
-        h5py.File = Counting
+        reads = _Reads(data)
         try:
-            _, kept = _dlio_run(_config(data, Path(tmp) / "out", NFILES, True), log, True)
+            with reads:
+                _, kept = _dlio_run(_config(data, Path(tmp) / "out", NFILES, True), log, True, reads.watch_train)
         except Exception as e:  # noqa: BLE001
             why = f"a tiny DLIO run failed: {type(e).__name__}: {e}"[:300]
             for r in ("libver_low", "track_times", "indexed_records", "file_ext", "cap_checked_on_fetch",
-                      "trim_files_to_steps"):
+                      "trim_files_to_steps", "sample_read", "prewarm"):
                 out["unknown"].setdefault(r, why)
             out["log_tail"] = log.getvalue()[-2000:]
             return
-        finally:
-            h5py.File = real_file
         files = sorted(p for p in data.rglob("*") if p.is_file())
         if not files:
             for r in ("libver_low", "track_times", "indexed_records", "file_ext"):
@@ -218,7 +319,21 @@ def probe_run(out: dict) -> None:
                     out["unknown"]["track_times"] = f"no records dataset in {first.name}: {names}"
         out["rules"]["trim_files_to_steps"] = kept < NFILES
         out["how"]["trim_files_to_steps"] = f"{NFILES} files made, {kept} kept for training (batch {BATCH}, 1 rank)"
-        n = len(opened)
+        inside, outside = reads.samples(True), reads.samples(False)
+        kinds = {e[0] for e in inside}
+        if kinds == {"h5py"}:
+            out["rules"]["sample_read"] = "h5py"
+        elif kinds == {"raw"} and all(e[2] for e in inside):
+            out["rules"]["sample_read"] = "whole_file"
+        else:
+            out["unknown"]["sample_read"] = f"reads in training: {sorted(kinds) or 'none'}, whole files: " \
+                                            f"{sorted({e[2] for e in inside if e[0] == 'raw'})}"
+        out["how"]["sample_read"] = f"{len(inside)} opens in training: " + \
+            ", ".join(f"{k} {sum(e[0] == k for e in inside)}" for k in sorted(kinds)) + \
+            ("" if "raw" not in kinds else f" (whole file read: {all(e[2] for e in inside if e[0] == 'raw')})")
+        out["rules"]["prewarm"] = bool(outside)
+        out["how"]["prewarm"] = f"{len(outside)} samples read outside DLIOBenchmark._train"
+        n = len(inside)
         if n == CAP * BATCH:
             out["rules"]["cap_checked_on_fetch"] = False
         elif n == (CAP + 1) * BATCH:
@@ -226,7 +341,88 @@ def probe_run(out: dict) -> None:
         else:
             out["unknown"]["cap_checked_on_fetch"] = f"{n} samples opened: neither {CAP * BATCH} nor " \
                                                      f"{(CAP + 1) * BATCH}"
-        out["how"]["cap_checked_on_fetch"] = f"{n} samples opened for reading with a cap of {CAP} step of {BATCH}"
+        out["how"]["cap_checked_on_fetch"] = f"{n} samples read in training with a cap of {CAP} step of {BATCH}"
+
+
+def probe_files(out: dict) -> None:
+    """file_reshuffle (5 one-sample files, batch 1, 2 epochs, file_shuffle seed) and file_sharding (that data set
+    listed by DLIO's initialize as rank 0 of 2)."""
+    n = NFILES
+    with tempfile.TemporaryDirectory(prefix="h5dlio-probe-") as tmp:
+        data = Path(tmp) / "data"
+        log = io.StringIO()
+        reads = _Reads(data)
+        cfg = _config(data, Path(tmp) / "out", n, True, reader={"batch_size": 1, "file_shuffle": "seed"},
+                      train_cfg={"epochs": 2, "seed": 4, "total_training_steps": -1})
+        try:
+            with reads:
+                _dlio_run(cfg, log, True, reads.watch_train)
+        except Exception as e:  # noqa: BLE001
+            out["unknown"]["file_reshuffle"] = f"a 2-epoch DLIO run failed: {type(e).__name__}: {e}"[:300]
+            out["log_tail_files"] = log.getvalue()[-2000:]
+            return
+        order = {ep: [Path(e[1]).name for e in reads.samples(True) if e[3] == ep] for ep in (1, 2)}
+        if len(order[1]) != n or sorted(order[1]) != sorted(order[2]):
+            out["unknown"]["file_reshuffle"] = f"epochs read {order}: not each file once per epoch"
+        else:
+            out["rules"]["file_reshuffle"] = order[1] != sorted(order[1]) or order[2] != sorted(order[2])
+        out["how"]["file_reshuffle"] = f"file_shuffle seed, epoch 1 read {order[1]}, epoch 2 {order[2]}"
+        files = sorted(p.name for p in data.rglob("*") if p.is_file())
+        cfg["workflow"]["generate_data"] = False
+
+        def as_rank0_of2(bench) -> None:
+            bench.my_rank = bench.args.my_rank = 0
+            bench.comm_size = bench.args.comm_size = 2
+        try:
+            bench, _ = _dlio_run(cfg, log, True, as_rank0_of2, run=False)
+        except Exception as e:  # noqa: BLE001
+            out["unknown"]["file_sharding"] = f"DLIO's initialize as rank 0 of 2 failed: {type(e).__name__}: " \
+                                              f"{e}"[:300]
+            return
+        mine = [Path(f).name for f in bench.args.file_list_train]
+        if mine == [files[0], files[2]]:
+            out["rules"]["file_sharding"] = "round_robin"
+        elif len(mine) > (n + 1) // 2 and mine == files[:len(mine)]:
+            out["rules"]["file_sharding"] = "index_slice"
+        else:
+            out["unknown"]["file_sharding"] = f"rank 0 of 2 holds {mine} of {files}"
+        out["how"]["file_sharding"] = f"initialize as rank 0 of 2 over {n} files: file_list_train {mine}"
+
+
+def probe_gen_seed(out: dict) -> None:
+    """gen_seed_per_rank: 4 files with record_length_stdev > 0 generated as rank 0 of 1, then as rank 1 of 2 (the
+    generator writes files 1 and 3): their sizes equal when every rank seeds alike."""
+    def sizes(data: Path) -> dict:
+        return {p.name: p.stat().st_size for p in data.rglob("*") if p.is_file()}
+
+    with tempfile.TemporaryDirectory(prefix="h5dlio-probe-") as tmp:
+        log = io.StringIO()
+        got = {}
+        for rank, size in ((0, 1), (1, 2)):
+            data = Path(tmp) / f"data{rank}"
+            for sub in ("train", "valid"):  # rank 0 makes the folders in DLIO; here rank 1 runs alone
+                (data / sub).mkdir(parents=True)
+
+            def as_rank(bench, rank=rank, size=size) -> None:
+                for o in (bench, bench.args, bench.data_generator):
+                    o.my_rank, o.comm_size = rank, size
+            try:
+                _dlio_run(_config(data, Path(tmp) / f"out{rank}", 4, False, record_length=4096,
+                                  record_length_stdev=1024, record_length_bytes=4096,
+                                  record_length_bytes_stdev=1024), log, False, as_rank)
+            except Exception as e:  # noqa: BLE001
+                out["unknown"]["gen_seed_per_rank"] = f"generation as rank {rank} of {size} failed: " \
+                                                      f"{type(e).__name__}: {e}"[:300]
+                return
+            got[rank] = sizes(data)
+        common = sorted(set(got[0]) & set(got[1]))
+        if len(got[1]) != 2 or len(common) != 2 or len(set(got[0].values())) < 2:
+            out["unknown"]["gen_seed_per_rank"] = f"sizes {got}: rank 1 of 2 did not write 2 of the 4 files, or " \
+                                                  "the sizes do not vary"
+            return
+        out["rules"]["gen_seed_per_rank"] = any(got[0][f] != got[1][f] for f in common)
+        out["how"]["gen_seed_per_rank"] = "sizes as rank 0 of 1 " + str({f: got[0][f] for f in common}) + \
+            ", as rank 1 of 2 " + str({f: got[1][f] for f in common})
 
 
 def probe_chunking(out: dict) -> None:
@@ -309,8 +505,8 @@ def main(argv: list[str]) -> int:
     with redirect_stdout(sys.stderr):  # DLIO prints; only the JSON goes to stdout
         for name, step in (("keys", lambda: probe_keys(versioned, out)), ("sampler", lambda: probe_sampler(out)),
                            ("index map", lambda: probe_index_map(out)),
-                           # generation only first: the training run leaves DLIO's MPI wrapper in child mode
-                           ("chunking", lambda: probe_chunking(out)), ("run", lambda: probe_run(out))):
+                           ("chunking", lambda: probe_chunking(out)), ("gen seed", lambda: probe_gen_seed(out)),
+                           ("run", lambda: probe_run(out)), ("files", lambda: probe_files(out))):
             t0 = time.monotonic()
             step()
             out["seconds"][name] = round(time.monotonic() - t0, 2)

@@ -76,3 +76,16 @@ def classify(call: str, fname: str) -> str | None:
             return why
     return None
 
+
+def raw_reader(run) -> str | None:
+    """Why the Log VFD has nothing to compare, or None: the reference DLIO reads each sample as the whole file with
+    Python's open().read() (rule sample_read whole_file, as probed: MLCommons 3.x reader/hdf5_reader.py read_index ->
+    reader/_local_fs_iterable_mixin.py _read_local_bytes), no HDF5 call, so its side of a Log VFD log is empty."""
+    d = run.manifest.get("dlio") or {}
+    rule = ((d.get("probed") or {}).get("rules") or {}).get("sample_read") or (d.get("entry_rules") or {}).get(
+        "sample_read")
+    if rule != "whole_file":
+        return None
+    return ("DLIO reads each sample as the whole file with Python open().read() (sample_read whole_file), without "
+            "the HDF5 library: no Log VFD record to compare; equivalence is checked at the POSIX level "
+            "(dftracer.per_file: opens, reads, bytes and (offset, size) accesses per file; darshan.* when installed)")

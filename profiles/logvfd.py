@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common.mapping import dotted_get
 from profiles import Done, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
-from profiles.compare import FAIL, PASS, SKIP, result
+from profiles.compare import FAIL, PASS, SKIP, raw_reader, result
 
 RECORD_RE = re.compile(
     r"\s*(\d+)-\s*(\d+) \(\s*(\d+) bytes\) \(H5FD_MEM_([A-Z]+)\) (Read|Written|Allocated|Freed)")
@@ -135,6 +135,9 @@ def _ordered(cfg: dict) -> bool:
 
 def check_logvfd(run: RunView) -> list[dict]:
     out = []
+    why = raw_reader(run)
+    if why:
+        return [result("logvfd", SKIP, detail=why)]
     rt = int(dotted_get(run.cfg, "reader.read_threads", 1))
     variants = [("logvfd", "sequence" if _ordered(run.cfg) else "multiset")]
     if _tensorflow(run.cfg) and rt > 1:
@@ -179,6 +182,9 @@ def check_counts(run: RunView) -> list[dict]:
     """Opens, raw reads and raw bytes per rank (and per phase/epoch where the order is deterministic) against the
     analytic model computed from the workload alone."""
     out = []
+    why = raw_reader(run)
+    if why:
+        return [result("counts.logvfd", SKIP, detail=why)]
     for prof in ("logvfd", "logvfd-rt0"):
         cfg = run.cfg if prof == "logvfd" else {**run.cfg, "reader": {**run.cfg.get("reader", {}), "read_threads": 0}}
         exp = run.model_reads(cfg)

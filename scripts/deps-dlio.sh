@@ -11,7 +11,11 @@
 #                                 H5DLIO_HDF5_PREFIX (the kernel's), HDF5_MPI=ON, CC=mpicc: what Darshan's HDF5 module
 #                                 needs to record H5F/H5D for DLIO (Darshan built against that same libhdf5); +4-5 min
 # The venv holds .h5dlio-dlio.json: the DLIO version (for a checkout: `git describe --tags`, since DLIO's setup.py
-# still says 2.0.0 at v2.0.1 and on main), its git revision and where it came from; the harness reads it.
+# still says 2.0.0 at v2.0.1 and on main; a checkout with no tag, as MLCommons' DLIO_local_changes: its
+# pyproject.toml [project] version), its git revision and where it came from; the harness reads it.
+# The Python: the checkout's pyproject.toml [project] requires-python (MLCommons 3.x: >=3.12,<3.13) picks it, else
+# python3 as before. H5DLIO_DLIO_PYTHON=<interpreter> if set, else the newest that fits of: python3.X on PATH for each
+# minor the range allows, then pyenv's ($PYENV_ROOT or ~/.pyenv)/versions/*/bin/python3. None: exit 2, saying so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 spec=${DLIO_SPEC:-${DLIO_VERSION:-2.0.0}}
@@ -20,15 +24,76 @@ if [ -d "$spec" ]; then
   src=$(cd "$spec" && pwd)
   [ -f "$src/setup.py" ] && [ -d "$src/dlio_benchmark" ] || { echo "deps-dlio: error: DLIO=$spec: $src is not a DLIO source checkout (no setup.py + dlio_benchmark/)" >&2; exit 2; }
   rev=$(git -C "$src" rev-parse HEAD 2>/dev/null) || { echo "deps-dlio: error: DLIO=$spec: $src is not a git checkout (its revision is recorded)" >&2; exit 2; }
-  describe=$(git -C "$src" describe --tags --long 2>/dev/null || echo "v0.0.0-0-g${rev:0:7}")
-  # v2.0.1-17-ge1919d7 -> 2.0.1-17 ; v2.0.1-0-gb56c741 -> 2.0.1
-  ver=$(echo "$describe" | sed -E 's/^v//; s/-g[0-9a-f]+$//; s/-0$//')
+  # [project] version and requires-python of its pyproject.toml ("" when absent)
+  read -r pyver pyreq < <(python3 - "$src/pyproject.toml" <<'PY'
+import sys, tomllib
+try:
+    p = tomllib.load(open(sys.argv[1], "rb")).get("project", {})
+except (OSError, tomllib.TOMLDecodeError):
+    p = {}
+print(p.get("version") or "-", (p.get("requires-python") or "-").replace(" ", ""))
+PY
+)
+  [ "$pyver" = - ] && pyver=""; [ "$pyreq" = - ] && pyreq=""
+  if describe=$(git -C "$src" describe --tags --long 2>/dev/null); then
+    # v2.0.1-17-ge1919d7 -> 2.0.1-17 ; v2.0.1-0-gb56c741 -> 2.0.1
+    ver=$(echo "$describe" | sed -E 's/^v//; s/-g[0-9a-f]+$//; s/-0$//')
+  elif [ -n "$pyver" ]; then  # no tag (MLCommons' DLIO_local_changes): the package's own version
+    describe="${rev:0:7} (no tag; pyproject.toml version $pyver)"; ver=$pyver
+  else
+    describe="v0.0.0-0-g${rev:0:7}"; ver=0.0.0
+  fi
   dirty=$(git -C "$src" status --porcelain --untracked-files=no | sha256sum | cut -c1-8)
   [ -z "$(git -C "$src" status --porcelain --untracked-files=no)" ] && dirty=clean
   origin="source:$src"
 else
   echo "$spec" | grep -Eq '^[0-9]+(\.[0-9]+)*$' || { echo "deps-dlio: error: DLIO=$spec is neither a version nor a directory" >&2; exit 2; }
-  src=""; ver=$spec; rev="pypi"; describe="dlio-benchmark==$spec"; dirty=clean; origin="pypi"
+  src=""; ver=$spec; rev="pypi"; describe="dlio-benchmark==$spec"; dirty=clean; origin="pypi"; pyreq=""
+fi
+# The Python the venv is made with: python3, or one that fits the checkout's requires-python
+py=python3
+if [ -n "$pyreq" ]; then
+  py=$(python3 - "$pyreq" "${H5DLIO_DLIO_PYTHON:-}" "${PYENV_ROOT:-$HOME/.pyenv}" <<'PY'
+import glob, os, re, shutil, subprocess, sys
+req, forced, pyenv = sys.argv[1:]
+def fits(v):  # the usual forms only: >=X.Y, <X.Y, ==X.Y.*, !=, comma-separated
+    for c in req.split(","):
+        m = re.fullmatch(r"(>=|<=|==|!=|<|>|~=)(\d+(?:\.\d+)*)(\.\*)?", c)
+        if not m:
+            sys.exit(f"deps-dlio: error: requires-python {req!r}: cannot read {c!r}")
+        op, w, star = m.groups()
+        w = tuple(int(x) for x in w.split("."))
+        have = v[:len(w)] if star or op == "~=" else v + (0,) * max(0, len(w) - len(v))
+        ok = {">=": have >= w, "<=": have <= w, ">": have > w, "<": have < w, "==": have == w, "!=": have != w,
+              "~=": v >= w and v[:len(w) - 1] == w[:-1]}[op]
+        if not ok:
+            return False
+    return True
+def version(exe):
+    try:
+        out = subprocess.run([exe, "-c", "import sys; print(*sys.version_info[:3])"], capture_output=True,
+                             text=True, timeout=30).stdout.split()
+        return tuple(int(x) for x in out) if len(out) == 3 else None
+    except OSError:
+        return None
+if forced:
+    v = version(forced)
+    if not v or not fits(v):
+        sys.exit(f"deps-dlio: error: H5DLIO_DLIO_PYTHON={forced}: " +
+                 (f"Python {'.'.join(map(str, v))} does not fit" if v else "not a Python interpreter, which") +
+                 f" this DLIO's requires-python {req}")
+    print(forced); sys.exit(0)
+cands = [shutil.which(f"python3.{m}") for m in range(8, 20)] + \
+    sorted(glob.glob(os.path.join(pyenv, "versions", "*", "bin", "python3")))
+found = [(v, c) for c in cands if c and (v := version(c)) and fits(v)]
+if not found:
+    sys.exit(f"deps-dlio: error: this DLIO needs Python {req} (its pyproject.toml requires-python) and none was "
+             f"found (python3.X on PATH, {pyenv}/versions/*/bin/python3): install one (e.g. `pyenv install 3.12`) or "
+             "set H5DLIO_DLIO_PYTHON=/path/to/python3.12")
+print(max(found)[1])
+PY
+) || exit 2
+  echo "deps-dlio: Python $("$py" -c 'import platform; print(platform.python_version())') ($py) for requires-python $pyreq" >&2
 fi
 h5py_mode=${DLIO_H5PY:-wheel}
 case "$h5py_mode" in
@@ -52,7 +117,7 @@ if [ ! -f "$lock" ]; then  # the newest lock of an older release
   echo "deps-dlio: no lock file for $base: using $(basename "$lock")" >&2
 fi
 if [ -n "$src" ]; then
-  key=$( (cat "$lock"; echo "$ver $rev $dirty"; python3 --version) | sha256sum | cut -c1-12)
+  key=$( (cat "$lock"; echo "$ver $rev $dirty"; "$py" --version) | sha256sum | cut -c1-12)
 else
   key=$( (cat "$lock"; echo "$ver"; python3 --version) | sha256sum | cut -c1-12)  # unchanged since 2.0.0 only
 fi
@@ -68,7 +133,7 @@ if [ -f "$venv/.h5dlio-complete" ]; then
 fi
 rm -rf "$venv.partial"; mkdir -p "$cache"
 echo "deps-dlio: creating $venv (DLIO $ver from $origin, $(basename "$lock"); ~7 GB, a few minutes)" >&2
-python3 -m venv "$venv.partial"
+"$py" -m venv "$venv.partial"
 "$venv.partial/bin/pip" install --no-cache-dir -q --upgrade pip >&2
 if [ -n "$src" ]; then
   # a copy, so the build leaves the checkout untouched (setuptools writes build/ and *.egg-info)

@@ -39,6 +39,14 @@ V200_KEYS = {"dataset.record_length": True, "dataset.record_length_stdev": True,
              "dataset.record_dims": False}
 V201_KEYS = {**{k: not v for k, v in V200_KEYS.items()}, "dataset.enable_chunking": False, "dataset.chunk_size": False}
 
+# Rules every 2.x lineage shares (paths in that revision's dlio_benchmark): reader/hdf5_reader.py opens each sample
+# with h5py.File (2.0.0 :47, v2.0.1 :47-48); main.py initialize lists every file on every rank and
+# utils/config.py get_global_map_index slices the global sample index; reconfigure shuffles file lists only for the
+# ITERATIVE sampler (2.0.0 utils/config.py:369-376, v2.0.1 :531-533, e1919d7 :635-637, 392621b :460-462), the PyTorch
+# path is INDEX; no pre-warm read in main.py run; hdf5_generator.py np.random.seed(10) on every rank (2.0.0 :46,
+# v2.0.1 and e1919d7 :58, 392621b :47)
+V2X = {"sample_read": "h5py", "file_sharding": "index_slice", "file_reshuffle": False, "prewarm": False,
+       "gen_seed_per_rank": False}
 # What each lineage does, read from its source (not from the kernel's entries).
 LINEAGES = {
     # PyPI dlio-benchmark 2.0.0 (git ec22aec): data_generator/hdf5_generator.py:56 h5py.File(path, 'w') (superblock
@@ -49,7 +57,7 @@ LINEAGES = {
     # get_global_map_index walks r*ceil(T/R)..(r+1)*ceil(T/R) unclamped (IndexError past T)
     "2.0.0": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
                         "sampler_shuffles": True, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
-                        "slice_clamped": False, "file_ext": "hdf5"}, "keys": V200_KEYS},
+                        "slice_clamped": False, "file_ext": "hdf5", **V2X}, "keys": V200_KEYS},
     # v2.0.1 (b56c741): data_generator/hdf5_generator.py:44 libver='latest', :46 records_<k> with data= (h5py: no
     # times in v2 headers), :68-69 chunks only from hdf5.chunk_dims; torch_data_loader.py:84-103 dlio_sampler takes
     # no shuffle argument; main.py:328 cap checked when the batch arrives; utils/config.py:792-797
@@ -57,13 +65,13 @@ LINEAGES = {
     # clamps the slice at T
     "2.0.1": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                         "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
-                        "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+                        "slice_clamped": True, "file_ext": "hdf5", **V2X}, "keys": V201_KEYS},
     # main e1919d7 (v2.0.1-17): as v2.0.1 (hdf5_generator.py:44-48, :68-69; torch_data_loader.py:84-103;
     # main.py:356; utils/config.py:903-949), plus main.py:230-237 training files trimmed to a multiple of
     # samples-per-file x batch x ranks; utils/config.py:611-612 the index map clamps at T
     "main": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                        "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": True,
-                       "slice_clamped": True, "file_ext": "hdf5"}, "keys": V201_KEYS},
+                       "slice_clamped": True, "file_ext": "hdf5", **V2X}, "keys": V201_KEYS},
     # mlperf_storage_v2.0 (392621b, v2.0.0-52): data_generator/hdf5_generator.py:68 h5py.File(path, 'w') (superblock
     # 0, times tracked), :69 one 'records' dataset, :51-55 chunks from enable_chunking/chunk_size;
     # torch_data_loader.py:88-107 dlio_sampler(rank, size, num_samples, epochs): no shuffle, slice clamped;
@@ -71,10 +79,24 @@ LINEAGES = {
     # dataset.record_length_bytes*, no record_dims / hdf5.* keys; utils/config.py:439-440 the index map clamps at T
     "392621b": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
                           "sampler_shuffles": False, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
-                          "slice_clamped": True, "file_ext": "hdf5"},
+                          "slice_clamped": True, "file_ext": "hdf5", **V2X},
                 "keys": {**V201_KEYS, "dataset.enable_chunking": True, "dataset.chunk_size": True,
                          "dataset.hdf5.chunk_dims": False, "dataset.hdf5.num_dset_per_record": False,
                          "dataset.record_dims": False}},
+    # MLCommons DLIO_local_changes main f6796ed (pyproject 3.0.2): data_generator/hdf5_generator.py:46
+    # libver='latest', records_<k> with data=; torch_data_loader.py:534-584 dlio_sampler(rank, size, num_samples,
+    # epochs), no shuffle; utils/config.py:1017-1040 the index map floors (clamped); main.py:619 the step cap checked
+    # when the batch arrives; utils/config.py:1556-1561 record_length_bytes*; reader/hdf5_reader.py:61-63 read_index
+    # -> reader/_local_fs_iterable_mixin.py:348-359, :150-153 open(path, 'rb') and len(fh.read()): the whole file per
+    # sample, no h5py; main.py:260, :274-278, :484 rank 0 lists, rank r keeps files r, r+R, ... trimmed to floor(N/R);
+    # utils/config.py:1135-1138 reconfigure reshards every epoch (:1067-1110: numpy seed+epoch, alltoall, then
+    # seed+epoch+31*rank); main.py:710, :813 a pre-warm batch before epoch 1 and after each epoch;
+    # data_generator/hdf5_generator.py:70 np.random.seed(10 + rank)
+    "f6796ed": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
+                          "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
+                          "slice_clamped": True, "file_ext": "hdf5", "sample_read": "whole_file",
+                          "file_sharding": "round_robin", "file_reshuffle": True, "prewarm": True,
+                          "gen_seed_per_rank": True}, "keys": V201_KEYS},
 }
 
 
@@ -128,7 +150,7 @@ def test_probe_observations_tell_lineages_apart(tmp_path):
 
 
 @pytest.mark.parametrize("lineage,entry", [("2.0.0", "2.0.0"), ("2.0.1", "2.0.1"), ("main", "2.0.1-17"),
-                                           ("392621b", "2.0.0-52")])
+                                           ("392621b", "2.0.0-52"), ("f6796ed", "3.0.2")])
 def test_selection_by_behaviour(lineage, entry):
     m = hdlio.match(found(LINEAGES[lineage]), hdlio.kernel_entries(KERNEL))
     assert m["entry"] == entry, m["differs"]
@@ -147,6 +169,33 @@ def test_mlperf_branch_refused_without_its_entry():
     assert "sampler_shuffles probed false (2.0.0: true)" in msg
     assert "key record-length probed dataset.record_length_bytes (2.0.0: dataset.record_length)" in msg
     assert "libver_low" not in msg.split("(2.0.1")[0]  # rules where it behaves as 2.0.0 are not named
+
+
+def test_mlcommons_3x_matches_its_entry_and_is_refused_naming_the_rules():
+    """MLCommons DLIO 3.x (f6796ed) behaves as the kernel's 3.0.2 entry and as no other (never as 2.0.1, with which it
+    shares the HDF5 file rules); while the kernel cannot replay that entry, the harness refuses it naming the rules."""
+    known = hdlio.kernel_entries(KERNEL)
+    m = hdlio.match(found(LINEAGES["f6796ed"]), known)
+    assert m["entry"] == "3.0.2", m["differs"]
+    assert [d["rule"] for d in m["differs"]["2.0.1"]] == ["sample_read", "file_sharding", "file_reshuffle", "prewarm",
+                                                        "gen_seed_per_rank"]
+    entry = next(e for e in known if e["version"] == "3.0.2")
+    msg = hdlio.not_replayed("DLIO=/tmp/dlio-src-f6796ed", entry)
+    assert "behaves as kernel entry 3.0.2" in msg and "not replay yet: sample_read whole_file" in msg
+    # without the entry (the kernel before it): no entry matches, the same rules named against 2.0.1
+    m = hdlio.match(found(LINEAGES["f6796ed"]), [e for e in known if e["version"] != "3.0.2"])
+    assert m["entry"] is None
+    assert "sample_read probed whole_file (2.0.1: h5py)" in hdlio.refusal("x", m)
+
+
+def test_negative_control_3x_entry_against_a_2x_dlio():
+    """The 3.x entry run against DLIO 2.0.0's behaviour: not chosen, the differing rules named."""
+    known = hdlio.kernel_entries(KERNEL)
+    m = hdlio.match(found(LINEAGES["2.0.0"]), [e for e in known if e["version"] == "3.0.2"])
+    assert m["entry"] is None
+    named = [d["rule"] for d in m["differs"]["3.0.2"]]
+    assert {"sample_read", "file_sharding", "file_reshuffle", "prewarm", "gen_seed_per_rank",
+            "libver_low"} <= set(named)
 
 
 def test_negative_control_one_rule_flipped():
@@ -239,3 +288,73 @@ def test_dlio_version_check_shows_probed_rules():
                               "behaviour: sampler_shuffles probed false (2.0.0: true)"}}
     [c] = checks.check_dlio_version(run_)
     assert c["status"] == "fail" and "sampler_shuffles probed false" in c["detail"]
+
+
+def _checkout(tmp: Path, requires: str) -> Path:
+    """A git checkout shaped as a DLIO source tree whose pyproject.toml asks for `requires` (no tag: as MLCommons'
+    DLIO_local_changes)."""
+    src = tmp / "dlio"
+    (src / "dlio_benchmark").mkdir(parents=True)
+    (src / "setup.py").write_text("")
+    (src / "pyproject.toml").write_text(f'[project]\nname = "dlio_benchmark"\nversion = "3.0.2"\n'
+                                        f'requires-python = "{requires}"\n')
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "x"]):
+        subprocess.run(argv, cwd=src, env=env, check=True, capture_output=True)
+    return src
+
+
+def test_deps_dlio_without_a_fitting_python_exits_2(tmp_path):
+    """A checkout asking for a Python the machine lacks (MLCommons 3.x: >=3.12,<3.13): a clear error naming the range,
+    where it looked and what to set, exit 2, nothing created; H5DLIO_DLIO_PYTHON naming one that does not fit: the
+    same, naming it."""
+    src = _checkout(tmp_path, ">=3.99,<3.100")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "DLIO_SPEC": str(src), "H5DLIO_CACHE": str(cache), "PYENV_ROOT": str(tmp_path / "pyenv")}
+    env.pop("H5DLIO_DLIO_PYTHON", None)
+    p = subprocess.run(["bash", str(REPO / "scripts" / "deps-dlio.sh")], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "this DLIO needs Python >=3.99,<3.100 (its pyproject.toml requires-python) and none was found" in p.stderr
+    assert "H5DLIO_DLIO_PYTHON=" in p.stderr and str(tmp_path / "pyenv") in p.stderr
+    assert not cache.exists() or not any(cache.iterdir())
+    p = subprocess.run(["bash", str(REPO / "scripts" / "deps-dlio.sh")],
+                       env={**env, "H5DLIO_DLIO_PYTHON": sys.executable}, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and f"H5DLIO_DLIO_PYTHON={sys.executable}: Python 3." in p.stderr, p.stderr
+    assert "does not fit this DLIO's requires-python >=3.99,<3.100" in p.stderr
+
+
+class _Run:
+    """The part of validate's RunView the Log VFD and counts checks read."""
+
+    def __init__(self, rules: dict):
+        self.manifest = {"dlio": {"probed": {"rules": rules}}}
+        self.cfg = {"reader": {"read_threads": 0}}
+        self.ranks = 1
+
+    def table(self, name):
+        return None
+
+
+def test_logvfd_family_skipped_by_name_when_dlio_reads_raw_bytes():
+    """sample_read whole_file (3.x reads whole files with open().read(), no HDF5): the Log VFD and its counts are one
+    named skip each with the reason and where equivalence is checked instead; with h5py reads they run as before."""
+    from profiles import logvfd
+    raw = _Run({**LINEAGES["f6796ed"]["rules"]})
+    [c] = logvfd.check_logvfd(raw)
+    assert c["name"] == "logvfd" and c["status"] == "skip"
+    assert "whole file" in c["detail"] and "no Log VFD record" in c["detail"] and "dftracer.per_file" in c["detail"]
+    [c] = logvfd.check_counts(raw)
+    assert c["name"] == "counts.logvfd" and c["status"] == "skip" and "sample_read whole_file" in c["detail"]
+    h5 = _Run({**LINEAGES["2.0.1"]["rules"]})
+    assert [c["name"] for c in logvfd.check_logvfd(h5)] == ["logvfd.logvfd"]  # no tables: the usual skip
+
+
+def test_model_names_the_3x_rules_it_does_not_model():
+    """validate/model.py knows the 3.x rules (from DLIO's source) but does not model them yet: it says so by name."""
+    from validate import model
+    cfg = {"dataset": {"num_files_train": 4}, "reader": {"batch_size": 1}, "train": {"epochs": 1}}
+    with pytest.raises(model.UnknownRelease, match="3.0.2's rules whole_file, round_robin, reshard, prewarm"):
+        model.workload_reads(cfg, 2, "3.0.2")
+    assert model.workload_reads(cfg, 2, "2.0.1")[0][0]["opens"] == 2

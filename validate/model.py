@@ -20,11 +20,27 @@ from common.mapping import dotted_get
 #   v201_keys     record_dims, hdf5.num_dset_per_record (v2.0.1 utils/config.py:831-839)
 # mlperf_storage_v2.0 (392621b, entry "2.0.0-52"): torch_data_loader.py:88-107 no shuffle; main.py:347-348 and
 # :250-252 the cap after the step; no trimming; utils/config.py:721-726 record_length_bytes* but no record_dims/hdf5.*
+# MLCommons DLIO 3.x (mlcommons/DLIO_local_changes main f6796ed, entry "3.0.2"): as 2.0.1 for the keys
+# (utils/config.py:1556-1561) and the cap (main.py:619), plus
+#   whole_file    each sample is open(path, 'rb') + read of the whole file, no HDF5 (reader/hdf5_reader.py:61-63,
+#                 reader/_local_fs_iterable_mixin.py:348-359, :150-153): one open and one read of the file's size
+#   round_robin   rank r keeps files r, r+R, ... trimmed to floor(N/R) (main.py:274-278, :478-484); the sampler reads
+#                 allreduce_min(local samples) in order (torch_data_loader.py:545-550)
+#   reshard       reconfigure(epoch) before every epoch, file_shuffle on or off (utils/config.py:1135-1138,
+#                 :1067-1110): numpy seed(seed+epoch) shuffle of the rank's list, buckets (i + rank) % R, alltoall,
+#                 seed(seed+epoch+31*rank) shuffle
+#   prewarm       one batch read before epoch 1 and after every epoch (main.py:705-717, :809-820)
+#   seed_per_rank generation draws the sizes of rank r's files after np.random.seed(10 + r) (hdf5_generator.py:70)
+NEW_3X = ("whole_file", "round_robin", "reshard", "prewarm", "seed_per_rank")
+_2X = dict.fromkeys(NEW_3X, False)
 RELEASES = {
-    "2.0.0": {"shuffles": True, "cap_on_fetch": False, "trim": False, "bytes_keys": False, "v201_keys": False},
-    "2.0.0-52": {"shuffles": False, "cap_on_fetch": False, "trim": False, "bytes_keys": True, "v201_keys": False},
-    "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True},
-    "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "bytes_keys": True, "v201_keys": True},
+    "2.0.0": {"shuffles": True, "cap_on_fetch": False, "trim": False, "bytes_keys": False, "v201_keys": False, **_2X},
+    "2.0.0-52": {"shuffles": False, "cap_on_fetch": False, "trim": False, "bytes_keys": True, "v201_keys": False,
+                 **_2X},
+    "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True, **_2X},
+    "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "bytes_keys": True, "v201_keys": True, **_2X},
+    "3.0.2": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True,
+              **dict.fromkeys(NEW_3X, True)},
 }
 
 
@@ -192,6 +208,10 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
             raise UnknownRelease(f"the analytic model has DLIO's TensorFlow path for 2.0.0 only, not {rel!r}")
         return tf_workload_reads(cfg, ranks)
     r_ = release(rel)
+    todo = [k for k in NEW_3X if r_[k]]
+    if todo:
+        raise UnknownRelease(f"the analytic model does not model DLIO entry {rel}'s rules {', '.join(todo)} yet "
+                             "(written down in validate/model.py RELEASES, not implemented in workload_reads)")
     spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
     ntrain = int(dotted_get(cfg, "dataset.num_files_train", 8))
     neval = int(dotted_get(cfg, "dataset.num_files_eval", 0))

@@ -1021,6 +1021,9 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (c->evaluation && !c->train)
         return fail(err, "key 'evaluation': evaluation runs after training epochs; set train=true too");
     const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    if (e && e->unsupported)
+        return fail(err, "key 'dlio-version': kernel entry %s (%s) is listed but not replayed yet: %s", e->version,
+                    e->source, e->unsupported);
     if (!e)
         return fail(err, "key 'dlio-version': '%s' has no kernel entry (entries: %s)", c->dlio_version,
                     dlio_entry_list());

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void json_str_or_null(sb_t *b, const char *s);
+
 /* One entry per DLIO release. Paths are relative to the dlio_benchmark package of the named revision.
  * Shared by every entry (unchanged from 2.0.0 to main): file names <prefix>_<i zero-padded to the digits of N>_of_<N>
  * .hdf5 (data_generator/data_generator.py:109-120 at v2.0.1), per-file dimensions numpy normal draws after
@@ -37,7 +39,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .trim_files_to_steps = 0,
      .slice_clamped = 0,
      .checkpoint_rules = 1, /* checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302 */
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* MLPerf Storage v2.0's DLIO: branch mlperf_storage_v2.0 at 392621b (v2.0.0-52, off the main line: its number
      * says nothing of its behaviour, which mixes 2.0.0 and 2.0.1).
      * data_generator/hdf5_generator.py:68 h5py.File(path, 'w'): superblock v0, v1 object headers (they keep the
@@ -59,7 +66,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
      * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
@@ -82,7 +94,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 0,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
     /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
      * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
      * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
@@ -96,7 +113,46 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 1,
      .trim_files_to_steps = 1,
      .slice_clamped = 1,
-     .file_ext = "hdf5"},
+     .file_ext = "hdf5",
+     .sample_read = "h5py",
+     .file_sharding = "index_slice",
+     .file_reshuffle = 0,
+     .prewarm = 0,
+     .gen_seed_per_rank = 0},
+    /* MLCommons DLIO 3.x: mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2, setup.py 3.0.0; no git tag).
+     * data_generator/hdf5_generator.py:46 h5py.File(name, 'w', libver='latest'), :47-52 records_<k> created with
+     * data= (no times in v2 headers), 'labels'; data_generator/data_generator.py:359 <prefix>_<i>_of_<N>.<format>;
+     * hdf5_generator.py:70-71 np.random.seed(10 + rank) before get_dimension, so each rank draws its files' sizes from
+     * its own stream (data_generator.py:300-320). reader/hdf5_reader.py:61-63 read_index ->
+     * reader/_local_fs_iterable_mixin.py:348-359 _localfs_ensure_cached -> :150-153 open(path, 'rb') and
+     * len(fh.read()): each sample is one POSIX open and a read of the whole file, never an HDF5 call.
+     * main.py:256-260, :274-278, :478-484 rank 0 lists and broadcasts, rank r keeps files r, r+R, ... and trims them to
+     * floor(N/R) (files_pre_sharded); utils/config.py:1135-1138 reconfigure reshards every epoch, file_shuffle on or
+     * off (LoadConfig :1671-1672 stores the YAML string, `is not Shuffle.OFF` is always true): :1067-1110 numpy legacy
+     * seed(seed+epoch) shuffle of the rank's list, round-robin buckets (i + rank) % R, alltoall, then
+     * seed(seed+epoch+31*rank) shuffle. data_loader/torch_data_loader.py:534-584 dlio_sampler over
+     * allreduce_min(local samples), in order (no shuffle); utils/config.py:1017-1040 the index map floors (no slice
+     * past T). main.py:606-619 the step cap (training_steps = allreduce_min, or total_training_steps) is checked when
+     * a batch arrives; main.py:705-717 and :809-820 a pre-warm next(iter(loader)) before epoch 1 and after every epoch
+     * (the last one included). main.py:740-760 rank 0 tries `sudo -n` drop_caches each epoch (no I/O on the data). */
+    {.version = "3.0.2",
+     .since = "3.0.0",
+     .source = "git mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2)",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 0,
+     .slice_clamped = 1,
+     .file_ext = "hdf5",
+     .sample_read = "whole_file",
+     .file_sharding = "round_robin",
+     .file_reshuffle = 1,
+     .prewarm = 1,
+     .gen_seed_per_rank = 1,
+     .unsupported = "sample_read whole_file (the kernel reads samples through HDF5), file_sharding round_robin, "
+                    "file_reshuffle (per-epoch alltoall reshard), prewarm, gen_seed_per_rank"},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
 #define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])
@@ -310,6 +366,14 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
                   e->cap_checked_on_fetch ? "true" : "false", e->trim_files_to_steps ? "true" : "false",
                   e->slice_clamped ? "true" : "false");
         sb_json_str(&b, e->file_ext);
+        sb_printf(&b, ", \"sample_read\": ");
+        sb_json_str(&b, e->sample_read);
+        sb_printf(&b, ", \"file_sharding\": ");
+        sb_json_str(&b, e->file_sharding);
+        sb_printf(&b, ", \"file_reshuffle\": %s, \"prewarm\": %s, \"gen_seed_per_rank\": %s, \"unsupported\": ",
+                  e->file_reshuffle ? "true" : "false", e->prewarm ? "true" : "false",
+                  e->gen_seed_per_rank ? "true" : "false");
+        json_str_or_null(&b, e->unsupported);
         sb_printf(&b, "}");
     }
     sb_printf(&b, "],\n \"versioned_keys\": [");
