@@ -19,7 +19,7 @@ from common.proc import command_output
 from common.rundir import RunDir
 from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload
-from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, owner, registry
+from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, checkpoint_dir, owner, registry
 
 KERNEL_BIN = REPO / "build" / "h5dlio"
 GEN_BUFFER = 16 * 1024 * 1024
@@ -123,8 +123,10 @@ def versions(dlio_python: str) -> dict:
 OTHER = {"dlio": "kernel", "kernel": "dlio"}
 
 
-def kernel_sets(data: Path, out: Path, generate: bool, read_threads_0: bool = False) -> list[str]:
-    s = [f"data-folder={data}", f"output-folder={out}", "quiet=true"]
+def kernel_sets(data: Path, out: Path, generate: bool, read_threads_0: bool = False,
+                ckpt: Path | None = None) -> list[str]:
+    s = [f"data-folder={data}", f"output-folder={out}", "quiet=true"] + \
+        ([f"checkpoint-folder={ckpt}"] if ckpt else [])
     if generate:
         s += ["generate-data=true", "train=false", "evaluation=false"]
     else:
@@ -135,7 +137,10 @@ def kernel_sets(data: Path, out: Path, generate: bool, read_threads_0: bool = Fa
 
 
 def dlio_overrides(data: Path, out: Path, workdir: Path, generate: bool, read_threads_0: bool = False) -> list[str]:
+    # DLIO 2.0.0 creates its checkpoint folder in every launch, checkpointing or not (main.py:214 builds the
+    # checkpointing mechanism, base_checkpointing.py:31-33 makedirs): inside the launch's folder, never the cwd
     o = [f"++workload.dataset.data_folder={data}", f"++workload.output.folder={out}",
+         f"++workload.checkpoint.checkpoint_folder={checkpoint_dir(workdir)}",
          f"++workload.workflow.generate_data={generate}", f"++workload.workflow.train={not generate}",
          f"hydra.run.dir={workdir / 'hydra'}"]
     if read_threads_0:
@@ -168,7 +173,8 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
             src = data[side] if spec.data == "own" else data[OTHER[side]]
             if side == "kernel":
                 sets = ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []) + \
-                    kernel_sets(src, wd / "out", gen, spec.read_threads_0) + ([] if gen else opt.kernel_sets)
+                    kernel_sets(src, wd / "out", gen, spec.read_threads_0, checkpoint_dir(wd)) + \
+                    ([] if gen else opt.kernel_sets)
                 base = kernel_argv(KERNEL_BIN, rd / "workload.yaml", sets)
             else:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),

@@ -52,6 +52,11 @@ class Shape:
         return int((self.config.get("reader") or {}).get("read_threads", 1))
 
 
+def checkpoint_dir(workdir: Path) -> Path:
+    """Where a launch's checkpoints go (both sides; the harness sets the folder, the profiles find it)."""
+    return workdir / "checkpoints"
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     step: str                    # after "<side>.": the profile's name, or "<name>-<variant>"

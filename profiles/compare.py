@@ -58,6 +58,9 @@ CLASSES = [
     (lambda call, f: (f or "").startswith(("/proc/", "/sys/", "/dev/")), "system pseudo-files (/proc, /sys, /dev)"),
     (lambda call, f: "/site-packages/" in (f or "") or (f or "").endswith(("pyvenv.cfg", ".pth", "bin/dlio_benchmark")),
      "Python environment: package data, metadata and entry points read at start-up"),
+    (lambda call, f: call == "rename" and (f or "").endswith(".pt"),
+     "the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (never a partial file under "
+     "its final name)"),
     (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
     (lambda call, f: (f or "").endswith(".yaml") and ("/hydra/" in f or "/dlio-config/" in f),
      "DLIO's configuration (Hydra reads the workload YAML, writes the resolved config)"),

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, register
+from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, register
 from profiles.compare import FAIL, PASS, SKIP, classify, explained, raw_reader, result, similarity
 from profiles.features import io_features, metadata_rate
 
@@ -76,10 +77,11 @@ def normalize(events: list[dict], side: str) -> list[dict]:
     return out
 
 
-def file_table(events: list[dict], data_dir: Path) -> dict:
+def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None) -> dict:
     """Per file under the data folder (path relative to it): opens, reads, bytes, access sizes and offsets; every
-    other POSIX call is kept as an 'other' row for classification."""
+    other POSIX call (but those on checkpoints: checkpoint_table) is kept as an 'other' row for classification."""
     root = str(data_dir).rstrip("/") + "/"
+    croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
     files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "reads": 0, "bytes": 0, "calls": Counter(),
                                                   "accesses": Counter(), "read_time_s": 0.0})
     other: Counter = Counter()
@@ -87,6 +89,8 @@ def file_table(events: list[dict], data_dir: Path) -> dict:
         if e["cat"] != "POSIX":
             continue
         f = e["fname"] or ""
+        if croot and f.startswith(croot):
+            continue
         if not f.startswith(root):
             other[(e["name"], f)] += 1
             continue
@@ -104,6 +108,38 @@ def file_table(events: list[dict], data_dir: Path) -> dict:
     return {"files": {k: {**v, "calls": dict(v["calls"]), "accesses": dict(v["accesses"])}
                       for k, v in sorted(files.items())},
             "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(other.items())]}
+
+
+# the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (DLIO writes <name> itself)
+PARTIAL = re.compile(r"\.partial\.\d+$")
+WRITES = {"write", "pwrite"}
+
+
+def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
+    """Per checkpoint file (name relative to the launch's checkpoint folder, the kernel's partial name mapped to its
+    final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, and every call."""
+    root = str(ckpt_dir).rstrip("/") + "/"
+    files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "writes": 0, "bytes": 0, "fsyncs": 0,
+                                                  "write_sizes": Counter(), "calls": Counter(), "write_time_s": 0.0})
+    for e in events:
+        f = e["fname"] or ""
+        if e["cat"] != "POSIX" or not f.startswith(root) or f == root.rstrip("/"):
+            continue
+        row = files[PARTIAL.sub("", f[len(root):])]
+        row["calls"][e["name"]] += 1
+        if e["name"] in ("open", "openat"):
+            row["opens"] += 1
+        elif e["name"] == "close":
+            row["closes"] += 1
+        elif e["name"] in WRITES:
+            row["writes"] += 1
+            row["bytes"] += max(e["ret"], 0)
+            row["write_sizes"][str(e["count"])] += 1
+            row["write_time_s"] += e["dur"]
+        elif e["name"] in ("fsync", "fdatasync"):
+            row["fsyncs"] += 1
+    return {k: {**v, "write_sizes": dict(v["write_sizes"]), "calls": dict(v["calls"])}
+            for k, v in sorted(files.items())}
 
 
 def features(events: list[dict], data_dir: Path) -> dict:
@@ -184,12 +220,48 @@ def timeline(events: list[dict]) -> dict:
 
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
-    return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir),
+    ckpt = checkpoint_dir(outdir)
+    return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir, ckpt),
+            "checkpoints": checkpoint_table(events, ckpt),
             "features": features(events, data_dir), "metadata": metadata(events, data_dir),
             "timeline": timeline(events)}
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+
+
+CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes")
+
+
+def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: list) -> tuple[list, dict]:
+    """dftracer.checkpoints: per checkpoint file of the training launch, opens, closes, writes, bytes, fsyncs and the
+    multiset of write sizes equal on both sides; other calls on them go to the classified differences."""
+    if not (run.cfg.get("workflow") or {}).get("checkpoint"):
+        return [], result("dftracer.checkpoints", SKIP, detail="checkpointing is off in this workload")
+    if d is None or k is None:
+        return [], result("dftracer.checkpoints", FAIL, detail="a trace table has no checkpoint section")
+    rows, bad = [], []
+    for n in sorted(set(d) | set(k)):
+        a, b = d.get(n) or {}, k.get(n) or {}
+        rows += [{"file": n, "side": side, **{f: row.get(f) for f in CKPT_FIELDS}}
+                 for side, row in (("dlio", d.get(n)), ("kernel", k.get(n))) if row is not None]
+        wrong = [f for f in CKPT_FIELDS if a.get(f) != b.get(f)]
+        if wrong:
+            bad.append({"file": n, "fields": {f: {"dlio": a.get(f), "kernel": b.get(f)} for f in wrong}})
+        for call in sorted(set(a.get("calls", {})) | set(b.get("calls", {})) if a and b else ()):
+            # a file only one side wrote fails dftracer.checkpoints itself; its other calls are not differences
+            if call in ("open", "openat", "close", "write", "pwrite", "fsync", "fdatasync"):
+                continue
+            x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
+            if x != y:
+                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+    if not rows:
+        return rows, result("dftracer.checkpoints", FAIL,
+                            detail="checkpointing is on but no checkpoint file was traced")
+    n = len({r["file"] for r in rows})
+    return rows, result("dftracer.checkpoints", PASS if not bad else FAIL, n, n - len(bad),
+                        f"{n} checkpoint files: opens, closes, writes, bytes, fsyncs and write sizes equal" if not bad
+                        else f"{len(bad)} of {n} checkpoint files differ; first: {bad[0]}")
 
 
 def check_dftracer(run: RunView) -> list[dict]:
@@ -229,7 +301,8 @@ def check_dftracer(run: RunView) -> list[dict]:
         for o in t["files"]["other"]:
             diffs.append({"file": o["file"], "field": o["call"], "dlio": o["n"] if side == "dlio" else 0,
                           "kernel": o["n"] if side == "kernel" else 0, "class": classify(o["call"], o["file"])})
-    run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs})
+    ck_rows, ck_result = compare_checkpoints(run, d.get("checkpoints"), k.get("checkpoints"), diffs)
+    run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs, "checkpoints": ck_rows})
     raw = raw_reader(run)  # DLIO reads whole files without HDF5: this is the level where equivalence is shown
     first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
     out.append(result("dftracer.per_file", PASS if data and bad_files == 0 else FAIL, len(data), len(data) - bad_files,
@@ -238,6 +311,7 @@ def check_dftracer(run: RunView) -> list[dict]:
                        "sides' I/O, in place of the Log VFD checks" if raw else "")
                       if data and not bad_files else
                       (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
+    out.append(ck_result)
     out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS]))
     return out + similarity("similarity", d, k, "the data-file reads")
 
@@ -259,8 +333,10 @@ class DFTracer(Profile):
         library, its trace next to the launch, restricted to the data folder."""
         env = {**launch.env, "DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1"}
         if launch.side == "kernel":
+            # the data folder and the checkpoint folder, as DLIO 2.0.0 hands both to DFTracer (utils/config.py:194-195)
             env.update({"LD_PRELOAD": launch.info["lib"], "DFTRACER_INIT": "PRELOAD",
-                        "DFTRACER_LOG_FILE": str(launch.workdir / "trace"), "DFTRACER_DATA_DIR": str(launch.data)})
+                        "DFTRACER_LOG_FILE": str(launch.workdir / "trace"),
+                        "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:

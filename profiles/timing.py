@@ -4,13 +4,54 @@ validate's runtime.* rows, not judged: it has no checks of its own."""
 from __future__ import annotations
 
 import json
+import re
+from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
-from profiles import Done, LaunchSpec, Profile, Shape, register
+from profiles import Done, LaunchSpec, Profile, Shape, checkpoint_dir, register
+
+# DLIO 2.0.0's checkpoint file names end in -<epoch>-<step>-<rank>.pt (base_checkpointing.py:77-86)
+CKPT_NAME = re.compile(r"-(\d+)-(\d+)-\d+\.pt$")
+
+
+def checkpoint_bytes(folder: Path) -> dict[tuple[int, int], dict]:
+    """(epoch, step) -> {files, bytes} of the checkpoint files a launch left in its folder."""
+    out: dict[tuple[int, int], dict] = defaultdict(lambda: {"files": 0, "bytes": 0})
+    for p in sorted(folder.iterdir()) if folder.is_dir() else []:
+        m = CKPT_NAME.search(p.name)
+        if m and p.is_file():
+            out[(int(m.group(1)), int(m.group(2)))]["files"] += 1
+            out[(int(m.group(1)), int(m.group(2)))]["bytes"] += p.stat().st_size
+    return dict(out)
+
+
+def _iso(t: str) -> float:
+    return datetime.fromisoformat(t).timestamp()
+
+
+def checkpoints(workdir: Path, side: str, kernel_json: dict | None, per_epoch: dict | None) -> list[dict]:
+    """Each checkpoint of a launch: epoch, step, files and bytes (from its folder), seconds as the program times it
+    (kernel: output.json's span over the writing ranks; DLIO: rank 0's start_ckpt..end_ckpt stamps in
+    per_epoch_stats.json, utils/statscounter.py:288-304, matched to the files in order within the epoch)."""
+    files = checkpoint_bytes(checkpoint_dir(workdir))
+    if side == "kernel":
+        done = ((kernel_json or {}).get("checkpoint") or {}).get("checkpoints", [])
+        return [{"epoch": c["epoch"], "step": c["step"], **files.get((c["epoch"], c["step"]), {"files": 0, "bytes": 0}),
+                 "seconds": c["seconds"]} for c in done]
+    out = []
+    for e in sorted(per_epoch or {}, key=int):
+        stamps = sorted((v for k, v in per_epoch[e].items() if k.startswith("ckpt") and "end" in v),
+                        key=lambda v: v["start"])
+        steps = sorted(s for (ep, s) in files if ep == int(e))
+        for st, v in zip(steps, stamps, strict=False):
+            out.append({"epoch": int(e), "step": st, **files[(int(e), st)],
+                        "seconds": _iso(v["end"]) - _iso(v["start"])})
+    return out
 
 
 def parse(outdir: Path, side: str) -> dict:
-    """In-program time of each training epoch (and evaluation) as the program itself reports it."""
+    """In-program time of each training epoch (and evaluation, and checkpoint) as the program itself reports it."""
     if side == "kernel":
         s = json.loads((outdir / "output.json").read_text())
         tr = s.get("train", {}).get("epochs", [])
@@ -18,7 +59,7 @@ def parse(outdir: Path, side: str) -> dict:
         return {"train_epoch_s": [e["observed_s"] for e in tr], "eval_s": [e["observed_s"] for e in ev],
                 "au_percent": s.get("train", {}).get("au_mean_percent"),
                 "throughput_samples_per_s": s.get("train", {}).get("throughput_mean_samples_per_s"),
-                "wall_s_in_program": s.get("wall_s")}
+                "wall_s_in_program": s.get("wall_s"), "checkpoints": checkpoints(outdir.parent, side, s, None)}
     stats = outdir / "per_epoch_stats.json"
     if not stats.exists():  # DLIO >= 2.0.1 writes one per rank: <rank>_per_epoch_stats.json
         stats = outdir / "0_per_epoch_stats.json"
@@ -30,7 +71,7 @@ def parse(outdir: Path, side: str) -> dict:
     m = summ.get("metric", {})
     return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
             "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
-            "wall_s_in_program": None}
+            "wall_s_in_program": None, "checkpoints": checkpoints(outdir.parent, side, None, per)}
 
 
 @register

@@ -195,3 +195,23 @@ def two_panels(draws: list[Callable], width: float = 12.0, height: float = 4.4) 
     for ax, draw in zip(axes[0], draws, strict=True):
         draw(ax)
     return fig
+
+
+def checkpoint_bars(rows: list[dict], ax=None) -> Figure:
+    """rows: {label, dlio: MiB/s|None, kernel: MiB/s|None} per checkpoint; grouped bars, DLIO/kernel above each."""
+    fig, ax = _fig_ax(ax, max(6.0, 1.2 * len(rows) + 2), 4.2)
+    w = 0.38
+    for i, side in enumerate(("dlio", "kernel")):
+        ax.bar([j + (i - 0.5) * w for j in range(len(rows))], [r[side] or 0.0 for r in rows], w, color=COLORS[side],
+               label="DLIO" if side == "dlio" else "kernel")
+    for j, r in enumerate(rows):
+        if r["dlio"] and r["kernel"]:
+            ax.annotate(f"{r['dlio'] / r['kernel']:.2f}x", (j, max(r["dlio"], r["kernel"])), textcoords="offset points",
+                        xytext=(0, 4), ha="center", fontsize=9)
+    ax.set_xticks(range(len(rows)), [r["label"] for r in rows], fontsize=9)
+    ax.set_ylabel("checkpoint write MiB/s")
+    top = max([r[s] or 0.0 for r in rows for s in ("dlio", "kernel")] + [1.0])
+    ax.set_ylim(0, top * 1.25)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper left", ncols=2, fontsize=9)
+    return fig

@@ -302,6 +302,40 @@ def runtime_section(run: RunData) -> list[Block]:
     return out + metadata_blocks(run)
 
 
+def checkpoint_section(run: RunData) -> list[Block]:
+    """Each checkpoint of the first timing launch per side: files, bytes, seconds and MiB/s as each program times it,
+    and a figure of the write throughput per checkpoint."""
+    reps = timing_reps(run)
+    first = {s: (reps[s][0].get("checkpoints") or []) if reps[s] else [] for s in SIDES}
+    if not any(first.values()):
+        return []
+    out: list[Block] = [Heading(2, "Checkpoints", "checkpoints")]
+    out.append(Para("The checkpoints of each side's first timing launch, as each program times them: the kernel "
+                    "from the first writing rank's first open to the last one's rename (output.json), DLIO from rank "
+                    "0's start_ckpt to end_ckpt stamps (per_epoch_stats.json); files and bytes from each launch's "
+                    "checkpoint folder. Which files and how many write calls: `dftracer.checkpoints` and "
+                    "`counts.checkpoints` in the verdict."))
+    keys = sorted({(c["epoch"], c["step"]) for s in SIDES for c in first[s]})
+    by = {s: {(c["epoch"], c["step"]): c for c in first[s]} for s in SIDES}
+    body, bars = [], []
+    for e, st in keys:
+        d, k = by["dlio"].get((e, st)), by["kernel"].get((e, st))
+        rate = {s: (c["bytes"] / 2**20 / c["seconds"] if c and c["seconds"] > 0 else None)
+                for s, c in (("dlio", d), ("kernel", k))}
+        body.append([str(e), str(st), "/".join(str((c or {}).get("files", "-")) for c in (d, k)),
+                     "/".join(f3((c or {}).get("bytes", 0) / 2**20) if c else "-" for c in (d, k)),
+                     f3((d or {}).get("seconds")), f3((k or {}).get("seconds")), f3(rate["dlio"]), f3(rate["kernel"]),
+                     ratio(rate["dlio"], rate["kernel"])])
+        bars.append({"label": f"e{e} s{st}", **rate})
+    out.append(Table("tbl-checkpoints", ["epoch", "step", "files DLIO/kernel", "MiB DLIO/kernel", "DLIO s",
+                                         "kernel s", "DLIO MiB/s", "kernel MiB/s", "DLIO/kernel"], body,
+                     "Checkpoint writes per checkpoint and side", [False] + [True] * 8))
+    out.append(figures.FigureSpec("checkpoints", "Checkpoint write throughput per checkpoint, DLIO against kernel "
+                                  "(MiB/s; DLIO/kernel above each pair)",
+                                  lambda: figures.checkpoint_bars(bars)).render())
+    return out
+
+
 METADATA_SOURCES = (("dftracer", "DFTracer"), ("darshan", "Darshan"))
 
 
@@ -565,8 +599,8 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
     return out
 
 
-SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, dftracer_section,
-            files_section, similarity_section, darshan_analyses_section]
+SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
+            dftracer_section, files_section, similarity_section, darshan_analyses_section]
 
 
 def build(run: RunData) -> tuple[str, list[Block]]:

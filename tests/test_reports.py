@@ -1047,3 +1047,28 @@ def test_latex_escapes_every_special_character(tmp_path):
     for want in ["a\\b", "50% & more", "$HOME #1", "x_y {z}", "~user", "<a|b>", "code_1 bold", "é", "[U+2192]",
                  "100% _raw_"]:
         assert want in text, f"{want!r} not printed literally:\n{text}"
+
+
+def test_checkpoint_section_from_timing_checkpoints(tmp_path):
+    """A run whose timing launches wrote checkpoints: one row per checkpoint with both sides' files, MiB, seconds and
+    MiB/s (worked by hand: 5 MiB in 0.5 s = 10 MiB/s, in 0.25 s = 20 MiB/s, ratio 0.50x) and the figure; a run
+    without checkpoints (the fixture as committed) has no such section."""
+    dst = tmp_path / "run"
+    shutil.copytree(RUN, dst)
+    t = json.loads((dst / "tables" / "timing.json").read_text())
+    for side, secs in (("dlio", 0.5), ("kernel", 0.25)):
+        reps = t[side] if isinstance(t[side], list) else [t[side]]
+        reps[0]["checkpoints"] = [{"epoch": 1, "step": 4, "files": 2, "bytes": 5 * 2**20, "seconds": secs}]
+        t[side] = reps
+    (dst / "tables" / "timing.json").write_text(json.dumps(t))
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert reports_main([str(dst)]) == 0
+    rows = md_tables(dst / "report" / "report.md")
+    row = next(r for tab in rows for r in tab if r[:2] == ["1", "4"])
+    assert row[2:] == ["2/2", "5.000/5.000", "0.500", "0.250", "10.000", "20.000", "0.50x"]
+    assert (dst / "report" / "figures" / "checkpoints.png").stat().st_size > 1000
+    rendered_dir = tmp_path / "plain"
+    shutil.copytree(RUN, rendered_dir)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert reports_main([str(rendered_dir)]) == 0
+    assert "\n## Checkpoints\n" not in (rendered_dir / "report" / "report.md").read_text()

@@ -1,5 +1,6 @@
-"""`make validate` end to end on the tiny unet3d workload with 2 ranks, and negative controls: one deliberate
-difference on the kernel side must fail exactly the checks that should catch it."""
+"""`make validate` end to end on the tiny unet3d workload with DLIO 2.0.0's checkpoints on (unet3d_checkpoint: the
+unet3d run plus a checkpoint after each epoch) with 2 ranks, and negative controls: one deliberate difference on the
+kernel side must fail exactly the checks that should catch it."""
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 
 def harness(tmp: Path, *extra: str) -> tuple[int, Path]:
     out = tmp / "last-run"
-    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d", "--scale", "tiny", "--ranks", "2",
-            "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
+    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d_checkpoint", "--scale", "tiny", "--ranks",
+            "2", "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
     p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert out.exists(), p.stdout + p.stderr
     return p.returncode, Path(out.read_text())
@@ -51,7 +52,7 @@ def test_tiny_unet3d_validation_passes(reference_run):
     for must in ("dataset.structure", "dataset.dlio_reads_kernel", "dataset.kernel_reads_dlio",
                  "logvfd.sequence.rt0.rank0", "logvfd.sequence.rt0.rank1", "logvfd.multiset.rank0",
                  "counts.dlio.logvfd-rt0.rank0.per_phase", "counts.kernel.logvfd.rank1", "dftracer.per_file",
-                 "dftracer.explained"):
+                 "dftracer.explained", "dftracer.checkpoints", "counts.checkpoints"):
         assert names[must]["status"] == "pass"
     dar = names["darshan.per_file"]
     assert dar["status"] == "pass" or (dar["status"] == "skip" and any(
@@ -84,3 +85,14 @@ def test_one_skipped_sample_fails_counts_and_sequence(reference_run):
     assert per_file["observed"] == per_file["expected"] - 1  # exactly the one file whose read was skipped
     assert "logvfd.sequence.rt0.rank1" not in bad and "counts.kernel.logvfd-rt0.rank1" not in bad
     assert not {n for n in bad if n.startswith(("steps.", "dataset.", "counts.dlio."))}
+
+
+def test_one_layer_more_fails_exactly_the_checkpoint_checks(reference_run):
+    tmp, _, run = reference_run
+    rc, neg = harness(tmp / "layer", "--reuse-dlio", str(run), "--kernel-set", "checkpoint.num_layers=2")
+    assert rc == 0
+    vrc, v = validate(neg)
+    assert vrc == 1
+    assert failing(v) == {"counts.checkpoints", "dftracer.checkpoints"}
+    ck = next(c for c in v["checks"] if c["name"] == "dftracer.checkpoints")
+    assert ck["expected"] == 6 and ck["observed"] == 4  # the kernel's two extra layer files (one per epoch) differ

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from common.rundir import RunDir
-from profiles import registry
+from profiles import checkpoint_dir, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from validate import model
 
@@ -137,6 +137,32 @@ def check_dataset(run: Run) -> list[dict]:
     return out
 
 
+def check_checkpoints(run: Run) -> list[dict]:
+    """counts.checkpoints: every training launch's checkpoint folder holds exactly the files the analytic model
+    predicts from the workload (names and bytes), on both sides."""
+    want = model.checkpoint_files(run.cfg, run.ranks, run.release) if (run.cfg.get("workflow") or {}).get(
+        "checkpoint") else {}
+    if not want:
+        return [result("counts.checkpoints", SKIP, detail="checkpointing is off in this workload")]
+    bad, seen = [], 0
+    for name, rec in sorted(run.manifest["steps"].items()):
+        side, step = name.split(".", 1)
+        if step == "generate" or rec.get("status") != "ok":
+            continue
+        folder = checkpoint_dir(run.path / side / step)
+        got = {p.name: p.stat().st_size for p in folder.iterdir() if p.is_file()} if folder.is_dir() else {}
+        seen += 1
+        if got != want:
+            missing = sorted(set(want) - set(got))[:3]
+            extra = sorted(set(got) - set(want))[:3]
+            size = sorted(n for n in set(want) & set(got) if want[n] != got[n])[:3]
+            sizes = [(n, got[n], want[n]) for n in size]
+            bad.append(f"{name}: missing {missing}, unexpected {extra}, other size (name, got, model) {sizes}")
+    return [result("counts.checkpoints", PASS if seen and not bad else FAIL, len(want), None if bad else len(want),
+                   f"{seen} training launches each wrote the model's {len(want)} checkpoint files "
+                   f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")]
+
+
 def _stats(xs: list[float]) -> dict:
     n = len(xs)
     m = sum(xs) / n
@@ -171,7 +197,7 @@ def check_runtime(run: Run) -> list[dict]:
 def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
-    return [check_dlio_version, check_steps, check_dataset,
+    return [check_dlio_version, check_steps, check_dataset, check_checkpoints,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 

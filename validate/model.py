@@ -264,3 +264,203 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
                                        for _ in range(ndset)]})
         out[r] = segs
     return out
+
+
+# ---------- checkpoints (DLIO 2.0.0: checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302)
+
+
+class _PickleSize:
+    """The length of the protocol-2 pickle torch.save writes for a state (a dict of 1-D int8 tensors and dicts of
+    them), counted the way Python's pickler emits it: memo slots (BINPUT/BINGET, 2 bytes below slot 256, else 5),
+    shared objects written once (the rebuild function, CharStorage, OrderedDict, 'storage', 'cpu', and keys spelled in
+    DLIO's code), str(index) keys and storage keys new every time, ints as BININT1/BININT2/BININT/LONG1."""
+
+    LITERALS = {"a", "b", "combined"}  # keys spelled in base_checkpointing.py; str(index) keys are new objects
+
+    def __init__(self) -> None:
+        self.n, self.memo, self.seen, self.storages = 3, 0, {}, 0  # PROTO 2 (2 bytes), STOP (1)
+
+    def put(self) -> None:
+        self.n += 2 if self.memo < 256 else 5
+        self.memo += 1
+
+    def shared(self, key: str, first_len: int) -> None:
+        if key in self.seen:
+            self.n += 2 if self.seen[key] < 256 else 5
+        else:
+            self.n += first_len
+            self.seen[key] = self.memo
+            self.put()
+
+    def string(self, s: str) -> None:
+        self.n += 5 + len(s.encode())
+        self.put()
+
+    def integer(self, v: int) -> None:
+        if 0 <= v < 256:
+            self.n += 2
+        elif 0 <= v < 65536:
+            self.n += 3
+        elif -2**31 <= v < 2**31:
+            self.n += 5
+        else:
+            self.n += 2 + (v.bit_length() + 8) // 8
+
+    def tensor(self, numel: int) -> None:
+        self.shared("global rebuild", 1 + len("torch._utils\n_rebuild_tensor_v2\n"))
+        self.n += 2  # MARK MARK
+        self.shared("str storage", 5 + len("storage"))
+        self.shared("global CharStorage", 1 + len("torch\nCharStorage\n"))
+        self.string(str(self.storages))
+        self.storages += 1
+        self.shared("str cpu", 5 + len("cpu"))
+        self.integer(numel)
+        self.n += 1  # TUPLE
+        self.put()
+        self.n += 1  # BINPERSID
+        self.integer(0)
+        self.integer(numel)
+        self.n += 1  # TUPLE1 (size)
+        self.put()
+        self.integer(1)
+        self.n += 1  # TUPLE1 (stride)
+        self.put()
+        self.n += 1  # NEWFALSE
+        self.shared("global OrderedDict", 1 + len("collections\nOrderedDict\n"))
+        self.n += 2  # EMPTY_TUPLE REDUCE
+        self.put()
+        self.n += 1  # TUPLE
+        self.put()
+        self.n += 1  # REDUCE
+        self.put()
+
+    def value(self, v) -> None:
+        if isinstance(v, dict):
+            self.dict(v)
+        else:
+            self.tensor(v)
+
+    def dict(self, d: dict) -> None:
+        self.n += 1  # EMPTY_DICT
+        self.put()
+        items = list(d.items())
+        if len(items) == 1:
+            self.key(items[0][0])
+            self.value(items[0][1])
+            self.n += 1  # SETITEM
+            return
+        if not items:
+            return
+        i = 0
+        while True:  # MARK ... SETITEMS in batches of 1000 (an empty last batch when the count is a multiple)
+            batch = items[i:i + 1000]
+            self.n += 2
+            for k, v in batch:
+                self.key(k)
+                self.value(v)
+            i += len(batch)
+            if len(batch) < 1000:
+                break
+
+    def key(self, k: str) -> None:
+        if k in self.LITERALS:
+            self.shared(f"key {k}", 5 + len(k.encode()))
+        else:
+            self.string(k)
+
+
+def _tensors(state: dict) -> list[int]:
+    out = []
+    for v in state.values():
+        out += _tensors(v) if isinstance(v, dict) else [v]
+    return out
+
+
+def torch_save_size(state: dict) -> int:
+    """Bytes of torch.save(state, f) (torch 2.x's zip container): records data.pkl, .format_version ("1"),
+    .storage_alignment ("64"), byteorder ("little"), data/<k> per tensor, version ("3\\n"), .data/serialization_id (40
+    digits); each record a 30-byte local header, its name, a zip64 field when its size or offset reaches 2^32 - 1
+    (4 + 16 / + 8 bytes), an "FB" padding field aligning the data to 64 bytes, the data, a data descriptor (16 bytes,
+    24 with zip64); then the central directory (46 bytes + name + its zip64 field per record) and the zip64 end
+    record, locator and end record (56 + 20 + 22)."""
+    p = _PickleSize()
+    p.dict(state)
+    recs = [("archive/data.pkl", p.n), ("archive/.format_version", 1), ("archive/.storage_alignment", 2),
+            ("archive/byteorder", 6)] + [(f"archive/data/{i}", n) for i, n in enumerate(_tensors(state))] + \
+        [("archive/version", 2), ("archive/.data/serialization_id", 40)]
+    big = 2**32 - 1
+    ofs = cd = 0
+    for name, size in recs:
+        z64 = (16 if size >= big else 0) + (8 if ofs >= big else 0)
+        z64 = 4 + z64 if z64 else 0
+        start = ofs + 30 + len(name) + 4 + z64
+        pad = -start % 64
+        cd += 46 + len(name) + z64
+        ofs = start + pad + size + (24 if z64 else 16)
+    return ofs + cd + 98
+
+
+def checkpoint_states(cfg: dict) -> dict[str, dict]:
+    """DLIO 2.0.0's states of the checkpointing rank (base_checkpointing.py:38-56): model {"a": model_size} if
+    model_size > 0; optimizer {str(i): {"a": g, "b": g} for g > 0, "combined": sum} if groups are given; layer
+    {str(i): p for p > 0} if layer_parameters are given. Values: tensor elements (int8). Empty states are not
+    written (their dict is falsy)."""
+    ck = cfg.get("checkpoint") or {}
+    out: dict[str, dict] = {}
+    if int(ck.get("model_size", 10240)) > 0:
+        out["model"] = {"a": int(ck.get("model_size", 10240))}
+    groups = [int(g) for g in ck.get("optimization_groups", [])]
+    if groups:
+        opt: dict = {str(i): {"a": g, "b": g} for i, g in enumerate(groups) if g > 0}
+        opt["combined"] = sum(g for g in groups if g > 0)
+        out["optimizer"] = opt
+    layer = {str(i): int(p) for i, p in enumerate(ck.get("layer_parameters", [17371, 24740228])) if int(p) > 0}
+    if layer:
+        out["layer"] = layer
+    return out
+
+
+def checkpoint_files(cfg: dict, ranks: int, rel: str | None = None) -> dict[str, int]:
+    """Every checkpoint file a training launch writes (name -> bytes), from the workload alone (DLIO 2.0.0).
+    Points (main.py): after step k of an epoch when steps_between_checkpoints s > 0 and k % s == 0 (:274-283);
+    otherwise after the training loop of epoch e == checkpoint_after_epoch, then every epochs_between_checkpoints
+    (:296-301, :327), named with the step _train returned. Writers: rank 0 (type rank_zero, the default) or every rank
+    (all_ranks); files model-e-s-r.pt, optimizer-e-s-r.pt, and layer-l-e-s-r.pt for l < num_layers (+
+    tensor_parallelism when > 1) on ranks r % pipeline_parallelism == 0 (base_checkpointing.py:70-86)."""
+    if rel not in (None, "2.0.0"):
+        raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0 only, not {rel!r}")
+    if not dotted_get(cfg, "workflow.checkpoint", False):
+        return {}
+    ck = cfg.get("checkpoint") or {}
+    sb = int(ck.get("steps_between_checkpoints", -1))
+    after, between = int(ck.get("checkpoint_after_epoch", 1)), int(ck.get("epochs_between_checkpoints", 1))
+    epochs = int(dotted_get(cfg, "train.epochs", 1))
+    segs = workload_reads(cfg, ranks, rel)[0]
+    bs = int(dotted_get(cfg, "reader.batch_size", 1))
+    points = []
+    for e in range(1, epochs + 1):
+        seg = next(s for s in segs if s["phase"] == "train" and s["epoch"] == e)
+        steps = len(seg["samples"]) // bs
+        if sb > 0:
+            points += [(e, k) for k in range(1, steps + 1) if k % sb == 0]
+        elif e == after or (between > 0 and e > after and (e - after) % between == 0):
+            # _train returns the step the cap stopped it at, or one past the last batch if the loader ran out first
+            total = int(dotted_get(cfg, "dataset.num_files_train", 8)) * \
+                int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
+            batches = len(dlio_rank_slice(total, ranks, 0)) // bs
+            cap = train_steps(total, ranks, bs, 10**15, int(dotted_get(cfg, "train.total_training_steps", -1)))
+            points.append((e, steps if steps < batches or steps == cap else steps + 1))
+    states = {k: torch_save_size(v) for k, v in checkpoint_states(cfg).items()}
+    writers = range(ranks) if str(ck.get("type", "rank_zero")) == "all_ranks" else [0]
+    layers = int(ck.get("num_layers", 1))
+    tp, pp = int(ck.get("tensor_parallelism", 1)), int(ck.get("pipeline_parallelism", 1))
+    out = {}
+    for e, s in points:
+        for r in writers:
+            for kind in ("model", "optimizer"):
+                if kind in states:
+                    out[f"{kind}-{e}-{s}-{r}.pt"] = states[kind]
+            if "layer" in states and r % pp == 0 and layers > 0:
+                for layer in range(layers + (tp if tp > 1 else 0)):
+                    out[f"layer-{layer}-{e}-{s}-{r}.pt"] = states["layer"]
+    return out

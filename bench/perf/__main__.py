@@ -16,12 +16,12 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import dlio, generation, overhead, profilers, readpath, report, scaling
+from bench.perf import checkpoint, dlio, generation, overhead, profilers, readpath, report, scaling
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
-            "profilers": profilers}
+            "profilers": profilers, "checkpoint": checkpoint}
 
 # tiny: the CI smoke (every section, 1-3 repetitions, DLIO only where it is needed: < 3 min on 2 cores);
 # small: the measurement of record (minutes; ~30 DLIO launches)
@@ -38,6 +38,7 @@ PRESETS = {
                  "reference_read_threads": 4, "timeout": 900,
                  "variants": [{"scale": "tiny", "framework": "pytorch", "read_threads": 4}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 1, "sides": ["kernel"], "timeout": 900},
+        "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -57,6 +58,7 @@ PRESETS = {
                               {"scale": "small", "framework": "pytorch", "read_threads": 0},
                               {"scale": "small", "framework": "tensorflow", "read_threads": 4}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
+        "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
     },
 }
 

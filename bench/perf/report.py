@@ -217,6 +217,24 @@ def markdown(res: dict, figs: dict) -> str:
                 rows.append([side, pr, fmt(x["wall_s"], 1, 2), fratio(x.get("ratio_wall"), 2),
                              fmt(x["epochs_s"], 1, 3), fratio(x.get("ratio_epochs"), 2)])
         L += [table(["side", "profile", "launch wall s", "vs timing", "epochs s", "vs timing"], rows), ""]
+    sec = s.get("checkpoint")
+    if sec and "bandwidth" in sec:
+        L += ["## 7. Checkpoints", "",
+              f"DLIO 2.0.0's checkpoint of a {sec['model_bytes'] / MIB:.0f} MiB model file per rank (all_ranks, no "
+              "layer file): the kernel's checkpoint span (first open to last rename) against fio writing the same "
+              "bytes per file in one call of the model's size, one job per rank. 'page cache' = each program's own "
+              f"time; 'to disk' = that + a `sync` right after. Goal: kernel/fio >= 95%. {_load(sec)}.", ""]
+        rows = []
+        for b in sec["bandwidth"]:
+            for view, pre in (("to disk (+ sync)", "disk_"), ("page cache", "")):
+                rows.append([str(b["ranks"]), view, fmt(b[f"kernel_{pre}bw_bytes_per_s"], 1 / MIB, 0),
+                             fmt(b[f"fio_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_fio"], pct=True)])
+        L += [table(["ranks", "view", "kernel MiB/s", "fio MiB/s", "kernel/fio"], rows), ""]
+        r = sec["rss"]
+        L += [f"Peak RSS per rank ({r['ranks']} ranks, max, /usr/bin/time): checkpointing off "
+              f"{max(r['off_kb']) / 1024:.1f} MiB, on {max(r['on_kb']) / 1024:.1f} MiB (+{r['delta_kb']} KiB; "
+              f"goal: + the {r['buffer_bytes']}-byte write buffer, 1 MiB allowed): "
+              f"{'within' if r['within_bound'] else '**over**'}. The MLPerf Storage cycle: {sec['mlperf_cycle']}.", ""]
     errs = {k: v["error"] for k, v in s.items() if isinstance(v, dict) and "error" in v}
     skipped = {k: v["skipped"] for k, v in s.items() if isinstance(v, dict) and isinstance(v.get("skipped"), str)}
     if errs or skipped:

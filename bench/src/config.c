@@ -14,7 +14,10 @@
 #include "sampler.h"
 #include "util.h"
 
-enum opt_type { T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LOADER };
+enum opt_type {
+    T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LOADER, T_LIST,
+    T_CKPT_TYPE
+};
 
 enum opt_flag {
     OPT_EMPTY_OK = 1,    /* T_STR: an empty value is allowed (output-folder: the current directory) */
@@ -30,10 +33,10 @@ typedef struct {
     size_t off, size;     /* where the value lives in config_t */
     const char *def_h5;   /* default for h5bench JSON / no config file */
     const char *def_dlio; /* default for a DLIO YAML (DLIO 2.0.0's own defaults, except generation buffer) */
-    double min, max;      /* T_INT/T_DBL: range; T_DIMS: how many dimensions */
+    double min, max;      /* T_INT/T_DBL/T_LIST items: range; T_DIMS: how many dimensions */
     const char *help;
     unsigned flags;       /* enum opt_flag */
-    size_t count;         /* T_DIMS: offset of the int counting the dimensions given */
+    size_t count;         /* T_DIMS/T_LIST: offset of the int counting the values given */
     const char *stdev;    /* the YAML value may be a distribution {mean, stdev, type: normal}: the option its stdev
                              sets */
 } opt_t;
@@ -125,6 +128,32 @@ static const opt_t OPTS[] = {
     {"eval-after-epoch", "evaluation.eval_after_epoch", T_INT, F(eval_after_epoch), "1", "1", 1, 1e9,
      .help = "first epoch followed by an evaluation"},
     {"au", "metric.au", T_DBL, F(au), "0.90", "0.90", 0, 1, .help = "accelerator-utilization expectation (fraction)"},
+    {"checkpoint", "workflow.checkpoint", T_BOOL, F(checkpoint), "false", "false", 0, 1,
+     .help = "write DLIO's checkpoints during training (DLIO 2.0.0's rules)"},
+    {"checkpoint-folder", "checkpoint.checkpoint_folder", T_STR, F(checkpoint_folder), "./checkpoints",
+     "./checkpoints", 0, 0, .help = "where checkpoints are written", .flags = OPT_STRIP_SLASH},
+    {"checkpoint-after-epoch", "checkpoint.checkpoint_after_epoch", T_INT, F(checkpoint_after_epoch), "1", "1", -1e9,
+     1e9, .help = "first epoch followed by a checkpoint (steps-between-checkpoints < 0)"},
+    {"epochs-between-checkpoints", "checkpoint.epochs_between_checkpoints", T_INT, F(epochs_between_checkpoints), "1",
+     "1", -1e9, 1e9, .help = "then a checkpoint every N epochs (<= 0: only that one)"},
+    {"steps-between-checkpoints", "checkpoint.steps_between_checkpoints", T_INT, F(steps_between_checkpoints), "-1",
+     "-1", -1e9, 1e9, .help = "> 0: a checkpoint after every N-th step of each epoch instead (-1: by epochs)"},
+    {"checkpoint-type", "checkpoint.type", T_CKPT_TYPE, F(checkpoint_type), "rank_zero", "rank_zero", 0, 0,
+     .help = "rank_zero: rank 0 writes | all_ranks: every rank writes"},
+    {"model-size", "checkpoint.model_size", T_INT, F(model_size), "10240", "10240", -1e15, 1e15,
+     .help = "bytes of the model state file (model-<epoch>-<step>-<rank>.pt; <= 0: none)"},
+    {"optimization-groups", "checkpoint.optimization_groups", T_LIST, F(optimization_groups), "", "", -1e15, 1e15,
+     .help = "optimizer state sizes g: tensors a, b of g bytes each and one of their sum (optimizer-*.pt)",
+     .count = offsetof(config_t, n_optimization_groups)},
+    {"num-layers", "checkpoint.num_layers", T_INT, F(num_layers), "1", "1", -1e9, 1e9,
+     .help = "layer files per checkpoint (layer-<l>-<epoch>-<step>-<rank>.pt)"},
+    {"layer-parameters", "checkpoint.layer_parameters", T_LIST, F(layer_parameters), "17371,24740228",
+     "17371,24740228", -1e15, 1e15, .help = "tensor sizes of each layer file (DLIO's default: 17371, 24740228)",
+     .count = offsetof(config_t, n_layer_parameters)},
+    {"tensor-parallelism", "checkpoint.tensor_parallelism", T_INT, F(tensor_parallelism), "1", "1", 1, 1e6,
+     .help = "> 1: that many more layer files"},
+    {"pipeline-parallelism", "checkpoint.pipeline_parallelism", T_INT, F(pipeline_parallelism), "1", "1", 1, 1e6,
+     .help = "layer files are written by ranks r with r % N == 0"},
     {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1,
      .help = "collective metadata (MPI-IO)"},
     {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, .help = "collective data (MPI-IO)"},
@@ -174,10 +203,9 @@ static const known_t KNOWN[] = {
     {"reader.computation_threads", NULL, NULL},
     {"reader.transfer_size", NULL, NULL},
     {"reader.shuffle_size", NULL, NULL},
-    {"workflow.checkpoint", "false", "checkpointing is not emulated yet: set workflow.checkpoint=false"},
+    {"checkpoint.checkpoint_mechanism_classname", "", "a custom checkpointing class is not emulated"},
     {"workflow.profiling", NULL, NULL},
     {"workflow.debug", NULL, NULL},
-    {"checkpoint", NULL, NULL},
     {"profiling", NULL, NULL},
     {"storage.storage_type", "local_fs", "only local/parallel file systems are supported"},
     {"storage.storage_root", NULL, NULL},
@@ -304,6 +332,8 @@ static const char *type_name(enum opt_type t)
     case T_COMPRESSION: return "one of none|gzip";
     case T_VERSION: return "a DLIO version such as 2.0.0";
     case T_DIMS: return "a list of positive integers";
+    case T_LIST: return "a list of integers";
+    case T_CKPT_TYPE: return "one of rank_zero|all_ranks";
     case T_LOADER: return "one of pytorch|tensorflow";
     }
     return "?";
@@ -386,6 +416,36 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
         *count = n;
         return 0;
     }
+    case T_LIST: { /* "a,b,c" or "[a, b, c]"; "" or "[]": empty */
+        int64_t *vals = (int64_t *)p;
+        int *count = (int *)((char *)c + o->count), n = 0;
+        char buf[2048];
+        if (strlen(v) >= sizeof buf) return fail(err, "%s: key '%s': list longer than %zu characters", where, o->name,
+                                                  sizeof buf - 1);
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *q = buf; *q; q++)
+            if (*q == '[' || *q == ']') *q = ' ';
+        if (strspn(buf, " \t") == strlen(buf)) { /* "" or "[]" */
+            *count = 0;
+            return 0;
+        }
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+            int64_t x;
+            if (n == CKPT_MAX_LIST)
+                return fail(err, "%s: key '%s': more than %d values", where, o->name, CKPT_MAX_LIST);
+            if (parse_i64(t, &x) || (double)x < o->min || (double)x > o->max)
+                return fail(err, "%s: key '%s': '%s' is not a list of integers in [%.0f, %.0f]", where, o->name, v,
+                            o->min, o->max);
+            vals[n++] = x;
+        }
+        *count = n;
+        return 0;
+    }
+    case T_CKPT_TYPE:
+        if (lowereq(v, "rank_zero")) *(int *)p = CKPT_RANK_ZERO;
+        else if (lowereq(v, "all_ranks")) *(int *)p = CKPT_ALL_RANKS;
+        else goto bad;
+        return 0;
     case T_COMPRESSION:
         if (lowereq(v, "none") || lowereq(v, "false") || lowereq(v, "0")) *(int *)p = 0;
         else if (lowereq(v, "gzip") || lowereq(v, "true") || lowereq(v, "1")) *(int *)p = 1;
@@ -556,6 +616,16 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     if (o) {
         if (v->kind == NODE_MAP && o->stdev && !kernel_only) /* DLIO's {mean, stdev} syntax: under its own path */
             return apply_dist(c, o, v, path, file, err);
+        if (v->kind == NODE_SEQ && o->type == T_LIST) { /* checkpoint.layer_parameters: [a, b] */
+            char list[2048] = "";
+            size_t n = 0;
+            for (size_t i = 0; i < v->n && n < sizeof list; i++) {
+                if (v->items[i]->kind != NODE_SCALAR)
+                    return fail(err, "%s: key '%s' must be a list of integers", where, path);
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? "," : "", v->items[i]->text);
+            }
+            return set_opt(c, o, list, where, err);
+        }
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return set_opt(c, o, v->text, where, err);
     }
@@ -567,6 +637,11 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
         return check_known(k, path, v->text, where, err);
     }
     if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err, e);
+    if (!strncmp(path, "checkpoint.", 11)) { /* later releases' checkpoint keys (num_checkpoints_write, ...) */
+        if (e) /* the second pass: warned once */
+            warn(c, "%s: key '%s' is not read by DLIO 2.0.0's checkpointing: ignored", where, path);
+        return 0;
+    }
     return unknown_key(where, path, err);
 }
 
@@ -851,6 +926,8 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
              c->subfiling ? "subfiling" : c->collective_data ? "collective-data" : "collective-meta");
         c->read_threads = 0;
     }
+    if (c->checkpoint && !c->train) /* DLIO checkpoints inside its training loop (main.py:274-302) */
+        warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");
     return 0;
 }
 
@@ -1014,6 +1091,21 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 #endif
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
+    /* utils/config.py:231-238 (2.0.0, validate(), checkpointing or not) */
+    if (c->num_layers % c->pipeline_parallelism || c->num_layers % c->tensor_parallelism)
+        return fail(err, "key 'num-layers': %lld is not a multiple of %s %lld (DLIO refuses it: utils/config.py:231-238 "
+                    "at 2.0.0)", (long long)c->num_layers,
+                    c->num_layers % c->pipeline_parallelism ? "pipeline-parallelism" : "tensor-parallelism",
+                    (long long)(c->num_layers % c->pipeline_parallelism ? c->pipeline_parallelism
+                                                                        : c->tensor_parallelism));
+    if (c->checkpoint && c->framework == LOADER_TENSORFLOW)
+        return fail(err, "key 'checkpoint': DLIO's TensorFlow checkpoints (tf.train.Checkpoint, "
+                    "checkpointing/tf_checkpointing.py) are not emulated; the kernel writes PyTorch's (framework: pytorch)");
+    if (c->checkpoint && !e->checkpoint_rules)
+        return fail(err, "key 'checkpoint': DLIO %s's checkpointing (transformer-sized states, one folder per "
+                    "checkpoint, fsync, reads) is not emulated yet; DLIO 2.0.0's is (dlio-version=2.0.0)", e->version);
+    if (c->checkpoint && strlen(c->checkpoint_folder) + 120 > 4095)
+        return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
     for (int ph = 0; ph < NPHASES; ph++) {
         phase_cfg_t p = config_phase(c, ph);
         if (!p.enabled)
@@ -1138,7 +1230,9 @@ char *config_to_json(const config_t *c)
         case T_NAMING: sb_printf(&b, "\"%s\"", *(const int *)p ? "h5bench" : "dlio"); break;
         case T_LOADER: sb_printf(&b, "\"%s\"", *(const int *)p ? "tensorflow" : "pytorch"); break;
         case T_COMPRESSION: sb_printf(&b, "\"%s\"", *(const int *)p ? "gzip" : "none"); break;
-        case T_DIMS: {
+        case T_CKPT_TYPE: sb_printf(&b, "\"%s\"", *(const int *)p ? "all_ranks" : "rank_zero"); break;
+        case T_DIMS:
+        case T_LIST: {
             int n = *(const int *)((const char *)c + o->count);
             sb_printf(&b, "[");
             for (int k = 0; k < n; k++)

@@ -8,6 +8,8 @@
 enum shuffle_mode { SHUFFLE_OFF = 0, SHUFFLE_SEED = 1, SHUFFLE_RANDOM = 2 };
 enum ordering_mode { ORDER_DLIO = 0, ORDER_H5BENCH = 1 };
 enum naming_mode { NAMING_DLIO = 0, NAMING_H5BENCH = 1 };
+enum ckpt_type { CKPT_RANK_ZERO = 0, CKPT_ALL_RANKS = 1 };
+#define CKPT_MAX_LIST 64
 enum loader_kind { LOADER_PYTORCH = 0, LOADER_TENSORFLOW = 1 }; /* framework, reader.data_loader */
 enum config_source { SRC_DEFAULTS = 0, SRC_H5BENCH_JSON = 1, SRC_DLIO_YAML = 2 };
 
@@ -34,6 +36,13 @@ typedef struct {
     int64_t epochs, total_training_steps, random_seed, epochs_between_evals, eval_after_epoch;
     int seed_change_epoch;
     double computation_time, computation_time_stdev, eval_time, eval_time_stdev, au;
+    /* checkpointing (DLIO 2.0.0's checkpoint section) */
+    int checkpoint, checkpoint_type; /* enum ckpt_type */
+    char checkpoint_folder[4096];
+    int64_t checkpoint_after_epoch, epochs_between_checkpoints, steps_between_checkpoints;
+    int64_t model_size, num_layers, tensor_parallelism, pipeline_parallelism;
+    int64_t optimization_groups[CKPT_MAX_LIST], layer_parameters[CKPT_MAX_LIST];
+    int n_optimization_groups, n_layer_parameters;
     /* HDF5 features */
     int collective_meta, collective_data, subfiling, log_vfd;
     /* kernel behaviour */

@@ -38,6 +38,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 0,
+     .checkpoint_rules = 1, /* checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302 */
      .file_ext = "hdf5",
      .sample_read = "h5py",
      .file_sharding = "index_slice",

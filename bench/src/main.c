@@ -211,6 +211,7 @@ typedef struct {
     pool_t pool;
     int rank, nranks;
     runner_t R;                            /* the read phases' runner (training) */
+    ckpt_t ckpt;                           /* checkpointing (cfg.checkpoint) */
     char samples[4600], samples_tmp[4700]; /* record-samples: written under a temporary name, renamed whole */
     gen_result_t gen;
     results_t res;
@@ -324,11 +325,20 @@ static void read_epoch(job_t *J, int phase, int64_t epoch)
 }
 
 static void phase_train(job_t *J, int64_t epoch) { read_epoch(J, PH_TRAIN, epoch); }
+
+static int want_checkpoint(const job_t *J, int64_t epoch) { return ckpt_after_epoch(&J->cfg, epoch); }
+
+/* DLIO 2.0.0 main.py:296-302: after the training loop's barrier, checkpoint(epoch, overall_step), then a barrier */
+static void phase_checkpoint(job_t *J, int64_t epoch)
+{
+    ckpt_save(&J->ckpt, epoch, J->R.last_step);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
 static void phase_eval(job_t *J, int64_t epoch) { read_epoch(J, PH_EVAL, epoch); }
 
 /* The job's phases, in the order they run: once (before the epochs), then in each epoch the per-epoch phases that
- * want it, in table order. A new phase (checkpointing is next) is its function above plus one line here, at the
- * place in the epoch where it runs (DLIO checkpoints after training, before evaluation). */
+ * want it, in table order. A new phase is its function above plus one line here, at the place in the epoch where it
+ * runs (DLIO checkpoints after training, before evaluation; its per-step checkpoints run inside training, run.c). */
 static const struct {
     const char *name;
     int per_epoch; /* 0: once, before the epochs; 1: in every epoch it wants */
@@ -337,6 +347,7 @@ static const struct {
 } PHASES[] = {
     {"generate", 0, want_generate, phase_generate},
     {"train", 1, want_train, phase_train},
+    {"checkpoint", 1, want_checkpoint, phase_checkpoint},
     {"eval", 1, want_eval, phase_eval},
 };
 #define NPHASE_DEFS (sizeof PHASES / sizeof PHASES[0])
@@ -349,6 +360,10 @@ static void epochs_begin(job_t *J)
     uint32_t rseed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
     MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
     runner_init(&J->R, c, &J->L, J->rank, J->nranks, J->pool.n ? &J->pool : NULL, rseed);
+    if (c->checkpoint) {
+        ckpt_init(&J->ckpt, c, J->rank, J->nranks);
+        J->R.ckpt = &J->ckpt;
+    }
     if (c->record_samples) {
         snprintf(J->samples, sizeof J->samples, "%s/%s.samples.rank%d.csv", c->output_folder, c->output_csv_name,
                  J->rank);
@@ -397,6 +412,7 @@ static int job_finish(job_t *J)
     const config_t *c = &J->cfg;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     J->res.wall_s = now() - J->t_start;
+    J->res.ckpt = J->cfg.checkpoint && J->cfg.train ? &J->ckpt : NULL;
     int rc = report_write(&J->res);
     if (c->generate_data && !c->keep_files && c->train)
         cleanup_generated(&J->L, &J->gen, J->rank);
@@ -404,6 +420,8 @@ static int job_finish(job_t *J)
         pool_stop(&J->pool);
     layout_free(&J->L);
     gen_result_free(&J->gen);
+    if (J->res.ckpt)
+        ckpt_free(&J->ckpt);
     for (int ph = 0; ph < NPHASES; ph++) free(J->res.read[ph].st), free(J->res.read[ph].epoch);
     int rc_all = 0;
     MPI_CHECK(MPI_Allreduce(&rc, &rc_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));

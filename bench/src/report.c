@@ -400,6 +400,107 @@ static void gather_gen(const results_t *r, double *files, double *bytes, double 
     *files = sum[0], *bytes = sum[1], *seconds = last - first;
 }
 
+/* ---------- checkpoints ---------- */
+enum { C_FILES, C_BYTES, C_WRITES, C_START, C_END, NC };
+
+typedef struct {
+    int64_t n;       /* checkpoints (every rank takes part in each) */
+    double *all;     /* rank 0: all[(q * n + i) * NC + field] */
+    double (*sum)[4]; /* per checkpoint: files, bytes, writes, seconds (IOR's span over the writing ranks) */
+} ckpt_res_t;
+
+/* collective; rank 0 gets every rank's values of every checkpoint */
+static void gather_ckpt(const results_t *r, ckpt_res_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!r->ckpt)
+        return;
+    const ckpt_t *k = r->ckpt;
+    out->n = k->nev;
+    double *mine = xcalloc((size_t)(k->nev ? k->nev : 1) * NC, sizeof(double), "the checkpoint results");
+    for (int64_t i = 0; i < k->nev; i++) {
+        const ckpt_event_t *e = &k->ev[i];
+        double *m = mine + i * NC;
+        m[C_FILES] = (double)e->files, m[C_BYTES] = (double)e->bytes, m[C_WRITES] = (double)e->writes;
+        m[C_START] = e->start - r->clock_offset, m[C_END] = e->end - r->clock_offset;
+    }
+    if (r->rank == 0)
+        out->all = xcalloc((size_t)(k->nev ? k->nev : 1) * NC * (size_t)r->nranks, sizeof(double), "the results");
+    MPI_CHECK(MPI_Gather(mine, (int)(k->nev * NC), MPI_DOUBLE, out->all, (int)(k->nev * NC), MPI_DOUBLE, 0,
+                         MPI_COMM_WORLD));
+    free(mine);
+    if (r->rank != 0)
+        return;
+    out->sum = xcalloc((size_t)(k->nev ? k->nev : 1), sizeof *out->sum, "the checkpoint results");
+    for (int64_t i = 0; i < k->nev; i++) {
+        double first = INFINITY, last = -INFINITY;
+        for (int q = 0; q < r->nranks; q++) {
+            const double *m = out->all + ((size_t)q * (size_t)k->nev + (size_t)i) * NC;
+            for (int f = 0; f < 3; f++) out->sum[i][f] += m[f];
+            if (m[C_FILES] > 0)
+                first = m[C_START] < first ? m[C_START] : first, last = m[C_END] > last ? m[C_END] : last;
+        }
+        out->sum[i][3] = last > first ? last - first : 0.0;
+    }
+}
+
+static void ckpt_res_free(ckpt_res_t *c) { free(c->all), free(c->sum); }
+
+static void csv_ckpt(sb_t *b, const ckpt_res_t *k)
+{
+    double files = 0, bytes = 0, rates = 0;
+    for (int64_t i = 0; i < k->n; i++) files += k->sum[i][0], bytes += k->sum[i][1];
+    sb_printf(b, "checkpoints, %lld,\ncheckpoint files, %.0f,\ncheckpoint total size, %.3f, MiB\n", (long long)k->n,
+              files, bytes / MIB);
+    const char *rows[2] = {"checkpoint time per checkpoint", "checkpoint rate per checkpoint"};
+    for (int row = 0; row < 2 && k->n; row++) {
+        sb_printf(b, "%s, \"", rows[row]);
+        for (int64_t i = 0; i < k->n; i++) {
+            double x = row ? rate(k->sum[i][1], k->sum[i][3]) / MIB : k->sum[i][3];
+            sb_printf(b, "%s%.3f", i ? ", " : "", isnan(x) ? 0.0 : x);
+        }
+        sb_printf(b, "\", \"");
+        for (int64_t i = 0; i < k->n; i++) sb_printf(b, "%s%s", i ? ", " : "", row ? "MiB/s" : "s");
+        sb_printf(b, "\"\n");
+    }
+    for (int64_t i = 0; i < k->n; i++) {
+        double x = rate(k->sum[i][1], k->sum[i][3]);
+        rates += isnan(x) ? 0.0 : x;
+    }
+    if (k->n)
+        sb_printf(b, "avg checkpoint rate, %.3f, MiB/s\n", rates / (double)k->n / MIB);
+}
+
+static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nranks, int ranks_data)
+{
+    sb_printf(b, ",\n  \"checkpoint\": {\"checkpoints\": [");
+    for (int64_t i = 0; i < k->n; i++) {
+        sb_printf(b, "%s\n    {\"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, "
+                  "\"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", i ? "," : "", (long long)mine->ev[i].epoch,
+                  (long long)mine->ev[i].step, k->sum[i][0], k->sum[i][1], k->sum[i][2], k->sum[i][3]);
+        json_num(b, "%.9g", rate(k->sum[i][1], k->sum[i][3]));
+        if (ranks_data) {
+            sb_printf(b, ", \"ranks\": [");
+            for (int q = 0; q < nranks; q++) {
+                const double *m = k->all + ((size_t)q * (size_t)k->n + (size_t)i) * NC;
+                sb_printf(b, "%s{\"rank\": %d, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, \"seconds\": %.9g, "
+                          "\"bandwidth_bytes_per_s\": ", q ? ", " : "", q, m[C_FILES], m[C_BYTES], m[C_WRITES],
+                          m[C_END] - m[C_START]);
+                json_num(b, "%.9g", m[C_FILES] > 0 ? rate(m[C_BYTES], m[C_END] - m[C_START]) : NAN);
+                sb_printf(b, "}");
+            }
+            sb_printf(b, "]");
+        }
+        sb_printf(b, "}");
+    }
+    double files = 0, bytes = 0, secs = 0;
+    for (int64_t i = 0; i < k->n; i++) files += k->sum[i][0], bytes += k->sum[i][1], secs += k->sum[i][3];
+    sb_printf(b, "],\n    \"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", files, bytes,
+              secs);
+    json_num(b, "%.9g", rate(bytes, secs));
+    sb_printf(b, "}");
+}
+
 int report_write(const results_t *r)
 {
     const config_t *c = r->cfg;
@@ -416,6 +517,8 @@ int report_write(const results_t *r)
     free(mine);
     double gfiles, gbytes, gsec;
     gather_gen(r, &gfiles, &gbytes, &gsec);
+    ckpt_res_t ck;
+    gather_ckpt(r, &ck);
     if (r->rank != 0)
         return 0;
 
@@ -442,6 +545,8 @@ int report_write(const results_t *r)
                   "generate rate, %.3f, MiB/s\n",
                   gfiles, gbytes / MIB, gsec, grate / MIB);
     for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
+    if (r->ckpt)
+        csv_ckpt(&csv, &ck);
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
@@ -472,6 +577,8 @@ int report_write(const results_t *r)
     for (int k = 0; k < NPHASES; k++)
         if (ps[k].n)
             json_phase(&js, &ps[k], c, c->output_ranks_data);
+    if (r->ckpt)
+        json_ckpt(&js, &ck, r->ckpt, r->nranks, c->output_ranks_data);
     sb_printf(&js, "\n}\n");
 
     int rc = 0;
@@ -497,6 +604,12 @@ int report_write(const results_t *r)
                 printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
             printf("\n");
         }
+        if (r->ckpt) {
+            double files = 0, bytes = 0, secs = 0;
+            for (int64_t i = 0; i < ck.n; i++) files += ck.sum[i][0], bytes += ck.sum[i][1], secs += ck.sum[i][3];
+            printf("  checkpoint %lld saves  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)ck.n, files,
+                   bytes / MIB, secs, secs > 0 ? bytes / secs / MIB : 0.0);
+        }
         printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
                c->output_csv_name);
         fflush(stdout);
@@ -505,5 +618,6 @@ int report_write(const results_t *r)
     free(js.s);
     for (int k = 0; k < NPHASES; k++) free(ps[k].m);
     free(all);
+    ckpt_res_free(&ck);
     return rc;
 }

@@ -13,6 +13,7 @@ typedef struct {
     phase_log_t read[NPHASES]; /* the epochs each read phase ran on this rank */
     double clock_offset;       /* this rank's now() minus rank 0's (clock_offset()): phase spans across ranks */
     double wall_s;
+    const ckpt_t *ckpt;        /* the checkpoints this rank took part in (NULL: checkpointing off) */
 } results_t;
 
 /* Collective: every rank calls it; rank 0 writes the files. Returns 0, or -1 if an output could not be written. */

@@ -180,6 +180,12 @@ int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase
     return batches < cap ? batches : cap;
 }
 
+/* the step cap of DLIO's loop (max_steps, total_training_steps) regardless of the batches this rank has */
+static int64_t cap_of(const runner_t *R, const epoch_plan_t *P)
+{
+    return runner_planned_steps(R->cfg, R->L->dlio, P->phase, INT64_MAX, R->nranks);
+}
+
 /* The fewest steps any rank takes in this phase: every rank knows each rank's slice of DLIO's sampler (r*ceil(T/R)
  * clamped at T), so no communication is needed. Equal to every rank's steps whenever T is a multiple of R. */
 static int64_t fewest_rank_steps(const runner_t *R, const epoch_plan_t *P)
@@ -376,6 +382,9 @@ static void run_step(runner_t *R, epoch_plan_t *P, int64_t k, epoch_stats_t *st,
     st->samples += batch_len(P, k);
     if (k < P->barriered)
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    /* DLIO 2.0.0 main.py:274-283: after the step's barrier, before the step-cap test */
+    if (R->ckpt && P->phase == PH_TRAIN && ckpt_after_step(R->cfg, k + 1))
+        ckpt_save(R->ckpt, P->epoch, k + 1);
     trace_end(tr_step);
     *t0 = now();
 }
@@ -397,6 +406,10 @@ void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     st->end = now();
     trace_end(tr_epoch);
     R->loader->finish(R, &P, st);
-    if (phase == PH_TRAIN)
+    if (phase == PH_TRAIN) {
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* DLIO: barrier after the training loop */
+        /* DLIO 2.0.0 _train returns overall_step: the step the cap stopped it at, or one past the last batch when
+         * the loader ran out first (main.py:285-292) */
+        R->last_step = P.steps < P.batches || P.steps == cap_of(R, &P) ? P.steps : P.steps + 1;
+    }
 }

@@ -3,6 +3,7 @@
  * (DLIO's sampler and break rules, or the thesis kernel's). */
 #ifndef H5DLIO_RUN_H
 #define H5DLIO_RUN_H
+#include "ckpt.h"
 #include "reader.h"
 #include "sampler.h"
 #include <stdio.h>
@@ -72,6 +73,8 @@ struct runner {
     sampler_t sampler[NPHASES];
     nprand_t compute_rng; /* compute/eval-time jitter: its own stream */
     FILE *samples_log;    /* record-samples */
+    ckpt_t *ckpt;         /* checkpointing: DLIO's checkpoints after training steps (NULL: none) */
+    int64_t last_step;    /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
     int64_t reads_done;   /* fault-skip-read bookkeeping */
     struct {              /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
         int64_t *files;   /* file_list_train, shuffled in place at every epoch with file_shuffle (compounds) */

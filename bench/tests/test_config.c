@@ -270,7 +270,33 @@ int main(void)
           ".yaml:2|'dataset.record_lenght'|'dataset.record_length'");
     check("yaml format", ".yaml", "dataset:\n  format: npz\n", 0, NULL, 1, "'dataset.format'|npz|hdf5");
     check("yaml framework", ".yaml", "framework: tensorflow\n", 0, NULL, 1, "'framework'|tensorflow");
-    check("yaml checkpoint", ".yaml", "workflow:\n  checkpoint: True\n", 0, NULL, 1, "'workflow.checkpoint'");
+    check("yaml checkpoint 2.0.0", ".yaml",
+          "workflow:\n  checkpoint: True\ncheckpoint:\n  optimization_groups: [1, 2]\n  layer_parameters: []\n", 0,
+          NULL, 1, NULL);
+    {
+        config_t w;
+        char werr[CFG_ERRLEN] = "";
+        char *s_ck[] = {"checkpoint=true", "train=false"};
+        cases++;
+        if (config_load(&w, NULL, 2, s_ck, werr) != 0 || !strstr(w.warnings, "train is off")) {
+            failures++;
+            fprintf(stderr, "FAIL checkpoint without train: no warning (%s)\n", werr);
+        }
+    }
+    check("yaml checkpoint tensorflow refused", ".yaml",
+          "framework: tensorflow\nreader:\n  data_loader: tensorflow\nworkflow:\n  checkpoint: True\n", 0, NULL, 1,
+          "'checkpoint'|tf_checkpointing");
+    check("yaml checkpoint 2.0.1 refused", ".yaml", "workflow:\n  checkpoint: True\nh5dlio:\n  dlio_version: 2.0.1\n", 0,
+          NULL, 1, "'checkpoint'|2.0.1|not emulated");
+    check("yaml checkpoint layers vs pipeline", ".yaml",
+          "checkpoint:\n  num_layers: 3\n  pipeline_parallelism: 2\n", 0, NULL, 1,
+          "'num-layers'|pipeline-parallelism|231-238");
+    check("yaml checkpoint type", ".yaml", "checkpoint:\n  type: some_ranks\n", 0, NULL, 1,
+          "'checkpoint-type'|some_ranks|rank_zero|all_ranks");
+    check("yaml checkpoint list", ".yaml", "checkpoint:\n  layer_parameters: [1, x]\n", 0, NULL, 1,
+          "'layer-parameters'|list of integers");
+    check("yaml checkpoint class", ".yaml", "checkpoint:\n  checkpoint_mechanism_classname: a.B\n", 0, NULL, 1,
+          "checkpoint_mechanism_classname|not emulated");
     check("yaml not a mapping", ".yaml", "- 1\n- 2\n", 0, NULL, 1, "mapping");
     check("yaml empty file", ".yaml", "", 0, NULL, 1, "empty");
     check("yaml bad distribution", ".yaml", "train:\n  computation_time:\n    type: uniform\n", 0, NULL, 1,

@@ -1,0 +1,33 @@
+/* DLIO's checkpoints during training, as the emulated DLIO entry writes them: which ranks write which files, at
+ * which points of the training loop, with which bytes and write calls (ckpt.c; the container: torchsave.c). */
+#ifndef H5DLIO_CKPT_H
+#define H5DLIO_CKPT_H
+#include "config.h"
+#include "torchsave.h"
+
+/* One checkpoint as this rank saw it (every rank takes part in every checkpoint, writing or not). */
+typedef struct {
+    int64_t epoch, step;
+    int64_t files, bytes, writes;
+    double start, end; /* this rank's first open .. last rename (start == end: it wrote nothing) */
+} ckpt_event_t;
+
+typedef struct {
+    const config_t *cfg;
+    int rank, nranks;
+    int writer;                           /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
+    ts_state_t model, optimizer, layer;   /* DLIO's model_state, optimization_state, layer_state */
+    ckpt_event_t *ev;
+    int64_t nev, cap;
+} ckpt_t;
+
+/* Every rank: the folder (DLIO: os.makedirs(exist_ok=True) on every rank), this rank's states. */
+void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks);
+void ckpt_free(ckpt_t *k);
+/* DLIO's checkpoint(epoch, step_number): this rank's files, written; logged as one event. */
+void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step);
+/* After training step `step` (1-based, within the epoch): does DLIO checkpoint here (steps-between-checkpoints)? */
+int ckpt_after_step(const config_t *c, int64_t step);
+/* After the training loop of `epoch` (epochs-between-checkpoints, steps-between-checkpoints < 0)? */
+int ckpt_after_epoch(const config_t *c, int64_t epoch);
+#endif
