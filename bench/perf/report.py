@@ -114,7 +114,7 @@ def markdown(res: dict, figs: dict) -> str:
                   table(["ranks", "read threads", "barrier ms per epoch", "overhead excluding the barrier"], rows), ""]
     sec = s.get("dlio")
     if sec and "variants" in sec:
-        L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d)", "",
+        L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d; a variant named <workload>-... another reference config)", "",
               f"{sec['ranks']} ranks, {sec['repeat']} interleaved repetitions per variant; the harness's own argv. "
               f"{_load(sec)}.", "", "Generation (launch wall and in-program time):", ""]
         rows = []
