@@ -212,3 +212,22 @@ def test_dlrm_keys_no_dlio_reads_are_ignored_with_a_warning(tmp_path):
     p = subprocess.run([BIN, "--config", str(f), "--set", "workflow.do_eval=false", "--dry-run", "--ranks", "2"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "--set: key 'workflow.do_eval' is ignored" in p.stderr, p.stderr
+
+
+def test_bench_rows_per_workload():
+    """make bench's DLIO rows: unet3d's names unchanged, another workload's prefixed with its reference config (which
+    must exist); samples per rank from DLIO's rank slice, cut by the step cap (main.py:287 at 2.0.0), by hand."""
+    from bench.perf import dlio
+    from bench.perf.__main__ import PRESETS
+    vs = PRESETS["small"]["dlio"]["variants"]
+    names = [dlio._name(v) for v in vs]
+    assert "small-pytorch-rt4" in names and "dlrm-small-pytorch-rt1" in names and len(set(names)) == len(names)
+    for v in vs:
+        assert (REPO / "reference-configs" / f"{v.get('workload', 'unet3d')}.yaml").exists(), v
+    # dlrm small: 1 file x 1024 samples over 2 ranks = 512, cap 8 steps x batch 32 = 256
+    cfg = {"dataset": {"num_files_train": 1, "num_samples_per_file": 1024}, "reader": {"batch_size": 32},
+           "train": {"total_training_steps": 8}}
+    assert dlio.samples_per_rank(cfg, 2) == 256
+    cfg["train"]["total_training_steps"] = 100  # a cap past the epoch cuts nothing
+    assert dlio.samples_per_rank(cfg, 2) == 512
+    assert dlio.samples_per_rank({"dataset": {"num_files_train": 168}}, 2) == 84
