@@ -51,11 +51,11 @@ def short_reason(reason: str) -> str:
 
 
 def verdict_text(row: dict) -> str:
-    """One cell: `PASS (37 pass, 1 skip)`, `FAIL (2 fail, ...)`, `refused: <why>`, `= unet3d (same workload)`."""
+    """One Markdown cell: PASS (37 pass, 1 skip), FAIL (2 fail, ...), refused: `<why>`, = `unet3d` (same ...): ..."""
     if row["status"] == "same":
         return f"= `{row['same_as']}` (same merged workload): " + verdict_text({**row, "status": row["same_status"]})
     if row["status"] == "refused":
-        return f"refused: {short_reason(row['reason'])}"
+        return f"refused: `{short_reason(row['reason'])}`"  # a code span: the kernel's reason may hold <, |, *
     counts = ", ".join(f"{n} {k}" for k in ("pass", "fail", "skip") if (n := row.get("summary", {}).get(k)))
     return f"{row['status'].upper()} ({counts})" if counts else row["status"].upper()
 

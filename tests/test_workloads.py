@@ -93,7 +93,7 @@ def test_matrix_rows_per_workload(fake, capsys):
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[:3] == ["`alpha`", "`a`", "PASS (5 pass, 1 skip)"]
     assert cells[3:9] == ["2 pass", "1 pass", "1 pass", "1 pass", "-", "1 skip"]  # steps .. darshan
-    assert "| `refused` | `r` | refused: key 'dataset.num_subfolders_train'" in md
+    assert "| `refused` | `r` | refused: `key 'dataset.num_subfolders_train'" in md
     assert "= `alpha` (same merged workload): PASS (5 pass, 1 skip)" in md
     assert "- `broken`: counts.kernel.logvfd.rank0" in md
 
@@ -152,7 +152,7 @@ def test_readme_workload_table_matches_the_committed_matrix():
         status = r["same_status"] if r["status"] == "same" else r["status"]
         if status == "refused":
             assert verdict.startswith("refused:"), (r["workload"], verdict)
-            assert verdict.removeprefix("refused:").strip()[:40] in r["reason"], (r["workload"], verdict)
+            assert verdict.removeprefix("refused:").strip().strip("`")[:40] in r["reason"], (r["workload"], verdict)
         else:
             counts = ", ".join(f"{r['summary'][k]} {k}" for k in ("pass", "fail", "skip") if r["summary"].get(k))
             assert f"{status.upper()} ({counts})" in verdict, (r["workload"], verdict)
