@@ -1,6 +1,8 @@
 """(3) Kernel vs DLIO 2.0.0: wall time per phase (generation, training, evaluation) and end to end, through the
 harness's own workload merge and launch plan (the exact argv `make validate` uses), repetitions interleaved
-(DLIO, kernel, DLIO, kernel, ...) so both sides see the same load.
+(DLIO, kernel, DLIO, kernel, ...) so both sides see the same load. unet3d's variants (scale, framework, readers),
+and one row per other workload of reference-configs/ (`<workload>-<scale>-...`, each on its own dataset); one row
+alone: `python -m bench.perf run --sections dlio --dlio-variants <name> --out <folder>`.
 
 What a ratio is made of:
 - start-up: DLIO's launch until its first log line (interpreter, torch/tensorflow/hydra/mpi4py imports, config),
