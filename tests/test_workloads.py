@@ -158,7 +158,7 @@ def test_readme_workload_table_matches_the_committed_matrix():
             assert f"{status.upper()} ({counts})" in verdict, (r["workload"], verdict)
         if r["status"] == "same":
             assert f"`{r['same_as']}`" in verdict, (r["workload"], verdict)
-    assert f"on {m['date']}" in sec, "the README's table does not give the matrix's date"
+    assert f"the workload matrix of {m['date']}" in sec, "the README's table does not give the matrix's date"
     assert "(`make workloads`" in sec and "fidelity/workloads.md" in sec
 
 
