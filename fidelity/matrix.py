@@ -76,12 +76,18 @@ def family(name: str) -> str:
     return "dlio.version" if name == "dlio.version" else name.split(".", 1)[0]
 
 
+def family_counts(checks: dict[str, str], fam: str) -> dict[str, int]:
+    """{status: number of checks} of one check family ({} when the run has none of it)."""
+    st = [s for n, s in checks.items() if family(n) == fam]
+    return {k: st.count(k) for k in ("pass", "fail", "skip") if st.count(k)}
+
+
 def cell(row: dict, fam: str) -> str:
-    st = [s for n, s in row["checks"].items() if family(n) == fam]
-    if not st:
+    c = family_counts(row["checks"], fam)
+    if not c:
         return "-"
-    f, p = st.count("fail"), st.count("pass")
-    return f"FAIL {f}/{len(st)}" if f else (f"pass {p}" if p else f"skip {len(st)}")
+    n = sum(c.values())
+    return f"FAIL {c['fail']}/{n}" if c.get("fail") else (f"pass {c['pass']}" if c.get("pass") else f"skip {n}")
 
 
 def render_md(matrix: dict, reports: dict[str, str]) -> str:

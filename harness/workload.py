@@ -64,6 +64,29 @@ def _yaml(path: Path):
         raise WorkloadError(f"{path}: bad YAML: {' '.join(str(e).split())}") from None
 
 
+REF_KEYS = ("base", "overlay", "scales", "default_scale", "extends")
+
+
+def _reference(path: Path, ref_dir: Path, seen: list[str]) -> dict:
+    """A reference config as a dict; with `extends: <name>` (another file of ref_dir, e.g. DLIO's accelerator
+    variants of one workload), that file's dict with this one's keys merged over it (base replaced, overlay and
+    scales merged)."""
+    ref = _yaml(path)
+    if not isinstance(ref, dict):
+        raise WorkloadError(f"{path}: top level must be a mapping ({', '.join(REF_KEYS)})")
+    unknown = set(ref) - set(REF_KEYS)
+    if unknown:
+        raise WorkloadError(f"{path}: unknown keys {sorted(unknown)} ({', '.join(REF_KEYS)})")
+    parent = ref.pop("extends", None)
+    if parent is None:
+        return ref
+    if not isinstance(parent, str) or "/" in parent or not (ref_dir / f"{parent}.yaml").is_file():
+        raise WorkloadError(f"{path}: extends: {parent!r} is not a reference config of {ref_dir}")
+    if parent in seen:
+        raise WorkloadError(f"{path}: extends: {' -> '.join([*seen, parent])} is a cycle")
+    return deep_merge(_reference(ref_dir / f"{parent}.yaml", ref_dir, [*seen, parent]), ref)
+
+
 def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS,
          dlio_keys: dict | str | None = None) -> Workload:
     """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir). name: a reference config
@@ -79,12 +102,7 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in ref_dir.glob("*.yaml")))
         raise WorkloadError(f"WORKLOAD={name}: no {path} (known: {known})")
-    ref = _yaml(path)
-    if not isinstance(ref, dict):
-        raise WorkloadError(f"{path}: top level must be a mapping (base, overlay, scales, default_scale)")
-    unknown = set(ref) - {"base", "overlay", "scales", "default_scale"}
-    if unknown:
-        raise WorkloadError(f"{path}: unknown keys {sorted(unknown)} (base, overlay, scales, default_scale)")
+    ref = _reference(path, ref_dir, [path.stem])
     scale = scale or ref.get("default_scale", "tiny")
     scales = ref.get("scales", {})
     if not isinstance(scales, dict) or not isinstance(scale, str):

@@ -318,6 +318,8 @@ README_COMMANDS = {
     "salloc -N 2 --ntasks-per-node=4 mpirun build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
     "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", '["salloc", "-n", "2", "mpirun",'),
     "make validate LAUNCHER=srun": case_make_dry(["--launcher srun"]),
+    "make workloads": case_make_dry(["python -m fidelity.workloads", "--scale tiny", "--ranks \"2\""]),
+    "make workloads WORKLOADS=dlrm": case_make_dry(['--workloads "dlrm"']),
     "sbatch --test-only --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch":
         elsewhere("tests/test_slurm.py", '["sbatch", "--test-only", "--nodes=1", "--ntasks-per-node=2", str(SBATCH)]'),
     "DATA=/lustre/$USER/unet3d sbatch --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch --config unet3d_h100.yaml "

@@ -56,7 +56,12 @@ PRESETS = {
                               {"scale": "tiny", "framework": "tensorflow", "read_threads": 4},
                               {"scale": "small", "framework": "pytorch", "read_threads": 4},
                               {"scale": "small", "framework": "pytorch", "read_threads": 0},
-                              {"scale": "small", "framework": "tensorflow", "read_threads": 4}]},
+                              {"scale": "small", "framework": "tensorflow", "read_threads": 4},
+                              # one row per other workload of reference-configs/ the kernel runs, with its own
+                              # readers (`make workloads`: the matrix of their verdicts); 2 interleaved repetitions
+                              *({"workload": w, "scale": "small", "framework": "pytorch", "read_threads": rt,
+                                 "repeat": 2} for w, rt in (("unet3d_a100", 4), ("unet3d_v100", 4), ("dlrm", 1),
+                                                            ("megatron_deepspeed", 1)))]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
     },

@@ -1,6 +1,8 @@
 """(3) Kernel vs DLIO 2.0.0: wall time per phase (generation, training, evaluation) and end to end, through the
 harness's own workload merge and launch plan (the exact argv `make validate` uses), repetitions interleaved
-(DLIO, kernel, DLIO, kernel, ...) so both sides see the same load.
+(DLIO, kernel, DLIO, kernel, ...) so both sides see the same load. unet3d's variants (scale, framework, readers),
+and one row per other workload of reference-configs/ (`<workload>-<scale>-...`, each on its own dataset); one row
+alone: `python -m bench.perf run --sections dlio --dlio-variants <name> --out <folder>`.
 
 What a ratio is made of:
 - start-up: DLIO's launch until its first log line (interpreter, torch/tensorflow/hydra/mpi4py imports, config),
@@ -89,7 +91,26 @@ def _variant_overrides(v: dict, files_train: int) -> dict:
 
 
 def _name(v: dict) -> str:
-    return f"{v['scale']}-{v['framework']}-rt{v['read_threads']}" + ("-eval" if v.get("evaluation") else "")
+    """unet3d's variants by scale, framework, readers (their names of before the other workloads had rows); another
+    workload's rows are prefixed with its name (reference-configs/<workload>.yaml)."""
+    w = v.get("workload", "unet3d")
+    return ("" if w == "unet3d" else f"{w}-") + f"{v['scale']}-{v['framework']}-rt{v['read_threads']}" + \
+        ("-eval" if v.get("evaluation") else "")
+
+
+def _group(v: dict) -> str:
+    """The dataset a variant reads: one per workload and scale (unet3d's keyed by scale alone, as before)."""
+    w = v.get("workload", "unet3d")
+    return v["scale"] if w == "unet3d" else f"{w}-{v['scale']}"
+
+
+def samples_per_rank(cfg: dict, ranks: int) -> float:
+    """Training samples a rank reads per epoch: DLIO's slice of files x samples per file, cut by
+    train.total_training_steps x batch when that cap binds (main.py:287 at 2.0.0)."""
+    d, r, t = cfg["dataset"], cfg.get("reader", {}), cfg.get("train", {})
+    spr = int(d["num_files_train"]) * int(d.get("num_samples_per_file", 1)) / ranks
+    cap = int(t.get("total_training_steps", -1))
+    return min(spr, cap * int(r.get("batch_size", 1))) if cap > 0 else spr
 
 
 def _sides_summary(recs: dict, samples_per_rank: float | None) -> dict:
@@ -136,23 +157,25 @@ def measure(ctx: Context) -> dict:
     if ctx.only_variants:  # re-measure some variants (merged into an earlier dlio section by __main__)
         p = {**p, "variants": [v for v in p["variants"] if _name(v) in ctx.only_variants], "gen_repeat": 1,
              "empty_repeat": p["empty_repeat"] if "empty" in ctx.only_variants else 0}
-    for scale in sorted({v["scale"] for v in p["variants"]}, key=["tiny", "small", "full"].index):
-        wl = load("unet3d", scale, workloads)
+    groups = {_group(v): (v.get("workload", "unet3d"), v["scale"]) for v in p["variants"]}
+    for key, (wname, scale) in sorted(groups.items(), key=lambda g: (g[1][0] != "unet3d", g[1][0],
+                                                                      ["tiny", "small", "full"].index(g[1][1]))):
+        wl = load(wname, scale, workloads)
         nf = int(wl.config["dataset"]["num_files_train"])
-        has_eval = any(v.get("evaluation") and v["scale"] == scale for v in p["variants"])
+        has_eval = any(v.get("evaluation") and _group(v) == key for v in p["variants"])
         if has_eval:  # evaluation files generated once for every variant of this scale (read only by -eval);
             # a multiple of the ranks: otherwise DLIO 2.0.0's last rank raises IndexError and the others hang
             # and at least 4 per rank: DLIO 2.0.0 builds its TensorFlow sample map for the evaluation files even
             # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
             wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // ranks, 4) * ranks}})
-        base = ctx.work / f"dlio-{scale}"
+        base = ctx.work / f"dlio-{key}"
         opt = hrun.Options(ranks=ranks, profiles=["timing"], repeat=1, timeout=p["timeout"])
         hrun.prepare(base, wl, opt, venv)
         steps = {s.name: s for s in hrun.plan(base, wl, opt, venv)}
         gens: dict = {"dlio": [], "kernel": []}
         for i in range(p["gen_repeat"]):
             for side in ("dlio", "kernel"):
-                ctx.say(f"dlio: {scale}: {side} generation {i + 1}/{p['gen_repeat']}")
+                ctx.say(f"dlio: {key}: {side} generation {i + 1}/{p['gen_repeat']}")
                 data = base / side / "data"
                 if data.exists():
                     shutil.rmtree(data)
@@ -163,7 +186,9 @@ def measure(ctx: Context) -> dict:
                 else:
                     g = json.loads((st.workdir / "out" / "output.json").read_text())["generate"]["seconds"]
                 gens[side].append({"wall_s": r["wall_s"], "in_program_s": g})
-        sc = {"files_train": nf, "files_eval": wl.config["dataset"].get("num_files_eval", 0),
+        sc = {"workload": wname, "scale": scale, "files_train": nf,
+              "files_eval": wl.config["dataset"].get("num_files_eval", 0),
+              "samples_per_file": int(wl.config["dataset"].get("num_samples_per_file", 1)),
               "record_length": wl.config["dataset"]["record_length"],
               "generate": {side: {"wall_s": summary([g["wall_s"] for g in gs]),
                                   "in_program_s": summary([g["in_program_s"] for g in gs if g["in_program_s"]])}
@@ -171,7 +196,7 @@ def measure(ctx: Context) -> dict:
         sc["generate"]["ratio_wall"] = ratio([g["wall_s"] for g in gens["dlio"]], [g["wall_s"] for g in gens["kernel"]])
         sc["generate"]["ratio_in_program"] = ratio([g["in_program_s"] for g in gens["dlio"]],
                                                    [g["in_program_s"] for g in gens["kernel"]])
-        if scale == p["empty_scale"] and p["empty_repeat"] > 0:  # start-up: a launch with ~0 work on each side
+        if key == p["empty_scale"] and p["empty_repeat"] > 0:  # start-up: a launch with ~0 work on each side
             emp: dict = {"dlio": [], "kernel": []}
             for i in range(p["empty_repeat"]):
                 for side in ("dlio", "kernel"):
@@ -190,12 +215,13 @@ def measure(ctx: Context) -> dict:
                                    "kernel_wall_s": summary(emp["kernel"]), "ratio": ratio(emp["dlio"], emp["kernel"]),
                                    "what": "DLIO: train=False, generate_data=False (imports, initialize, walk the "
                                            "data folder); kernel: one training step, no compute, read-threads 0"}
-        res["scales"][scale] = sc
-        for v in [v for v in p["variants"] if v["scale"] == scale]:
+        res["scales"][key] = sc
+        for v in [v for v in p["variants"] if _group(v) == key]:
             name = _name(v)
             wv = wl.with_overrides(_variant_overrides(v, nf))
             rd = ctx.work / f"dlio-{name}"
-            optv = hrun.Options(ranks=ranks, profiles=["timing"], repeat=reps, timeout=p["timeout"])
+            vreps = int(v.get("repeat", reps))
+            optv = hrun.Options(ranks=ranks, profiles=["timing"], repeat=vreps, timeout=p["timeout"])
             hrun.prepare(rd, wv, optv, venv)
             for side in ("dlio", "kernel"):
                 (rd / side).mkdir(parents=True, exist_ok=True)
@@ -207,10 +233,10 @@ def measure(ctx: Context) -> dict:
             recs: dict = {s: [] for s in sides}
             load0 = load_snapshot()["load1"]
             try:
-                for i in range(reps):
+                for i in range(vreps):
                     for side in sides:
                         nm = f"{side}.timing" + (f"-{i + 1}" if i else "")
-                        ctx.say(f"dlio: {name}: {side} training {i + 1}/{reps}")
+                        ctx.say(f"dlio: {name}: {side} training {i + 1}/{vreps}")
                         st = vsteps[nm]
                         recs[side].append(_parse(timing, st, _exec(execute, st, progress)))
             except BenchError as e:  # one variant failing does not lose the others
@@ -218,15 +244,16 @@ def measure(ctx: Context) -> dict:
                 res["variants"][name] = {"error": str(e)[:3000], "scale": scale, "framework": v["framework"],
                                          "read_threads": v["read_threads"]}
                 continue
-            spr = nf / ranks
+            spr = samples_per_rank(wv.config, ranks)
             out = _sides_summary(recs, spr if "kernel" in sides else None)
-            out.update({"scale": scale, "framework": v["framework"], "read_threads": v["read_threads"],
+            out.update({"workload": wname, "repeat": vreps, "scale": scale, "framework": v["framework"],
+                        "read_threads": v["read_threads"],
                         "evaluation": bool(v.get("evaluation")), "samples_per_rank_per_epoch": spr,
                         "load_1min": [load0, load_snapshot()["load1"]],
                         "kernel_side": "run" if "kernel" in sides else
                         "not run: the kernel emulates DLIO's PyTorch path only (DLIO's own times reported)"})
             if "kernel" in sides and v["read_threads"] == p["reference_read_threads"] and not v.get("evaluation"):
-                e2e = {s: [a["wall_s"] + b for a, b in zip(recs[s], [x["wall_s"] for x in gens[s]] * reps,
+                e2e = {s: [a["wall_s"] + b for a, b in zip(recs[s], [x["wall_s"] for x in gens[s]] * vreps,
                                                              strict=False)] for s in sides}
                 out["end_to_end_wall_s"] = {s: summary(e2e[s]) for s in sides}
                 out["end_to_end_ratio"] = ratio(e2e["dlio"], e2e["kernel"])

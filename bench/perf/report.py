@@ -114,8 +114,11 @@ def markdown(res: dict, figs: dict) -> str:
                   table(["ranks", "read threads", "barrier ms per epoch", "overhead excluding the barrier"], rows), ""]
     sec = s.get("dlio")
     if sec and "variants" in sec:
-        L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d)", "",
-              f"{sec['ranks']} ranks, {sec['repeat']} interleaved repetitions per variant; the harness's own argv. "
+        L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d; a row named after another workload: that reference config)", "",
+              f"{sec['ranks']} ranks, {sec['repeat']} interleaved repetitions per variant"
+              + "".join(f" ({n}: {x['repeat']})" for n, x in sec["variants"].items()
+                        if x.get("repeat", sec["repeat"]) != sec["repeat"])
+              + "; the harness's own argv. "
               f"{_load(sec)}.", "", "Generation (launch wall and in-program time):", ""]
         rows = []
         for sc, x in sec["scales"].items():

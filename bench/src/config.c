@@ -188,14 +188,22 @@ static const opt_t OPTS[] = {
 /* DLIO keys the kernel accepts without emulating them, and keys whose value must be one it emulates. */
 typedef struct {
     const char *path;
-    const char *allowed; /* NULL: accepted and ignored; else '|'-separated accepted values */
+    const char *allowed; /* NULL: accepted and ignored (with a warning naming why, when why is set); else
+                          * '|'-separated accepted values */
     const char *why;
 } known_t;
+/* why of the keys DLIO's bundled dlrm.yaml holds and no DLIO release reads (utils/config.py LoadConfig at 2.0.0,
+ * v2.0.1, 392621b, e1919d7: evaluation is workflow.evaluation, :564 at 2.0.0; the evaluation files hold
+ * num_samples_per_file samples; evaluation runs once per epochs_between_evals, main.py:343-344 at 2.0.0) */
+#define NOT_READ_BY_DLIO "no DLIO release reads it (utils/config.py LoadConfig)"
 static const known_t KNOWN[] = {
     {"model", NULL, NULL},
     {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
-    {"dataset.num_subfolders_train", "0", "sub-folders are not emulated"},
-    {"dataset.num_subfolders_eval", "0", "sub-folders are not emulated"},
+    /* DLIO 2.0.0 puts file i in train/<i mod n>/ when n > 1 (data_generator/data_generator.py:91-105) and lists
+     * the files of every sub-folder sorted by file name (main.py:176-187); with n = 1 it writes them flat and fails
+     * its assertion num_subfolders == 0 (main.py:190) */
+    {"dataset.num_subfolders_train", "0", "sub-folders are not emulated (DLIO writes file i to train/<i mod n>/)"},
+    {"dataset.num_subfolders_eval", "0", "sub-folders are not emulated (DLIO writes file i to valid/<i mod n>/)"},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
     {"reader.multiprocessing_context", NULL, NULL},
@@ -217,6 +225,11 @@ static const known_t KNOWN[] = {
     {"reader.transformed_record_element_type", NULL, NULL},
     {"dataset.record_element_bytes", NULL, NULL},   /* recomputed from the type (utils/config.py:448-449 at v2.0.1) */
     {"storage.storage_options", NULL, NULL},
+    /* in DLIO's dlrm.yaml, read by no DLIO release: ignored with a warning, as DLIO ignores them */
+    {"workflow.do_eval", NULL, NOT_READ_BY_DLIO ": evaluation is workflow.evaluation"},
+    {"dataset.eval_num_samples_per_file", NULL, NOT_READ_BY_DLIO ": evaluation files hold num_samples_per_file"},
+    {"train.total_eval_steps", NULL, NOT_READ_BY_DLIO ": evaluation reads every evaluation batch"},
+    {"evaluation.steps_between_evals", NULL, NOT_READ_BY_DLIO ": evaluation follows epochs, epochs_between_evals"},
     {"dataset.record_element_type", "uint8", "the kernel writes and reads uint8 samples"},
     {"reader.odirect", "false", "DLIO's HDF5 reader refuses O_DIRECT (reader/reader_factory.py:42-43 at v2.0.1)"},
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
@@ -631,6 +644,8 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     }
     const known_t *k = find_known(path);
     if (k) {
+        if (!k->allowed && k->why && !set_later(c, path))
+            warn(c, "%s: key '%s' is ignored: %s; ignored here too", where, path, k->why);
         if (!k->allowed || set_later(c, path)) return 0; /* a --set of the same key decides (and is checked) */
         if (!*k->allowed) return fail(err, "%s: key '%s' is not emulated: %s", where, path, k->why);
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
@@ -889,6 +904,7 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         const known_t *k = find_known(key);
         if (k) {
             if (k->allowed && !*k->allowed) return fail(err, "--set: key '%s' is not emulated: %s", key, k->why);
+            if (!k->allowed && k->why) warn(c, "--set: key '%s' is ignored: %s; ignored here too", key, k->why);
             if (check_known(k, key, eq + 1, "--set", err)) return -1;
             continue;
         }
