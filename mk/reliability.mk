@@ -45,7 +45,7 @@ $(FUZZ_DIR)/fuzz_config: bench/fuzz/fuzz_config.c $(wildcard bench/src/*.c bench
 	    -fno-sanitize-recover=undefined -DH5DLIO_VERSION='"fuzz"' -DH5DLIO_GIT='"fuzz"' \
 	    -Ibench/src -I"$$inc" $$(mpicc -showme:compile) \
 	    bench/fuzz/fuzz_config.c $(filter-out bench/src/main.c,$(wildcard bench/src/*.c)) \
-	    -L"$$lib" -Wl,-rpath,"$$lib" -lhdf5 -lyaml $$(mpicc -showme:link) -ldl -lm -o $@.new 2>$(FUZZ_DIR)/build.log || { cat $(FUZZ_DIR)/build.log; exit 1; }; \
+	    -L"$$lib" -Wl,-rpath,"$$lib" -lhdf5 -lyaml -lz $$(mpicc -showme:link) -ldl -lm -o $@.new 2>$(FUZZ_DIR)/build.log || { cat $(FUZZ_DIR)/build.log; exit 1; }; \
 	  mv $@.new $@ && echo "built $@ (libFuzzer + ASan + UBSan)"
 
 # New inputs go to build/fuzz/corpus (not committed); the committed corpus is read only. Exit status: the fuzzer's
