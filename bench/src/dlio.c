@@ -59,6 +59,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .cap_checked_on_fetch = 0,
      .trim_files_to_steps = 0,
      .slice_clamped = 1,
+     .checkpoint_rules = 2, /* checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:257-310 */
      .file_ext = "hdf5"},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
@@ -238,6 +239,37 @@ const dlio_key_t DLIO_KEYS[] = {
      .since = "2.0.1",
      .note = "a DLIO 2.0.1 key"},
     {.yaml = "dataset.record_dims", .opt = "record-dims", .since = "2.0.1", .note = "a DLIO 2.0.1 key"},
+    /* utils/config.py:528-539 (2.0.0): the model under checkpoint.*; 392621b utils/config.py:906-943 (v2.0.1 likewise):
+     * under model.* (model.parallelism.*, model.transformer.*), the checkpoint.* names ignored */
+    {.yaml = "checkpoint.model_size", .opt = "model-size", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.model_size_bytes from 2.0.0-52 on"},
+    {.yaml = "model.model_size_bytes", .opt = "model-size", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.model_size"},
+    {.yaml = "checkpoint.optimization_groups", .opt = "optimization-groups", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.optimization_groups from 2.0.0-52 on"},
+    {.yaml = "model.optimization_groups", .opt = "optimization-groups", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.optimization_groups"},
+    {.yaml = "checkpoint.num_layers", .opt = "num-layers", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.num_layers from 2.0.0-52 on"},
+    {.yaml = "model.num_layers", .opt = "num-layers", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.num_layers"},
+    {.yaml = "checkpoint.layer_parameters", .opt = "layer-parameters", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.layer_parameters from 2.0.0-52 on"},
+    {.yaml = "model.layer_parameters", .opt = "layer-parameters", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.layer_parameters"},
+    {.yaml = "checkpoint.tensor_parallelism", .opt = "tensor-parallelism", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.parallelism.tensor from 2.0.0-52 on"},
+    {.yaml = "model.parallelism.tensor", .opt = "tensor-parallelism", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.tensor_parallelism"},
+    {.yaml = "checkpoint.pipeline_parallelism", .opt = "pipeline-parallelism", .until = "2.0.1", .except = "2.0.0-52", .note = "read as model.parallelism.pipeline from 2.0.0-52 on"},
+    {.yaml = "model.parallelism.pipeline", .opt = "pipeline-parallelism", .since = "2.0.1", .also = "2.0.0-52", .note = "2.0.0 reads checkpoint.pipeline_parallelism"},
+    {.yaml = "model.type", .opt = "model-type", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.model_datatype", .opt = "model-datatype", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.optimizer_datatype", .opt = "optimizer-datatype", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.parallelism.data", .opt = "data-parallelism", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.parallelism.zero_stage", .opt = "zero-stage", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.transformer.vocab_size", .opt = "vocab-size", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.transformer.hidden_size", .opt = "hidden-size", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.transformer.ffn_hidden_size", .opt = "ffn-hidden-size", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.transformer.num_attention_heads", .opt = "num-attention-heads", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "model.transformer.num_kv_heads", .opt = "num-kv-heads", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.mode", .opt = "checkpoint-mode", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.num_checkpoints_write", .opt = "num-checkpoints-write", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.num_checkpoints_read", .opt = "num-checkpoints-read", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.time_between_checkpoints", .opt = "time-between-checkpoints", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.rank_sync", .opt = "checkpoint-rank-sync", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.randomize_tensor", .opt = "checkpoint-randomize-tensor", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
+    {.yaml = "checkpoint.fsync", .opt = "checkpoint-fsync-yaml", .since = "2.0.1", .also = "2.0.0-52", .note = "a DLIO 2.0.0-52 key"},
 };
 const size_t NDLIO_KEYS = sizeof DLIO_KEYS / sizeof DLIO_KEYS[0];
 
