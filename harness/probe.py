@@ -52,12 +52,32 @@ from pathlib import Path
 # option -> ConfigArguments attribute it sets (observed through LoadConfig)
 ATTRS = {"record-length": "record_length", "record-length-stdev": "record_length_stdev",
          "record-length-resize": "record_length_resize", "record-dims": "record_dims",
-         "num-dset-per-record": "num_dset_per_record", "chunk-dims": "chunk_dims"}
+         "num-dset-per-record": "num_dset_per_record", "chunk-dims": "chunk_dims",
+         # checkpoint and model keys (2.0.0: checkpoint.*; 2.0.0-52 on: model.*, the checkpoint-only workflow's).
+         # checkpoint.fsync lands in checkpoint_sync, which DLIO's checkpointing never reads (392621b
+         # utils/config.py:879): the key is read, its effect is nil (h5dlio.checkpoint-fsync is the kernel's own)
+         "model-size": "model_size", "optimization-groups": "optimization_groups", "num-layers": "num_layers",
+         "layer-parameters": "layer_parameters", "tensor-parallelism": "tensor_parallelism",
+         "pipeline-parallelism": "pipeline_parallelism", "model-type": "model_type",
+         "model-datatype": "model_datatype", "optimizer-datatype": "optimizer_datatype",
+         "data-parallelism": "data_parallelism", "zero-stage": "zero_stage", "vocab-size": "vocab_size",
+         "hidden-size": "hidden_size", "ffn-hidden-size": "ffn_hidden_size",
+         "num-attention-heads": "num_attention_heads", "num-kv-heads": "num_kv_heads",
+         "checkpoint-mode": "checkpoint_mode", "num-checkpoints-write": "num_checkpoints_write",
+         "num-checkpoints-read": "num_checkpoints_read", "time-between-checkpoints": "time_between_checkpoints",
+         "checkpoint-rank-sync": "checkpoint_rank_sync", "checkpoint-randomize-tensor": "checkpoint_randomize_tensor",
+         "checkpoint-fsync-yaml": "checkpoint_sync"}
 # option -> how the generated file shows it is honoured (the run sets enable_chunking and chunk_size 1024 on 4096-byte
 # records: (1, 32, 32) chunks when both are honoured)
 FROM_FILE = {"chunking", "chunk-size"}
 SENTINELS = {"record_length": 4099, "record_length_stdev": 17, "record_length_resize": 8191, "record_dims": [3, 5],
-             "num_dset_per_record": 3, "chunk_dims": [1, 3, 5]}
+             "num_dset_per_record": 3, "chunk_dims": [1, 3, 5], "model_size": 4097, "optimization_groups": [3, 5],
+             "num_layers": 7, "layer_parameters": [5, 7], "tensor_parallelism": 3, "pipeline_parallelism": 5,
+             "model_type": "probe", "model_datatype": "bf16", "optimizer_datatype": "fp64", "data_parallelism": 9,
+             "zero_stage": 2, "vocab_size": 4111, "hidden_size": 4127, "ffn_hidden_size": 4129,
+             "num_attention_heads": 11, "num_kv_heads": 13, "checkpoint_mode": "subset", "num_checkpoints_write": 19,
+             "num_checkpoints_read": 17, "time_between_checkpoints": 0.25, "checkpoint_rank_sync": True,
+             "checkpoint_randomize_tensor": False, "checkpoint_sync": True}
 NFILES, BATCH, CAP = 5, 2, 1
 RULES = ("libver_low", "track_times", "indexed_records", "sampler_shuffles", "cap_checked_on_fetch",
          "trim_files_to_steps", "slice_clamped", "file_ext", "sample_read", "prewarm", "file_reshuffle",
@@ -100,6 +120,7 @@ def probe_keys(versioned: list[dict], out: dict) -> None:
             out["unknown"][f"key {yaml}"] = f"DLIO's LoadConfig raised {type(e).__name__}: {e}"[:300]
             continue
         got = getattr(args, attr, None)
+        got = getattr(got, "value", got)  # an enumeration (checkpoint_mode): its YAML value
         norm = list(got) if isinstance(got, list | tuple) else got
         out["keys"][yaml] = norm == want and before != want
     _fresh_args()

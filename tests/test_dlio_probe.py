@@ -38,6 +38,21 @@ V200_KEYS = {"dataset.record_length": True, "dataset.record_length_stdev": True,
              "dataset.hdf5.chunk_dims": False, "dataset.hdf5.num_dset_per_record": False,
              "dataset.record_dims": False}
 V201_KEYS = {**{k: not v for k, v in V200_KEYS.items()}, "dataset.enable_chunking": False, "dataset.chunk_size": False}
+# The model's keys: 2.0.0 reads them under checkpoint.* (utils/config.py:528-539 at 2.0.0); 392621b
+# (utils/config.py:864-943), v2.0.1 (:955-1033) and main under model.*, with the checkpoint-only workflow's keys;
+# checkpoint.fsync is read into checkpoint_sync there (392621b :879, v2.0.1 :969), which is what the probe sees
+OLD_MODEL = ["model_size", "optimization_groups", "num_layers", "layer_parameters", "tensor_parallelism",
+             "pipeline_parallelism"]
+NEW_MODEL = ["model.model_size_bytes", "model.optimization_groups", "model.num_layers", "model.layer_parameters",
+             "model.parallelism.tensor", "model.parallelism.pipeline", "model.type", "model.model_datatype",
+             "model.optimizer_datatype", "model.parallelism.data", "model.parallelism.zero_stage",
+             "model.transformer.vocab_size", "model.transformer.hidden_size", "model.transformer.ffn_hidden_size",
+             "model.transformer.num_attention_heads", "model.transformer.num_kv_heads", "checkpoint.mode",
+             "checkpoint.num_checkpoints_write", "checkpoint.num_checkpoints_read",
+             "checkpoint.time_between_checkpoints", "checkpoint.rank_sync", "checkpoint.randomize_tensor",
+             "checkpoint.fsync"]
+V200_KEYS.update({**{f"checkpoint.{k}": True for k in OLD_MODEL}, **{k: False for k in NEW_MODEL}})
+V201_KEYS.update({**{f"checkpoint.{k}": False for k in OLD_MODEL}, **{k: True for k in NEW_MODEL}})
 
 # Rules every 2.x lineage shares (paths in that revision's dlio_benchmark): reader/hdf5_reader.py opens each sample
 # with h5py.File (2.0.0 :47, v2.0.1 :47-48); main.py initialize lists every file on every rank and
@@ -159,16 +174,17 @@ def test_selection_by_behaviour(lineage, entry):
 
 
 def test_mlperf_branch_refused_without_its_entry():
-    """Without its entry (the kernel before 2.0.0-52), 392621b, which reads only record_length_bytes* and whose sampler
-    does not shuffle, matches no entry; the message names those rules against the closest entry (2.0.0), never a
+    """Without its entry (the kernel before 2.0.0-52), 392621b, which writes 2.0.0's files (superblock 0, times tracked,
+    one records dataset) and checks the cap after the step, but reads 2.0.1's record_length_bytes* and model.* keys,
+    matches no entry; the message names those rules against the closest entry (2.0.1, since the model keys), never a
     version number."""
     known = [e for e in hdlio.kernel_entries(KERNEL) if e["version"] != "2.0.0-52"]
     m = hdlio.match(found(LINEAGES["392621b"]), known)
     msg = hdlio.refusal("DLIO=/tmp/dlio-392621b", m)
     assert msg.startswith("DLIO=/tmp/dlio-392621b: no kernel entry matches its behaviour: ")
-    assert "sampler_shuffles probed false (2.0.0: true)" in msg
-    assert "key record-length probed dataset.record_length_bytes (2.0.0: dataset.record_length)" in msg
-    assert "libver_low" not in msg.split("(2.0.1")[0]  # rules where it behaves as 2.0.0 are not named
+    assert "libver_low probed earliest (2.0.1: latest)" in msg
+    assert "cap_checked_on_fetch probed false (2.0.1: true)" in msg
+    assert "sampler_shuffles" not in msg and "record-length" not in msg  # where it behaves as 2.0.1: not named
 
 
 def test_mlcommons_3x_matches_its_entry_and_is_refused_naming_the_rules():

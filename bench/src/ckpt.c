@@ -1,11 +1,16 @@
-/* DLIO 2.0.0's checkpoints (checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302). Later
- * releases checkpoint differently (transformer-sized states, checkpoint folders per step, fsync, reads): the kernel
- * refuses workflow.checkpoint for their entries (config.c) until they are emulated. */
+/* DLIO's checkpoints: 2.0.0's (checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302) and
+ * 2.0.0-52's, MLPerf Storage v2.0's DLIO (392621b: transformer-sized states, one folder per checkpoint, the
+ * checkpoint-only workflow writing N then reading N). The entry's checkpoint_rules chooses; later releases' are
+ * refused (config.c) until they are emulated. */
 #define _GNU_SOURCE
 #include "ckpt.h"
 #include "trace.h"
 #include "util.h"
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
+#include <time.h>
+#include <mpi.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +52,134 @@ static void build_states(ckpt_t *k)
         }
 }
 
+/* ---------- DLIO 2.0.0-52's rules (392621b checkpointing/base_checkpointing.py; line numbers of that file) ---------- */
+
+/* :284-302 get_num_parameters */
+static int64_t num_parameters(const config_t *c)
+{
+    if (c->num_layers <= 0)
+        return 0;
+    int64_t h = c->hidden_size, dim_kv = h / c->num_attention_heads * c->num_kv_heads, emb = c->vocab_size * h;
+    int64_t per_layer = h + h * (h + 2 * dim_kv) + h * h + h + c->ffn_hidden_size * 2 * h + c->ffn_hidden_size * h;
+    return emb + per_layer * c->num_layers + h + emb;
+}
+
+/* :304-329 get_layer_parameters (computed, layer_parameters not given): the tensor sizes of layer `l` */
+static int layer_parameters(const ckpt_t *k, int64_t l, int64_t out[6])
+{
+    const config_t *c = k->cfg;
+    int64_t h = c->hidden_size, tp = c->tensor_parallelism, dim_kv = h / c->num_attention_heads * c->num_kv_heads;
+    int64_t shard = c->zero_stage < 3 ? 1 : k->dp, L = c->num_layers, f = c->ffn_hidden_size;
+    if (l == 0 || l == L + 1) /* embedding, lm_head */
+        return out[0] = h * c->vocab_size / tp / shard, 1;
+    if (l == L + 2) /* the final norm's weight */
+        return out[0] = h / shard, 1;
+    out[0] = h / shard, out[1] = h * (h + 2 * dim_kv) / tp / shard, out[2] = h * h / tp / shard;
+    out[3] = h / shard, out[4] = h * 2 * f / tp / shard, out[5] = h * f / tp / shard;
+    return 6;
+}
+
+/* :360-382 get_layer_index (layer_parameters not predefined): this pipeline stage's layers, 0 and L+1, L+2 included
+ * at the ends */
+static void layer_index(ckpt_t *k)
+{
+    const config_t *c = k->cfg;
+    int64_t pr = k->pp_rank, pp = c->pipeline_parallelism, per = c->num_layers / pp, rem = c->num_layers % pp;
+    if (pr < rem)
+        k->start_layer = pr * (per + 1) + 1, k->end_layer = k->start_layer + per;
+    else
+        k->start_layer = rem * (per + 1) + (pr - rem) * per + 1, k->end_layer = k->start_layer + per - 1;
+    if (pr == pp - 1)
+        k->end_layer = c->num_layers + 2;
+    if (pr == 0)
+        k->start_layer = 0;
+}
+
+/* the tensors of layer l (:330-338 get_layer_state: str(index) keys, the model datatype) under dict d of s */
+static void add_layer(const ckpt_t *k, ts_state_t *s, int d, int64_t l)
+{
+    int64_t p[6];
+    int n = layer_parameters(k, l, p), dt = ts_dtype_parse(k->cfg->model_datatype);
+    for (int i = 0; i < n; i++)
+        if (p[i] > 0) {
+            char key[24];
+            snprintf(key, sizeof key, "%d", i);
+            ts_tensor_dt(s, d, key, 0, p[i], dt);
+        }
+}
+
+/* :56-160: ranks, then the states of the rank that checkpoints */
+static void build_states2(ckpt_t *k)
+{
+    const config_t *c = k->cfg;
+    k->mp = c->pipeline_parallelism * c->tensor_parallelism;
+    k->dp = c->data_parallelism < 0 ? k->nranks / k->mp : c->data_parallelism; /* :58-63 (subset: as given) */
+    k->pp_rank = (k->rank / c->tensor_parallelism) % c->pipeline_parallelism;   /* :64-67 */
+    k->dp_rank = k->rank / k->mp, k->mp_rank = k->rank % k->mp;
+    /* :93-97: ZeRO 0: the ranks past the first model-parallel group checkpoint nothing */
+    k->writer = c->zero_stage != 0 || k->rank < k->mp;
+    /* pytorch_checkpointing.py:64-76: torch.rand / torch.randint, or torch.ones */
+    k->fill = c->checkpoint_randomize_tensor ? TS_RANDOM : TS_ONES;
+    ts_init(&k->model), ts_init(&k->optimizer), ts_init(&k->layer);
+    if (!k->writer)
+        return;
+    layer_index(k);
+    /* :120-134: the layer states, unless ZeRO 1 on a rank of data-parallel rank > 0 */
+    if (c->num_layers > 0 && !(c->zero_stage == 1 && k->dp_rank != 0)) {
+        int64_t nl = k->end_layer - k->start_layer + 1;
+        k->layers = xcalloc((size_t)nl, sizeof *k->layers, "the checkpoint layers");
+        for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
+            char key[24];
+            snprintf(key, sizeof key, "%lld", (long long)l);
+            add_layer(k, &k->layer, ts_dict(&k->layer, 0, key, 0), l);
+            ts_init(&k->layers[l - k->start_layer]);
+            add_layer(k, &k->layers[l - k->start_layer], 0, l);
+        }
+    }
+    /* :136-154, :340-358 get_optimization_groups */
+    if (c->n_optimization_groups > 0) { /* given: {'a', 'b'} int8 per group and 'combined', as 2.0.0 */
+        int64_t total = 0;
+        for (int i = 0; i < c->n_optimization_groups; i++) {
+            int64_t g = c->optimization_groups[i];
+            if (g <= 0)
+                continue;
+            char key[24];
+            snprintf(key, sizeof key, "%d", i);
+            int d = ts_dict(&k->optimizer, 0, key, 0);
+            ts_tensor(&k->optimizer, d, "a", 1, g);
+            ts_tensor(&k->optimizer, d, "b", 1, g);
+            total += g;
+        }
+        ts_tensor(&k->optimizer, 0, "combined", 1, total);
+    } else if (c->num_layers > 0) {
+        int64_t np = num_parameters(c) / (c->zero_stage > 0 ? k->dp * k->mp : k->mp), h5 = c->hidden_size * 5;
+        int64_t g[6] = {np, h5, np, h5, np, h5};
+        int dt = ts_dtype_parse(c->optimizer_datatype);
+        for (int i = 0; i < 6 && np > 0; i++)
+            if (g[i] > 0) {
+                char key[24];
+                snprintf(key, sizeof key, "%d", i);
+                ts_tensor_dt(&k->optimizer, 0, key, 0, g[i], dt);
+            }
+    }
+    /* :158-160: a model state for models that are not transformers (int8, get_tensor's default) */
+    if (c->model_size > 0 && strcmp(c->model_type, "transformer"))
+        ts_tensor(&k->model, 0, "a", 1, c->model_size);
+}
+
 void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
 {
     memset(k, 0, sizeof *k);
     k->cfg = c, k->rank = rank, k->nranks = nranks;
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    k->rules = e ? e->checkpoint_rules : 1;
+    if (k->rules == 2) {
+        if (mkdir_p(c->checkpoint_folder) < 0) /* :70 create_namespace(exist_ok=True), every rank */
+            die(EXIT_BADINPUT, "key 'checkpoint-folder': cannot create '%s': %s", c->checkpoint_folder,
+                strerror(errno));
+        build_states2(k);
+        return;
+    }
     /* base_checkpointing.py:34-37: rank_zero -> rank 0 writes; all_ranks -> every rank */
     k->writer = c->checkpoint_type == CKPT_ALL_RANKS || rank == 0;
     if (mkdir_p(c->checkpoint_folder) < 0) /* storage/file_storage.py create_namespace: makedirs(exist_ok=True) */
@@ -61,8 +190,11 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
 
 void ckpt_free(ckpt_t *k)
 {
-    if (k->writer)
+    if (k->writer || k->rules == 2)
         ts_free(&k->model), ts_free(&k->optimizer), ts_free(&k->layer);
+    if (k->layers)
+        for (int64_t l = 0; l <= k->end_layer - k->start_layer; l++) ts_free(&k->layers[l]);
+    free(k->layers);
     free(k->ev);
     memset(k, 0, sizeof *k);
 }
@@ -105,9 +237,16 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     size_t bufsize = fstat(fd, &st) == 0 && st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
     (void)lseek(fd, 0, SEEK_CUR); /* BufferedWriter asks the position at open, as Python's open does */
     ts_io_t io = {0};
-    if (ts_save(s, fd, bufsize, &io) != 0)
+    if ((k->rules == 2 ? ts_save_fill(s, fd, bufsize, k->fill, &io) : ts_save(s, fd, bufsize, &io)) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
             (long long)ts_file_size(s), strerror(errno));
+    /* pytorch_checkpointing.py:136-137 (392621b): os.fsync(f.fileno()) after torch.save, before the close; DLIO
+     * 2.0.0-52 never gets there (its checkpoint.fsync lands in another attribute): the kernel key checkpoint-fsync */
+    if (k->rules == 2 && k->cfg->checkpoint_fsync) {
+        if (fsync(fd) != 0)
+            die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
+        ev->fsyncs++;
+    }
     if (close(fd) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: close: %s", tmp, strerror(errno));
     if (rename(tmp, name) != 0)
@@ -119,18 +258,173 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ev->writes += io.writes;
 }
 
-void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step)
+static ckpt_event_t *new_event(ckpt_t *k, int64_t epoch, int64_t step, int load)
 {
-    const config_t *c = k->cfg;
     if (k->nev == k->cap)
         k->ev = xrealloc(k->ev, (size_t)(k->cap = k->cap ? 2 * k->cap : 8) * sizeof *k->ev, "the checkpoint log");
     ckpt_event_t *ev = &k->ev[k->nev++];
-    *ev = (ckpt_event_t){.epoch = epoch, .step = step};
+    *ev = (ckpt_event_t){.epoch = epoch, .step = step, .load = load};
+    return ev;
+}
+
+/* :389-390: the folder of one checkpoint, made by every rank (create_node(exist_ok=True)) */
+static void ckpt_dir(const ckpt_t *k, int64_t epoch, int64_t step, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/global_epoch%lld_step%lld", k->cfg->checkpoint_folder, (long long)epoch, (long long)step);
+    if (mkdir_p(dir) < 0)
+        die(EXIT_RUNTIME, "checkpoint: cannot create %s: %s", dir, strerror(errno));
+}
+
+/* :385-418 save_checkpoint */
+static void save2(ckpt_t *k, ckpt_event_t *ev)
+{
+    const config_t *c = k->cfg;
+    char dir[4300], name[4600];
+    ckpt_dir(k, ev->epoch, ev->step, dir, sizeof dir);
+    if (!k->writer)
+        return;
+    long long dp = (long long)k->dp_rank, mp = (long long)k->mp_rank;
+    if (!ts_empty(&k->model)) {
+        snprintf(name, sizeof name, "%s/model_states-%d.pt", dir, k->rank);
+        save_file(k, &k->model, name, ev);
+    }
+    if (!ts_empty(&k->layer)) {
+        if (c->zero_stage > 0 && c->zero_stage < 3) { /* :397-405: data-parallel rank 0 saves the model */
+            if (k->dp_rank == 0 && c->num_layers > 0) {
+                if (c->pipeline_parallelism > 1)
+                    for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
+                        snprintf(name, sizeof name, "%s/layer_%lld-model_%lld_model_states.pt", dir, (long long)l, mp);
+                        save_file(k, &k->layers[l - k->start_layer], name, ev);
+                    }
+                else {
+                    snprintf(name, sizeof name, "%s/model_%lld_model_states.pt", dir, mp);
+                    save_file(k, &k->layer, name, ev);
+                }
+            }
+        } else { /* :406-408: sharded over the data-parallel ranks */
+            snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_model_states.pt", dir, dp, mp);
+            save_file(k, &k->layer, name, ev);
+        }
+    }
+    if (!ts_empty(&k->optimizer)) {
+        snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_optim_states.pt", dir, dp, mp);
+        save_file(k, &k->optimizer, name, ev);
+    }
+}
+
+/* pytorch_checkpointing.py:139-145 load_state: torch.load(name) */
+static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    (void)k;
+    void *tr = trace_begin("load_state");
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(EXIT_RUNTIME, "checkpoint %s: open: %s", name, strerror(errno));
+    struct stat st; /* CPython's open(): one fstat (buffer size st_blksize) */
+    if (fstat(fd, &st) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: fstat: %s", name, strerror(errno));
+    size_t bufsize = st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
+    ts_io_t io = {0};
+    if (ts_load(s, fd, (int64_t)st.st_size, bufsize, &io) != 0) {
+        if (errno == EINVAL)
+            die(EXIT_RUNTIME, "checkpoint %s: %lld bytes, but this model's torch.save writes %lld: not this model's "
+                "checkpoint", name, (long long)st.st_size, (long long)ts_file_size(s));
+        die(EXIT_RUNTIME, "checkpoint %s: read failed after %lld bytes: %s", name, (long long)io.rbytes,
+            strerror(errno));
+    }
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: close: %s", name, strerror(errno));
+    trace_end(tr);
+    ev->files++;
+    ev->bytes += io.rbytes;
+    ev->writes += io.reads;
+}
+
+/* :420-460 load_checkpoint (the shapes it raises on are refused by the configuration check) */
+void ckpt_load(ckpt_t *k, int64_t epoch, int64_t step)
+{
+    const config_t *c = k->cfg;
+    ckpt_event_t *ev = new_event(k, epoch, step, 1);
+    void *tr = trace_begin("checkpoint_load");
+    trace_int(tr, "epoch", epoch);
+    trace_int(tr, "step", step);
+    ev->start = now();
+    char dir[4300], name[4600];
+    ckpt_dir(k, epoch, step, dir, sizeof dir);
+    long long dp = (long long)k->dp_rank, mp = (long long)k->mp_rank;
+    if (k->writer && !ts_empty(&k->layer)) {
+        if (c->zero_stage > 0 && c->zero_stage < 3) {
+            if (k->dp_rank == 0 && c->num_layers > 0) /* pipeline-parallelism > 1 (else refused) */
+                for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
+                    snprintf(name, sizeof name, "%s/layer_%lld-model_%lld_model_states.pt", dir, (long long)l, mp);
+                    load_file(k, &k->layers[l - k->start_layer], name, ev);
+                }
+        } else {
+            snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_model_states.pt", dir, dp, mp);
+            load_file(k, &k->layer, name, ev);
+        }
+    }
+    if (k->writer && !ts_empty(&k->optimizer)) {
+        snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_optim_states.pt", dir, dp, mp);
+        load_file(k, &k->optimizer, name, ev);
+    }
+    ev->end = now();
+    trace_end(tr);
+}
+
+/* utility.py:367-392 sleep(): abs(t) seconds (the default -1 sleeps 1 s) */
+static void sleep_abs(double t)
+{
+    t = fabs(t);
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    while (t > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* main.py:257-310 (392621b) _checkpoint: compute(time_between_checkpoints), barrier, save (epoch 1, steps 1..N),
+ * barrier if rank_sync; the folder must hold at least N entries to read; then the same with loads */
+void ckpt_only_run(ckpt_t *k)
+{
+    const config_t *c = k->cfg;
+    for (int64_t i = 0; i < c->num_checkpoints_write; i++) {
+        sleep_abs(c->time_between_checkpoints);
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        ckpt_save(k, 1, i + 1);
+        if (c->checkpoint_rank_sync)
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    if (c->num_checkpoints_read > 0) { /* main.py:264-266: len(os.listdir(checkpoint_folder)) */
+        int64_t entries = 0;
+        DIR *d = opendir(c->checkpoint_folder);
+        if (!d)
+            die(EXIT_RUNTIME, "key 'checkpoint-folder': cannot list %s: %s", c->checkpoint_folder, strerror(errno));
+        for (struct dirent *de; (de = readdir(d));)
+            entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        closedir(d);
+        if (entries < c->num_checkpoints_read)
+            die(EXIT_BADINPUT, "key 'num-checkpoints-read': %lld checkpoints to read, %s holds %lld entries",
+                (long long)c->num_checkpoints_read, c->checkpoint_folder, (long long)entries);
+    }
+    for (int64_t i = 0; i < c->num_checkpoints_read; i++) {
+        sleep_abs(c->time_between_checkpoints);
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        ckpt_load(k, 1, i + 1);
+        if (c->checkpoint_rank_sync)
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+}
+
+void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step)
+{
+    const config_t *c = k->cfg;
+    ckpt_event_t *ev = new_event(k, epoch, step, 0);
     void *tr = trace_begin("checkpoint");
     trace_int(tr, "epoch", epoch);
     trace_int(tr, "step", step);
     ev->start = now();
-    if (k->writer) {
+    if (k->rules == 2)
+        save2(k, ev);
+    else if (k->writer) {
         char name[4600];
         const char *f = c->checkpoint_folder;
         long long e = (long long)epoch, s = (long long)step;

@@ -8,7 +8,9 @@
 /* One checkpoint as this rank saw it (every rank takes part in every checkpoint, writing or not). */
 typedef struct {
     int64_t epoch, step;
-    int64_t files, bytes, writes;
+    int load;                     /* 0: a save (torch.save), 1: a load (torch.load, 2.0.0-52's checkpoint-only reads) */
+    int64_t files, bytes, writes; /* a load: files read, bytes read, read(2) calls */
+    int64_t fsyncs;
     double start, end; /* this rank's first open .. last rename (start == end: it wrote nothing) */
 } ckpt_event_t;
 
@@ -16,7 +18,13 @@ typedef struct {
     const config_t *cfg;
     int rank, nranks;
     int writer;                           /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
+    int rules;                            /* the entry's checkpoint_rules: 1 (2.0.0), 2 (2.0.0-52) */
     ts_state_t model, optimizer, layer;   /* DLIO's model_state, optimization_state, layer_state */
+    /* rules 2: 3-D parallel ranks (base_checkpointing.py:57-67), the layers of this rank, one state per layer
+     * (ZeRO 1/2 with pipeline parallelism saves layer by layer), what the tensors hold (enum ts_fill) */
+    int64_t dp, mp, dp_rank, mp_rank, pp_rank, start_layer, end_layer;
+    ts_state_t *layers;
+    int fill;
     ckpt_event_t *ev;
     int64_t nev, cap;
 } ckpt_t;
@@ -26,6 +34,10 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks);
 void ckpt_free(ckpt_t *k);
 /* DLIO's checkpoint(epoch, step_number): this rank's files, written; logged as one event. */
 void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step);
+/* DLIO 2.0.0-52's load_checkpoint(epoch, step_number): this rank's files read back as torch.load reads them. */
+void ckpt_load(ckpt_t *k, int64_t epoch, int64_t step);
+/* DLIO 2.0.0-52's checkpoint-only workflow (main.py:257-310): write N checkpoints, then read N back. */
+void ckpt_only_run(ckpt_t *k);
 /* After training step `step` (1-based, within the epoch): does DLIO checkpoint here (steps-between-checkpoints)? */
 int ckpt_after_step(const config_t *c, int64_t step);
 /* After the training loop of `epoch` (epochs-between-checkpoints, steps-between-checkpoints < 0)? */

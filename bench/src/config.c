@@ -13,6 +13,7 @@
 #include "dlio.h"
 #include "sampler.h"
 #include "util.h"
+#include "torchsave.h"
 
 enum opt_type {
     T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LOADER, T_LIST,
@@ -140,20 +141,54 @@ static const opt_t OPTS[] = {
      "-1", -1e9, 1e9, .help = "> 0: a checkpoint after every N-th step of each epoch instead (-1: by epochs)"},
     {"checkpoint-type", "checkpoint.type", T_CKPT_TYPE, F(checkpoint_type), "rank_zero", "rank_zero", 0, 0,
      .help = "rank_zero: rank 0 writes | all_ranks: every rank writes"},
-    {"model-size", "checkpoint.model_size", T_INT, F(model_size), "10240", "10240", -1e15, 1e15,
+    {"model-size", NULL, T_INT, F(model_size), "10240", "10240", -1e15, 1e15,
      .help = "bytes of the model state file (model-<epoch>-<step>-<rank>.pt; <= 0: none)"},
-    {"optimization-groups", "checkpoint.optimization_groups", T_LIST, F(optimization_groups), "", "", -1e15, 1e15,
+    {"optimization-groups", NULL, T_LIST, F(optimization_groups), "", "", -1e15, 1e15,
      .help = "optimizer state sizes g: tensors a, b of g bytes each and one of their sum (optimizer-*.pt)",
      .count = offsetof(config_t, n_optimization_groups)},
-    {"num-layers", "checkpoint.num_layers", T_INT, F(num_layers), "1", "1", -1e9, 1e9,
+    {"num-layers", NULL, T_INT, F(num_layers), "1", "1", -1e9, 1e9,
      .help = "layer files per checkpoint (layer-<l>-<epoch>-<step>-<rank>.pt)"},
-    {"layer-parameters", "checkpoint.layer_parameters", T_LIST, F(layer_parameters), "17371,24740228",
+    {"layer-parameters", NULL, T_LIST, F(layer_parameters), "17371,24740228",
      "17371,24740228", -1e15, 1e15, .help = "tensor sizes of each layer file (DLIO's default: 17371, 24740228)",
      .count = offsetof(config_t, n_layer_parameters)},
-    {"tensor-parallelism", "checkpoint.tensor_parallelism", T_INT, F(tensor_parallelism), "1", "1", 1, 1e6,
+    {"tensor-parallelism", NULL, T_INT, F(tensor_parallelism), "1", "1", 1, 1e6,
      .help = "> 1: that many more layer files"},
-    {"pipeline-parallelism", "checkpoint.pipeline_parallelism", T_INT, F(pipeline_parallelism), "1", "1", 1, 1e6,
+    {"pipeline-parallelism", NULL, T_INT, F(pipeline_parallelism), "1", "1", 1, 1e6,
      .help = "layer files are written by ranks r with r % N == 0"},
+    /* DLIO 2.0.0-52 (mlperf_storage_v2.0, 392621b) and later: model.* and the checkpoint-only workflow's keys; their
+     * YAML names are in DLIO_KEYS (dlio.c); defaults from its utils/config.py:105-136 */
+    {"model-type", NULL, T_STR, F(model_type), "none", "none", 0, 0,
+     .help = "DLIO >= 2.0.0-52: model.type (transformer: no model_states file, the layer states instead)"},
+    {"model-datatype", NULL, T_STR, F(model_datatype), "fp16", "fp16", 0, 0,
+     .help = "DLIO >= 2.0.0-52: layer tensors' dtype (int8 | uint8 | fp16 | bf16 | fp32 | fp64)"},
+    {"optimizer-datatype", NULL, T_STR, F(optimizer_datatype), "fp32", "fp32", 0, 0,
+     .help = "DLIO >= 2.0.0-52: optimizer tensors' dtype"},
+    {"data-parallelism", NULL, T_INT, F(data_parallelism), "-1", "-1", -1, 1e9,
+     .help = "DLIO >= 2.0.0-52: subset mode's data parallelism (-1: ranks / (tensor x pipeline))"},
+    {"zero-stage", NULL, T_INT, F(zero_stage), "0", "0", 0, 3, .help = "DLIO >= 2.0.0-52: ZeRO stage 0..3"},
+    {"vocab-size", NULL, T_INT, F(vocab_size), "32000", "32000", 0, 1e12, .help = "DLIO >= 2.0.0-52: transformer"},
+    {"hidden-size", NULL, T_INT, F(hidden_size), "2048", "2048", 1, 1e12, .help = "DLIO >= 2.0.0-52: transformer"},
+    {"ffn-hidden-size", NULL, T_INT, F(ffn_hidden_size), "8192", "8192", 0, 1e12,
+     .help = "DLIO >= 2.0.0-52: transformer"},
+    {"num-attention-heads", NULL, T_INT, F(num_attention_heads), "32", "32", 1, 1e9,
+     .help = "DLIO >= 2.0.0-52: transformer"},
+    {"num-kv-heads", NULL, T_INT, F(num_kv_heads), "8", "8", 0, 1e9, .help = "DLIO >= 2.0.0-52: transformer"},
+    {"checkpoint-mode", NULL, T_STR, F(checkpoint_mode), "default", "default", 0, 0,
+     .help = "DLIO >= 2.0.0-52: default | subset (data-parallelism set, fewer ranks than the model's)"},
+    {"num-checkpoints-write", NULL, T_INT, F(num_checkpoints_write), "-1", "-1", -1e9, 1e9,
+     .help = "DLIO >= 2.0.0-52, checkpoint without train: checkpoints written (global_epoch1_step<i>/)"},
+    {"num-checkpoints-read", NULL, T_INT, F(num_checkpoints_read), "-1", "-1", -1e9, 1e9,
+     .help = "DLIO >= 2.0.0-52, checkpoint without train: then checkpoints read back (torch.load)"},
+    {"time-between-checkpoints", NULL, T_DBL, F(time_between_checkpoints), "-1", "-1", -1e6, 1e6,
+     .help = "DLIO >= 2.0.0-52: seconds slept before each checkpoint (|t|: DLIO sleeps abs(t), -1 sleeps 1 s)"},
+    {"checkpoint-rank-sync", NULL, T_BOOL, F(checkpoint_rank_sync), "false", "false", 0, 1,
+     .help = "DLIO >= 2.0.0-52: a barrier after each checkpoint"},
+    {"checkpoint-randomize-tensor", NULL, T_BOOL, F(checkpoint_randomize_tensor), "true", "true", 0, 1,
+     .help = "DLIO >= 2.0.0-52: random tensors (torch.rand/randint; else torch.ones)"},
+    {"checkpoint-fsync-yaml", NULL, T_BOOL, F(checkpoint_fsync_yaml), "false", "false", 0, 1,
+     .help = "DLIO >= 2.0.0-52's checkpoint.fsync as written (2.0.0-52 stores it where nothing reads it: no fsync)"},
+    {"checkpoint-fsync", NULL, T_BOOL, F(checkpoint_fsync), "false", "false", 0, 1,
+     .help = "kernel: fsync each checkpoint file before closing it (what checkpoint.fsync means to do)"},
     {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1,
      .help = "collective metadata (MPI-IO)"},
     {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, .help = "collective data (MPI-IO)"},
@@ -212,6 +247,10 @@ static const known_t KNOWN[] = {
     {"reader.transfer_size", NULL, NULL},
     {"reader.shuffle_size", NULL, NULL},
     {"checkpoint.checkpoint_mechanism_classname", "", "a custom checkpointing class is not emulated"},
+    {"model.name", NULL, NULL},
+    {"model.ksm", NULL, NULL},
+    {"checkpoint.ksm", NULL, NULL},                   /* KSM page merging: memory only */
+    {"checkpoint.recovery_rank_shift", NULL, NULL},   /* 2.0.0-52 stores it in a misspelt attribute (utils/config.py:887) */
     {"workflow.profiling", NULL, NULL},
     {"workflow.debug", NULL, NULL},
     {"profiling", NULL, NULL},
@@ -642,6 +681,8 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
         if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
         return set_opt(c, o, v->text, where, err);
     }
+    if (v->kind == NODE_MAP && (!strcmp(path, "model") || !strncmp(path, "model.", 6))) /* >= 2.0.0-52: model.* */
+        return apply_dlio_map(c, v, path, file, err, e);
     const known_t *k = find_known(path);
     if (k) {
         if (!k->allowed && k->why && !set_later(c, path))
@@ -862,6 +903,8 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         return fail(err, "--entry %d: needs an h5bench JSON configuration file (--config FILE.json)", entry);
     }
     set_defaults(c, source == SRC_DLIO_YAML);
+    if (e && e->checkpoint_rules == 2) /* 392621b utils/config.py:132-133: num_layers -1, layer_parameters [] */
+        c->num_layers = -1, c->n_layer_parameters = 0;
     c->source = source;
     if (e) {
         snprintf(c->dlio_entry, sizeof c->dlio_entry, "%s", e->version);
@@ -942,7 +985,11 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
              c->subfiling ? "subfiling" : c->collective_data ? "collective-data" : "collective-meta");
         c->read_threads = 0;
     }
-    if (c->checkpoint && !c->train) /* DLIO checkpoints inside its training loop (main.py:274-302) */
+    if (e->checkpoint_rules == 2 && c->checkpoint && c->checkpoint_fsync_yaml && !c->checkpoint_fsync)
+        warn(c, "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
+             "(utils/config.py:879; its checkpointing reads checkpoint_fsync, default False): no fsync, as DLIO; "
+             "h5dlio.checkpoint-fsync=true fsyncs each file", e->version);
+    if (c->checkpoint && !c->train && e->checkpoint_rules != 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
         warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");
     return 0;
 }
@@ -1026,13 +1073,77 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
     return 0;
 }
 
+/* DLIO 2.0.0-52's checkpoint rules (392621b): its utils/config.py:284-304 validate(), and what its checkpointing
+ * cannot do (the shapes it raises on are refused, naming the line). */
+static int ckpt2_validate(const config_t *c, int nranks, int ranks_known, char *err)
+{
+    const char *dts[3][2] = {{"model-datatype", c->model_datatype}, {"optimizer-datatype", c->optimizer_datatype}};
+    for (int i = 0; i < 2; i++)
+        if (ts_dtype_parse(dts[i][1]) < 0)
+            return fail(err, "key '%s': '%s' is not int8, uint8, fp16, bf16, fp32 or fp64 (base_checkpointing.py:33-43)",
+                        dts[i][0], dts[i][1]);
+    int subset = !strcmp(c->checkpoint_mode, "subset");
+    if (!subset && strcmp(c->checkpoint_mode, "default"))
+        return fail(err, "key 'checkpoint-mode': '%s' is not default or subset", c->checkpoint_mode);
+    int64_t tp = c->tensor_parallelism, pp = c->pipeline_parallelism, mp = tp * pp;
+    if (c->num_layers > 0 && c->num_layers < pp)
+        return fail(err, "key 'num-layers': %lld is smaller than pipeline-parallelism %lld (DLIO refuses it: "
+                    "utils/config.py:284-287)", (long long)c->num_layers, (long long)pp);
+    if (pp > 1 && c->zero_stage == 3)
+        return fail(err, "key 'zero-stage': ZeRO stage 3 with pipeline-parallelism %lld (DLIO refuses it: "
+                    "utils/config.py:288-289)", (long long)pp);
+    if (c->data_parallelism > 0 && !subset)
+        return fail(err, "key 'data-parallelism': set only in checkpoint-mode subset (DLIO refuses it: "
+                    "utils/config.py:290-291)");
+    if (subset && c->data_parallelism <= 0)
+        return fail(err, "key 'data-parallelism': checkpoint-mode subset needs it (utils/config.py:292-294)");
+    if (ranks_known && subset && c->data_parallelism * mp < nranks)
+        return fail(err, "key 'data-parallelism': %d ranks are more than data x tensor x pipeline = %lld "
+                    "(utils/config.py:295-296)", nranks, (long long)(c->data_parallelism * mp));
+    if (ranks_known && !subset && nranks % mp)
+        return fail(err, "key 'tensor-parallelism': %d ranks are not a multiple of tensor x pipeline = %lld "
+                    "(utils/config.py:297-299)", nranks, (long long)mp);
+    if (c->num_checkpoints_write > 0 && c->num_checkpoints_read > c->num_checkpoints_write)
+        return fail(err, "key 'num-checkpoints-read': %lld is more than num-checkpoints-write %lld (DLIO refuses it: "
+                    "utils/config.py:300-302)", (long long)c->num_checkpoints_read, (long long)c->num_checkpoints_write);
+    if (!c->checkpoint)
+        return 0;
+    if (c->num_attention_heads < 1 || c->hidden_size < 1)
+        return fail(err, "key 'num-attention-heads': must be >= 1");
+    if (c->n_layer_parameters > 0 && c->num_layers > 0)
+        return fail(err, "key 'layer-parameters': DLIO 2.0.0-52 shares one dict of tensors between all layers "
+                    "(base_checkpointing.py:113-119): a pickle of shared objects is not emulated; use the "
+                    "transformer keys (hidden-size, ...)");
+    if (c->train && (c->num_checkpoints_write > 0 || c->num_checkpoints_read > 0))
+        return fail(err, "key 'num-checkpoints-write': read only without training (DLIO's checkpoint-only workflow, "
+                    "main.py:257-268); with train on, checkpoints follow checkpoint-after-epoch/steps");
+    int model_state = c->model_size > 0 && strcmp(c->model_type, "transformer");
+    int reads = !c->train && c->num_checkpoints_read > 0;
+    if (reads && model_state)
+        return fail(err, "key 'num-checkpoints-read': DLIO 2.0.0-52 cannot read the model_states file it writes for a "
+                    "non-transformer model: load_state() takes no fsync argument (base_checkpointing.py:434, "
+                    "pytorch_checkpointing.py:140: TypeError). Set model-type transformer, model-size 0, or no reads");
+    if (reads && c->num_layers > 0 && c->zero_stage > 0 && c->zero_stage < 3 && pp == 1)
+        return fail(err, "key 'num-checkpoints-read': DLIO 2.0.0-52 cannot read ZeRO stage %lld checkpoints without "
+                    "pipeline parallelism: load_state() takes no fsync argument (base_checkpointing.py:446, "
+                    "pytorch_checkpointing.py:140: TypeError)", (long long)c->zero_stage);
+    if (reads && c->num_layers > 0 && c->zero_stage == 0 && pp > 1)
+        return fail(err, "key 'num-checkpoints-read': DLIO 2.0.0-52 asserts pipeline-parallelism 1 when it reads ZeRO "
+                    "stage 0 checkpoints (base_checkpointing.py:449)");
+    if (strlen(c->checkpoint_folder) + 200 > 4095)
+        return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
+    return 0;
+}
+
 static int validate(const config_t *c, int nranks, int ranks_known, char *err);
 int config_validate(const config_t *c, int nranks, char *err) { return validate(c, nranks, 1, err); }
 int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 0, err); }
 
 static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 {
-    if (!c->generate_data && !c->train && !c->evaluation)
+    const dlio_entry_t *e0 = dlio_entry(c->dlio_entry);
+    int ckpt_only = c->checkpoint && !c->train && e0 && e0->checkpoint_rules == 2;
+    if (!c->generate_data && !c->train && !c->evaluation && !ckpt_only)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
     if (c->evaluation && !c->train)
         return fail(err, "key 'evaluation': evaluation runs after training epochs; set train=true too");
@@ -1107,8 +1218,10 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 #endif
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
+    if (e->checkpoint_rules == 2 && ckpt2_validate(c, nranks, ranks_known, err))
+        return -1;
     /* utils/config.py:231-238 (2.0.0, validate(), checkpointing or not) */
-    if (c->num_layers % c->pipeline_parallelism || c->num_layers % c->tensor_parallelism)
+    if (e->checkpoint_rules != 2 && (c->num_layers % c->pipeline_parallelism || c->num_layers % c->tensor_parallelism))
         return fail(err, "key 'num-layers': %lld is not a multiple of %s %lld (DLIO refuses it: utils/config.py:231-238 "
                     "at 2.0.0)", (long long)c->num_layers,
                     c->num_layers % c->pipeline_parallelism ? "pipeline-parallelism" : "tensor-parallelism",

@@ -43,6 +43,12 @@ typedef struct {
     int64_t model_size, num_layers, tensor_parallelism, pipeline_parallelism;
     int64_t optimization_groups[CKPT_MAX_LIST], layer_parameters[CKPT_MAX_LIST];
     int n_optimization_groups, n_layer_parameters;
+    /* DLIO 2.0.0-52's (392621b) checkpoint and model keys (checkpoint_rules 2) */
+    char model_type[64], model_datatype[16], optimizer_datatype[16], checkpoint_mode[16];
+    int64_t data_parallelism, zero_stage, vocab_size, hidden_size, ffn_hidden_size, num_attention_heads, num_kv_heads;
+    int64_t num_checkpoints_write, num_checkpoints_read;
+    double time_between_checkpoints;
+    int checkpoint_rank_sync, checkpoint_randomize_tensor, checkpoint_fsync, checkpoint_fsync_yaml;
     /* HDF5 features */
     int collective_meta, collective_data, subfiling, log_vfd;
     /* kernel behaviour */

@@ -396,8 +396,13 @@ static void job_run(job_t *J)
     for (size_t i = 0; i < NPHASE_DEFS; i++)
         if (!PHASES[i].per_epoch && PHASES[i].wanted(J, 0))
             PHASES[i].run(J, 0);
-    if (!J->cfg.train) /* the epochs are training epochs */
+    if (!J->cfg.train) { /* the epochs are training epochs */
+        if (J->cfg.checkpoint) { /* DLIO 2.0.0-52: checkpoint without train is its checkpoint-only workflow */
+            ckpt_init(&J->ckpt, &J->cfg, J->rank, J->nranks);
+            ckpt_only_run(&J->ckpt);
+        }
         return;
+    }
     epochs_begin(J);
     for (int64_t e = 1; e <= J->cfg.epochs; e++)
         for (size_t i = 0; i < NPHASE_DEFS; i++)
@@ -412,7 +417,7 @@ static int job_finish(job_t *J)
     const config_t *c = &J->cfg;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     J->res.wall_s = now() - J->t_start;
-    J->res.ckpt = J->cfg.checkpoint && J->cfg.train ? &J->ckpt : NULL;
+    J->res.ckpt = J->cfg.checkpoint && (J->cfg.train || J->ckpt.rules == 2) ? &J->ckpt : NULL;
     int rc = report_write(&J->res);
     if (c->generate_data && !c->keep_files && c->train)
         cleanup_generated(&J->L, &J->gen, J->rank);

@@ -446,12 +446,17 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
 
 static void ckpt_res_free(ckpt_res_t *c) { free(c->all), free(c->sum); }
 
-static void csv_ckpt(sb_t *b, const ckpt_res_t *k)
+static void csv_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine)
 {
     double files = 0, bytes = 0, rates = 0;
     for (int64_t i = 0; i < k->n; i++) files += k->sum[i][0], bytes += k->sum[i][1];
     sb_printf(b, "checkpoints, %lld,\ncheckpoint files, %.0f,\ncheckpoint total size, %.3f, MiB\n", (long long)k->n,
               files, bytes / MIB);
+    if (k->n) { /* save (torch.save) or load (torch.load, DLIO 2.0.0-52's checkpoint-only reads) */
+        sb_printf(b, "checkpoint kind per checkpoint, \"");
+        for (int64_t i = 0; i < k->n; i++) sb_printf(b, "%s%s", i ? ", " : "", mine->ev[i].load ? "load" : "save");
+        sb_printf(b, "\",\n");
+    }
     const char *rows[2] = {"checkpoint time per checkpoint", "checkpoint rate per checkpoint"};
     for (int row = 0; row < 2 && k->n; row++) {
         sb_printf(b, "%s, \"", rows[row]);
@@ -475,9 +480,11 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
 {
     sb_printf(b, ",\n  \"checkpoint\": {\"checkpoints\": [");
     for (int64_t i = 0; i < k->n; i++) {
-        sb_printf(b, "%s\n    {\"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, "
-                  "\"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", i ? "," : "", (long long)mine->ev[i].epoch,
-                  (long long)mine->ev[i].step, k->sum[i][0], k->sum[i][1], k->sum[i][2], k->sum[i][3]);
+        sb_printf(b, "%s\n    {\"kind\": \"%s\", \"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, "
+                  "\"%s\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", i ? "," : "",
+                  mine->ev[i].load ? "load" : "save", (long long)mine->ev[i].epoch,
+                  (long long)mine->ev[i].step, k->sum[i][0], k->sum[i][1], mine->ev[i].load ? "reads" : "writes",
+                  k->sum[i][2], k->sum[i][3]);
         json_num(b, "%.9g", rate(k->sum[i][1], k->sum[i][3]));
         if (ranks_data) {
             sb_printf(b, ", \"ranks\": [");
@@ -546,7 +553,7 @@ int report_write(const results_t *r)
                   gfiles, gbytes / MIB, gsec, grate / MIB);
     for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
     if (r->ckpt)
-        csv_ckpt(&csv, &ck);
+        csv_ckpt(&csv, &ck, r->ckpt);
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
@@ -604,11 +611,15 @@ int report_write(const results_t *r)
                 printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
             printf("\n");
         }
-        if (r->ckpt) {
+        for (int load = 0; r->ckpt && load < 2; load++) {
             double files = 0, bytes = 0, secs = 0;
-            for (int64_t i = 0; i < ck.n; i++) files += ck.sum[i][0], bytes += ck.sum[i][1], secs += ck.sum[i][3];
-            printf("  checkpoint %lld saves  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)ck.n, files,
-                   bytes / MIB, secs, secs > 0 ? bytes / secs / MIB : 0.0);
+            int64_t n = 0;
+            for (int64_t i = 0; i < ck.n; i++)
+                if (r->ckpt->ev[i].load == load)
+                    n++, files += ck.sum[i][0], bytes += ck.sum[i][1], secs += ck.sum[i][3];
+            if (n || !load)
+                printf("  checkpoint %lld %s  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)n,
+                       load ? "loads" : "saves", files, bytes / MIB, secs, secs > 0 ? bytes / secs / MIB : 0.0);
         }
         printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
                c->output_csv_name);

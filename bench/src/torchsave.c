@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -27,21 +28,45 @@ void ts_free(ts_state_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static int add(ts_state_t *s, int parent, const char *key, int literal, int is_dict, int64_t numel)
+static const struct {
+    const char *name, *storage; /* DLIO's name; the storage class torch's pickle names (measured, torch 2.x) */
+    int size;
+} DTYPES[TS_NDTYPES] = {
+    [TS_INT8] = {"int8", "torch\nCharStorage\n", 1},    [TS_UINT8] = {"uint8", "torch\nByteStorage\n", 1},
+    [TS_FP16] = {"fp16", "torch\nHalfStorage\n", 2},    [TS_BF16] = {"bf16", "torch\nBFloat16Storage\n", 2},
+    [TS_FP32] = {"fp32", "torch\nFloatStorage\n", 4},   [TS_FP64] = {"fp64", "torch\nDoubleStorage\n", 8},
+};
+
+int ts_dtype_parse(const char *name)
+{
+    for (int i = 0; i < TS_NDTYPES; i++)
+        if (!strcmp(name, DTYPES[i].name))
+            return i;
+    return -1;
+}
+const char *ts_dtype_name(int dtype) { return DTYPES[dtype].name; }
+int ts_dtype_size(int dtype) { return DTYPES[dtype].size; }
+
+static int add(ts_state_t *s, int parent, const char *key, int literal, int is_dict, int64_t numel, int dtype)
 {
     if (s->nn == s->cap)
         s->n = xrealloc(s->n, (size_t)(s->cap *= 2) * sizeof *s->n, "a checkpoint state");
     ts_node_t *n = &s->n[s->nn];
-    *n = (ts_node_t){.parent = parent, .key_literal = literal, .is_dict = is_dict, .numel = numel};
+    *n = (ts_node_t){.parent = parent, .key_literal = literal, .is_dict = is_dict, .numel = numel, .dtype = dtype};
     snprintf(n->key, sizeof n->key, "%s", key);
     return s->nn++;
 }
 
-int ts_dict(ts_state_t *s, int parent, const char *key, int literal) { return add(s, parent, key, literal, 1, 0); }
+int ts_dict(ts_state_t *s, int parent, const char *key, int literal) { return add(s, parent, key, literal, 1, 0, 0); }
 
 void ts_tensor(ts_state_t *s, int parent, const char *key, int literal, int64_t numel)
 {
-    add(s, parent, key, literal, 0, numel);
+    add(s, parent, key, literal, 0, numel, TS_INT8);
+}
+
+void ts_tensor_dt(ts_state_t *s, int parent, const char *key, int literal, int64_t numel, int dtype)
+{
+    add(s, parent, key, literal, 0, numel, dtype);
 }
 
 int ts_empty(const ts_state_t *s) { return s->nn == 1; }
@@ -71,7 +96,8 @@ static void put_le(bytes_t *o, uint64_t v, int n)
 typedef struct {
     bytes_t out;
     uint32_t memo;                                   /* next memo index */
-    int64_t storage_str, cpu_str, rebuild, storage_cls, odict; /* memo index of each shared object, or -1 */
+    int64_t storage_str, cpu_str, rebuild, odict;    /* memo index of each shared object, or -1 */
+    int64_t storage_cls[TS_NDTYPES];                 /* one GLOBAL per storage class, then BINGETs */
     int64_t literal_memo[64];                        /* per node: memo index of its literal key, or -1 */
     char literal_key[64][40];
     int nliteral;
@@ -164,9 +190,9 @@ static void put_key(pickler_t *p, const ts_node_t *n)
     }
 }
 
-/* a 1-D int8 tensor: torch._utils._rebuild_tensor_v2((persistent storage id), 0, (numel,), (1,), False,
- * OrderedDict()), the storage id being ('storage', torch.CharStorage, '<key>', 'cpu', numel) */
-static void put_tensor(pickler_t *p, int64_t numel)
+/* a 1-D tensor: torch._utils._rebuild_tensor_v2((persistent storage id), 0, (numel,), (1,), False,
+ * OrderedDict()), the storage id being ('storage', torch.<Dtype>Storage, '<key>', 'cpu', numel) */
+static void put_tensor(pickler_t *p, int64_t numel, int dtype)
 {
     char key[24];
     snprintf(key, sizeof key, "%lld", (long long)p->next_storage++);
@@ -174,7 +200,7 @@ static void put_tensor(pickler_t *p, int64_t numel)
     put1(&p->out, '(');
     put1(&p->out, '(');
     put_shared_str(p, &p->storage_str, "storage");
-    put_global(p, &p->storage_cls, "torch\nCharStorage\n");
+    put_global(p, &p->storage_cls[dtype], DTYPES[dtype].storage);
     put_str(p, key);
     put_shared_str(p, &p->cpu_str, "cpu");
     put_int(p, numel);
@@ -232,12 +258,13 @@ static void put_value(pickler_t *p, const ts_state_t *s, int k)
     if (s->n[k].is_dict)
         put_dict(p, s, k);
     else
-        put_tensor(p, s->n[k].numel);
+        put_tensor(p, s->n[k].numel, s->n[k].dtype);
 }
 
 static bytes_t pickle_state(const ts_state_t *s)
 {
-    pickler_t p = {.storage_str = -1, .cpu_str = -1, .rebuild = -1, .storage_cls = -1, .odict = -1};
+    pickler_t p = {.storage_str = -1, .cpu_str = -1, .rebuild = -1, .odict = -1};
+    for (int i = 0; i < TS_NDTYPES; i++) p.storage_cls[i] = -1;
     put1(&p.out, 0x80), put1(&p.out, 2); /* PROTO 2 */
     put_dict(&p, s, 0);
     put1(&p.out, '.');
@@ -248,8 +275,9 @@ static bytes_t pickle_state(const ts_state_t *s)
 
 typedef struct {
     char name[64];
-    const uint8_t *data; /* NULL: `size` zero bytes (a tensor) */
+    const uint8_t *data; /* NULL: a tensor's `size` bytes */
     int64_t size;
+    int dtype;           /* a tensor's */
 } record_t;
 
 #define ALIGN 64                 /* torch's kFieldAlignment */
@@ -277,21 +305,22 @@ static int records(const ts_state_t *s, bytes_t *pkl, record_t **out)
     for (int k = 0; k < s->nn; k++) ntensor += !s->n[k].is_dict;
     record_t *r = xcalloc((size_t)ntensor + 6, sizeof *r, "checkpoint records");
     int n = 0;
-    r[n++] = (record_t){"archive/data.pkl", pkl->b, (int64_t)pkl->len};
-    r[n++] = (record_t){"archive/.format_version", (const uint8_t *)"1", 1};
-    r[n++] = (record_t){"archive/.storage_alignment", (const uint8_t *)"64", 2};
-    r[n++] = (record_t){"archive/byteorder", (const uint8_t *)"little", 6};
+    r[n++] = (record_t){"archive/data.pkl", pkl->b, (int64_t)pkl->len, 0};
+    r[n++] = (record_t){"archive/.format_version", (const uint8_t *)"1", 1, 0};
+    r[n++] = (record_t){"archive/.storage_alignment", (const uint8_t *)"64", 2, 0};
+    r[n++] = (record_t){"archive/byteorder", (const uint8_t *)"little", 6, 0};
     /* storages in the order the pickler meets them */
     int *order = xcalloc((size_t)s->nn, sizeof *order, "checkpoint records"), t = 0;
     collect(s, 0, order, &t);
     for (int i = 0; i < t; i++) {
-        r[n] = (record_t){.data = NULL, .size = s->n[order[i]].numel};
+        const ts_node_t *T = &s->n[order[i]];
+        r[n] = (record_t){.data = NULL, .size = T->numel * DTYPES[T->dtype].size, .dtype = T->dtype};
         snprintf(r[n].name, sizeof r[n].name, "archive/data/%d", i);
         n++;
     }
     free(order);
-    r[n++] = (record_t){"archive/version", (const uint8_t *)"3\n", 2};
-    r[n++] = (record_t){"archive/.data/serialization_id", serial, 40};
+    r[n++] = (record_t){"archive/version", (const uint8_t *)"3\n", 2, 0};
+    r[n++] = (record_t){"archive/.data/serialization_id", serial, 40, 0};
     *out = r;
     return n;
 }
@@ -401,20 +430,110 @@ static void le16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v
 static void le32(uint8_t *p, uint32_t v) { le16(p, v & 0xFFFF), le16(p + 2, v >> 16); }
 static void le64(uint8_t *p, uint64_t v) { le32(p, (uint32_t)v), le32(p + 4, (uint32_t)(v >> 32)); }
 
-/* CRC-32 of n zero bytes, by doubling a 64 KiB block with crc32_combine (O(log n), not O(n)) */
-static uint32_t crc_zeros(int64_t n, const uint8_t *zeros)
+/* CRC-32 of n bytes repeating the block blk of B bytes: the whole blocks by doubling with crc32_combine (O(log n)),
+ * then the block's first n % B bytes */
+static uint32_t crc_periodic(const uint8_t *blk, int64_t B, int64_t n)
 {
-    const int64_t B = 65536;
-    uLong crc = crc32(0L, Z_NULL, 0), blk = crc32(0L, zeros, (uInt)B);
+    uLong acc = crc32(0L, Z_NULL, 0), bc = crc32(0L, blk, (uInt)B);
     int64_t blen = B;
-    crc = crc32(crc, zeros, (uInt)(n % B));
     for (int64_t m = n / B; m; m >>= 1) {
         if (m & 1)
-            crc = crc32_combine(crc, blk, (z_off_t)blen);
-        blk = crc32_combine(blk, blk, (z_off_t)blen);
+            acc = crc32_combine(acc, bc, (z_off_t)blen);
+        bc = crc32_combine(bc, bc, (z_off_t)blen);
         blen *= 2;
     }
-    return (uint32_t)crc;
+    return (uint32_t)crc32(acc, blk, (uInt)(n % B));
+}
+
+/* ---------- the periodic view: N contiguous bytes backed by one memfd block of PBLOCK bytes ---------- */
+
+#define PBLOCK ((int64_t)4 << 20)
+#define PVIEW_MAX_MAPS 32768 /* well under vm.max_map_count's default 65530 */
+
+typedef struct {
+    uint8_t *base, *block; /* the view; the block itself (for the CRCs) */
+    size_t len;            /* of the view (a multiple of PBLOCK) */
+    int fd;
+} pview_t;
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* one element of the pattern: torch.ones, or a draw of torch.rand ([0, 1) for floating dtypes) / torch.randint
+ * (int8: [-128, 128), uint8: [0, 256)) as pytorch_checkpointing.py:64-76 (392621b) makes them */
+static void put_elem(uint8_t *p, int dtype, int fill, uint64_t *rng)
+{
+    uint64_t u = fill == TS_RANDOM ? splitmix(rng) : 0;
+    float f = fill == TS_RANDOM ? (float)(u >> 40) * (1.0f / 16777216.0f) : 1.0f;
+    uint32_t fb;
+    memcpy(&fb, &f, 4);
+    switch (dtype) {
+    case TS_INT8:
+    case TS_UINT8: p[0] = fill == TS_RANDOM ? (uint8_t)u : 1; break;
+    case TS_FP16: { /* [0, 1]: exponent 15 + e, truncated mantissa (subnormals flushed) */
+        int e = (int)((fb >> 23) & 0xff) - 127 + 15;
+        uint16_t h = e <= 0 ? 0 : (uint16_t)((e << 10) | ((fb >> 13) & 0x3ff));
+        memcpy(p, &h, 2);
+        break;
+    }
+    case TS_BF16: { uint16_t h = (uint16_t)(fb >> 16); memcpy(p, &h, 2); break; }
+    case TS_FP32: memcpy(p, &fb, 4); break;
+    default: {
+        double d = fill == TS_RANDOM ? (double)(u >> 11) * (1.0 / 9007199254740992.0) : 1.0;
+        memcpy(p, &d, 8);
+    }
+    }
+}
+
+/* A view of at least len bytes whose every PBLOCK bytes are the same block (the dtype's pattern). writable: reads
+ * land in it (their bytes overwrite the shared block). Returns 0, or -1 with errno set. */
+static int pview_open(pview_t *v, int64_t len, int dtype, int fill, int writable)
+{
+    memset(v, 0, sizeof *v);
+    v->fd = -1;
+    int64_t maps = len <= 0 ? 1 : (len + PBLOCK - 1) / PBLOCK;
+    if (maps > PVIEW_MAX_MAPS) {
+        errno = EFBIG;
+        return -1;
+    }
+    v->len = (size_t)(maps * PBLOCK);
+    v->fd = memfd_create("h5dlio-checkpoint", MFD_CLOEXEC);
+    if (v->fd < 0 || ftruncate(v->fd, PBLOCK) != 0)
+        return -1;
+    v->block = mmap(NULL, (size_t)PBLOCK, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+    if (v->block == MAP_FAILED)
+        return v->block = NULL, -1;
+    uint64_t rng = 0x5EEDull * (uint64_t)(dtype + 1);
+    int es = DTYPES[dtype].size;
+    if (fill != TS_ZEROS)
+        for (int64_t o = 0; o < PBLOCK; o += es) put_elem(v->block + o, dtype, fill, &rng);
+    v->base = mmap(NULL, v->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (v->base == MAP_FAILED)
+        return v->base = NULL, -1;
+    for (int64_t i = 0; i < maps; i++)
+        if (mmap(v->base + i * PBLOCK, (size_t)PBLOCK, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED | MAP_FIXED,
+                 v->fd, 0) == MAP_FAILED)
+            return -1;
+    return 0;
+}
+
+static void pview_close(pview_t *v)
+{
+    int saved = errno;
+    if (v->base)
+        munmap(v->base, v->len);
+    if (v->block)
+        munmap(v->block, (size_t)PBLOCK);
+    if (v->fd >= 0)
+        close(v->fd);
+    memset(v, 0, sizeof *v);
+    v->fd = -1;
+    errno = saved;
 }
 
 typedef struct {
@@ -422,21 +541,33 @@ typedef struct {
     int64_t ofs;
 } written_t;
 
-int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io)
+int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io) { return ts_save_fill(s, fd, bufsize, TS_ZEROS, io); }
+
+int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t *io)
 {
     bytes_t pkl = {0};
     record_t *r = NULL;
     int n = records(s, &pkl, &r), rc = -1;
-    int64_t most = 65536;
+    int64_t most = 65536, per[TS_NDTYPES] = {0};
     for (int i = 0; i < n; i++)
-        if (!r[i].data && r[i].size > most) most = r[i].size;
-    /* read-only anonymous pages: every page is the kernel's shared zero page, whatever the size */
-    uint8_t *zeros = mmap(NULL, (size_t)most, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (!r[i].data) {
+            most = r[i].size > most ? r[i].size : most;
+            per[r[i].dtype] = r[i].size > per[r[i].dtype] ? r[i].size : per[r[i].dtype];
+        }
+    pview_t v[TS_NDTYPES];
+    for (int d = 0; d < TS_NDTYPES; d++) v[d] = (pview_t){.fd = -1};
+    /* zeros: read-only anonymous pages, every page the kernel's shared zero page, whatever the size */
+    uint8_t *zeros = fill == TS_ZEROS ? mmap(NULL, (size_t)most, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                                             -1, 0)
+                                      : NULL;
     written_t *w = xcalloc((size_t)n, sizeof *w, "checkpoint records");
     pyfile_t f = {.fd = fd, .buf = xmalloc(bufsize, "the checkpoint write buffer"), .cap = bufsize, .io = io};
     bytes_t cd = {0};
     if (zeros == MAP_FAILED)
         goto out;
+    for (int d = 0; d < TS_NDTYPES && fill != TS_ZEROS; d++)
+        if (per[d] && pview_open(&v[d], per[d], d, fill, 0) != 0)
+            goto out;
     int64_t ofs = 0;
     for (int i = 0; i < n; i++) {
         const record_t *R = &r[i];
@@ -447,7 +578,10 @@ int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io)
         le16(h + 26, (uint32_t)nl);
         le16(h + 28, (uint32_t)(L.zip64_extra + 4 + L.pad));
         w[i].ofs = ofs;
-        w[i].crc = R->data ? (uint32_t)crc32(crc32(0L, Z_NULL, 0), R->data, (uInt)R->size) : crc_zeros(R->size, zeros);
+        const uint8_t *src = R->data ? R->data : fill == TS_ZEROS ? zeros : v[R->dtype].base;
+        w[i].crc = R->data ? (uint32_t)crc32(crc32(0L, Z_NULL, 0), R->data, (uInt)R->size)
+               : fill == TS_ZEROS ? crc_periodic(zeros, 65536, R->size)
+                                  : crc_periodic(v[R->dtype].block, PBLOCK, R->size);
         if (L.zip64_extra) {
             le16(z64, 1), le16(z64 + 2, (uint32_t)(L.zip64_extra - 4));
             uint8_t *q = z64 + 4;
@@ -464,7 +598,7 @@ int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io)
         else
             le32(d + 8, (uint32_t)R->size), le32(d + 12, (uint32_t)R->size);
         if (py_write(&f, h, 30) || py_write(&f, R->name, nl) || (L.zip64_extra && py_write(&f, z64, (size_t)L.zip64_extra)) ||
-            py_write(&f, fb, 4 + (size_t)L.pad) || py_write(&f, R->data ? R->data : zeros, (size_t)R->size) ||
+            py_write(&f, fb, 4 + (size_t)L.pad) || py_write(&f, src, (size_t)R->size) ||
             py_write(&f, d, (size_t)L.desc))
             goto out;
         ofs += 30 + (int64_t)nl + L.zip64_extra + 4 + L.pad + R->size + L.desc;
@@ -505,9 +639,171 @@ int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io)
     rc = 0;
 out:;
     int saved = errno;
-    if (zeros != MAP_FAILED)
+    if (zeros && zeros != MAP_FAILED)
         munmap(zeros, (size_t)most);
+    for (int d = 0; d < TS_NDTYPES; d++) pview_close(&v[d]);
     free(f.buf), free(w), free(cd.b), free(r), free(pkl.b);
+    errno = saved;
+    return rc;
+}
+
+/* ---------- torch.load's reads: CPython's BufferedReader (Modules/_io/bufferedio.c, 3.11) ---------- */
+
+typedef struct {
+    int fd;
+    uint8_t *buf;
+    int64_t cap, pos, read_end, raw_pos, abs_pos; /* read_end, raw_pos: -1 when unknown, as CPython keeps them */
+    ts_io_t *io;
+} pyreader_t;
+
+static int64_t rd_raw_read(pyreader_t *r, uint8_t *p, int64_t n)
+{
+    ssize_t k;
+    do k = read(r->fd, p, (size_t)n);
+    while (k < 0 && errno == EINTR);
+    if (k < 0)
+        return -1;
+    r->io->reads++;
+    r->io->rbytes += k;
+    r->abs_pos += k;
+    return k;
+}
+static int64_t rd_readahead(const pyreader_t *r) { return r->read_end != -1 ? r->read_end - r->pos : 0; }
+static int64_t rd_raw_offset(const pyreader_t *r) { return r->raw_pos >= 0 && r->read_end != -1 ? r->raw_pos - r->pos : 0; }
+
+/* _bufferedreader_fill_buffer: read(2) of what is left of the buffer after read_end */
+static int64_t rd_fill(pyreader_t *r)
+{
+    int64_t start = r->read_end != -1 ? r->read_end : 0, n = rd_raw_read(r, r->buf + start, r->cap - start);
+    if (n <= 0)
+        return n;
+    r->read_end = r->raw_pos = start + n;
+    return n;
+}
+
+/* buffered_tell: always asks the raw file (lseek SEEK_CUR) */
+static int rd_tell(pyreader_t *r)
+{
+    off_t p = lseek(r->fd, 0, SEEK_CUR);
+    return p < 0 ? -1 : (r->abs_pos = p, 0);
+}
+
+/* _io__Buffered_seek_impl: inside the unread part of the buffer (or back within what was read of it) only the
+ * position moves; otherwise lseek and the buffer is dropped */
+static int rd_seek(pyreader_t *r, int64_t target, int whence)
+{
+    if (whence == SEEK_SET) {
+        int64_t avail = rd_readahead(r);
+        if (avail > 0) {
+            int64_t off = target - (r->abs_pos - rd_raw_offset(r));
+            if (off >= -r->pos && off <= avail) {
+                r->pos += off;
+                return 0;
+            }
+        }
+    }
+    off_t p = lseek(r->fd, (off_t)target, whence);
+    if (p < 0)
+        return -1;
+    r->abs_pos = p, r->raw_pos = -1, r->read_end = -1;
+    return 0;
+}
+
+/* _buffered_readinto_generic (readinto, not readinto1); read(n) on an empty buffer does the same calls */
+static int rd_readinto(pyreader_t *r, uint8_t *dst, int64_t len)
+{
+    int64_t n = rd_readahead(r), written = 0;
+    if (n > 0) {
+        if (n >= len) {
+            memcpy(dst, r->buf + r->pos, (size_t)len);
+            r->pos += len;
+            return 0;
+        }
+        memcpy(dst, r->buf + r->pos, (size_t)n);
+        r->pos += n;
+        written = n;
+    }
+    r->read_end = -1, r->pos = 0;
+    for (int64_t remaining = len - written; remaining > 0; written += n, remaining -= n) {
+        if (remaining > r->cap)
+            n = rd_raw_read(r, dst + written, remaining);
+        else {
+            n = rd_fill(r);
+            if (n > 0) {
+                n = n > remaining ? remaining : n;
+                memcpy(dst + written, r->buf + r->pos, (size_t)n);
+                r->pos += n;
+                continue;
+            }
+        }
+        if (n < 0)
+            return -1;
+        if (n == 0) { /* end of file before len bytes: the file is shorter than torch expects */
+            errno = EIO;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ts_load(const ts_state_t *s, int fd, int64_t file_size, size_t bufsize, ts_io_t *io)
+{
+    bytes_t pkl = {0};
+    record_t *r = NULL;
+    int n = records(s, &pkl, &r), rc = -1;
+    int64_t *ofs = xcalloc((size_t)n, sizeof *ofs, "checkpoint records"), *dofs = xcalloc((size_t)n, sizeof *dofs,
+                                                                                            "checkpoint records");
+    int64_t at = 0, cdlen = 0, most = 4096;
+    for (int i = 0; i < n; i++) {
+        rec_layout_t L = rec_layout(&r[i], at);
+        int64_t nl = (int64_t)strlen(r[i].name);
+        ofs[i] = at, dofs[i] = at + 30 + nl + L.zip64_extra + 4 + L.pad;
+        cdlen += 46 + nl + cd_extra(&r[i], at);
+        at = dofs[i] + r[i].size + L.desc;
+        most = r[i].size > most ? r[i].size : most;
+    }
+    int64_t S = at + cdlen + 56 + 20 + 22;
+    most = cdlen > most ? cdlen : most;
+    pyreader_t rd = {.fd = fd, .buf = xmalloc(bufsize, "the checkpoint read buffer"), .cap = (int64_t)bufsize,
+                     .read_end = -1, .raw_pos = -1, .io = io};
+    pview_t v;
+    if (file_size != S) {
+        errno = EINVAL;
+        goto out0;
+    }
+    if (pview_open(&v, most, TS_INT8, TS_ZEROS, 1) != 0)
+        goto out;
+    uint8_t *dst = v.base;
+    (void)isatty(fd); /* open(): buffering decision (ioctl TCGETS), then BufferedReader's init tells */
+    if (rd_tell(&rd))
+        goto out;
+    /* torch/serialization.py: _is_zipfile (tell, read(4), seek back); torch.load's tell; the C++ BufferAdapter
+     * (tell, seek end, tell, seek start); miniz: read(0, 8), the last 4096 bytes, the end record, the zip64 locator
+     * and end record, the central directory */
+    if (rd_tell(&rd) || rd_readinto(&rd, dst, 4) || rd_seek(&rd, 0, SEEK_SET) || rd_tell(&rd) || rd_tell(&rd) ||
+        rd_seek(&rd, 0, SEEK_END) || rd_tell(&rd) || rd_seek(&rd, 0, SEEK_SET) || rd_seek(&rd, 0, SEEK_SET) ||
+        rd_readinto(&rd, dst, 8) || rd_seek(&rd, S > 4096 ? S - 4096 : 0, SEEK_SET) ||
+        rd_readinto(&rd, dst, S > 4096 ? 4096 : S) || rd_seek(&rd, S - 22, SEEK_SET) || rd_readinto(&rd, dst, 22) ||
+        rd_seek(&rd, S - 42, SEEK_SET) || rd_readinto(&rd, dst, 20) || rd_seek(&rd, S - 98, SEEK_SET) ||
+        rd_readinto(&rd, dst, 56) || rd_seek(&rd, at, SEEK_SET) || rd_readinto(&rd, dst, cdlen))
+        goto out;
+    /* then each record torch asks for: its local header, then its bytes. Records (records()): 0 data.pkl,
+     * 1 .format_version, 2 .storage_alignment, 3 byteorder, 4.. the storages, n-2 version, n-1 serialization_id;
+     * asked: serialization_id, version, .format_version, byteorder, .storage_alignment, data.pkl, the storages as
+     * the unpickler meets them */
+    int head[6] = {n - 1, n - 2, 1, 3, 2, 0};
+    for (int q = 0; q < n; q++) {
+        int i = q < 6 ? head[q] : q - 2;
+        if (rd_seek(&rd, ofs[i], SEEK_SET) || rd_readinto(&rd, dst, 30) || rd_seek(&rd, dofs[i], SEEK_SET) ||
+            rd_readinto(&rd, dst, r[i].size))
+            goto out;
+    }
+    rc = 0;
+out:
+    pview_close(&v);
+out0:;
+    int saved = errno;
+    free(rd.buf), free(ofs), free(dofs), free(r), free(pkl.b);
     errno = saved;
     return rc;
 }
