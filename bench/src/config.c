@@ -11,7 +11,7 @@
 #include <string.h>
 #include <hdf5.h>
 #include "dlio.h"
-#include "sampler.h"
+#include "tfsplit.h"
 #include "util.h"
 #include "torchsave.h"
 

@@ -1,4 +1,5 @@
 #include "run.h"
+#include "tfsplit.h"
 #include "trace.h"
 #include "util.h"
 #include <stdlib.h>
