@@ -18,6 +18,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* optimization_groups given in the config (both rule sets, base_checkpointing.py:43-50 at 2.0.0, :141-149 at
+ * 2.0.0-52): {str(i): {"a": T(g), "b": T(g)} for g > 0, "combined": T(sum of g > 0)}, int8 */
+static void given_optimizer_groups(ckpt_t *k)
+{
+    const config_t *c = k->cfg;
+    int64_t total = 0;
+    for (int i = 0; i < c->n_optimization_groups; i++) {
+        int64_t g = c->optimization_groups[i];
+        if (g <= 0)
+            continue;
+        char key[24];
+        snprintf(key, sizeof key, "%d", i);
+        int d = ts_dict(&k->optimizer, 0, key, 0);
+        ts_tensor(&k->optimizer, d, "a", 1, g);
+        ts_tensor(&k->optimizer, d, "b", 1, g);
+        total += g;
+    }
+    ts_tensor(&k->optimizer, 0, "combined", 1, total);
+}
+
 /* base_checkpointing.py:35-56 (2.0.0): the checkpointing rank builds
  *   model_state        {"a": T(model_size)}                                    if model_size > 0
  *   optimization_state {str(i): {"a": T(g), "b": T(g)} for g > 0, "combined": T(sum of g > 0)}  if groups given
@@ -30,19 +50,7 @@ static void build_states(ckpt_t *k)
     if (c->model_size > 0)
         ts_tensor(&k->model, 0, "a", 1, c->model_size);
     if (c->n_optimization_groups > 0) {
-        int64_t total = 0;
-        for (int i = 0; i < c->n_optimization_groups; i++) {
-            int64_t g = c->optimization_groups[i];
-            if (g <= 0)
-                continue;
-            char key[24];
-            snprintf(key, sizeof key, "%d", i);
-            int d = ts_dict(&k->optimizer, 0, key, 0);
-            ts_tensor(&k->optimizer, d, "a", 1, g);
-            ts_tensor(&k->optimizer, d, "b", 1, g);
-            total += g;
-        }
-        ts_tensor(&k->optimizer, 0, "combined", 1, total);
+        given_optimizer_groups(k);
     }
     for (int i = 0; i < c->n_layer_parameters; i++)
         if (c->layer_parameters[i] > 0) {
@@ -138,19 +146,7 @@ static void build_states2(ckpt_t *k)
     }
     /* :136-154, :340-358 get_optimization_groups */
     if (c->n_optimization_groups > 0) { /* given: {'a', 'b'} int8 per group and 'combined', as 2.0.0 */
-        int64_t total = 0;
-        for (int i = 0; i < c->n_optimization_groups; i++) {
-            int64_t g = c->optimization_groups[i];
-            if (g <= 0)
-                continue;
-            char key[24];
-            snprintf(key, sizeof key, "%d", i);
-            int d = ts_dict(&k->optimizer, 0, key, 0);
-            ts_tensor(&k->optimizer, d, "a", 1, g);
-            ts_tensor(&k->optimizer, d, "b", 1, g);
-            total += g;
-        }
-        ts_tensor(&k->optimizer, 0, "combined", 1, total);
+        given_optimizer_groups(k);
     } else if (c->num_layers > 0) {
         int64_t np = num_parameters(c) / (c->zero_stage > 0 ? k->dp * k->mp : k->mp), h5 = c->hidden_size * 5;
         int64_t g[6] = {np, h5, np, h5, np, h5};
