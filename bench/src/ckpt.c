@@ -254,12 +254,17 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ev->writes += io.writes;
 }
 
-static ckpt_event_t *new_event(ckpt_t *k, int64_t epoch, int64_t step, int load)
+/* A checkpoint (load: its read-back) begins: logged as one event, traced as one region, timed from now */
+static ckpt_event_t *new_event(ckpt_t *k, int64_t epoch, int64_t step, int load, void **tr)
 {
     if (k->nev == k->cap)
         k->ev = xrealloc(k->ev, (size_t)(k->cap = k->cap ? 2 * k->cap : 8) * sizeof *k->ev, "the checkpoint log");
     ckpt_event_t *ev = &k->ev[k->nev++];
     *ev = (ckpt_event_t){.epoch = epoch, .step = step, .load = load};
+    *tr = trace_begin(load ? "checkpoint_load" : "checkpoint");
+    trace_int(*tr, "epoch", epoch);
+    trace_int(*tr, "step", step);
+    ev->start = now();
     return ev;
 }
 
@@ -340,11 +345,8 @@ static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
 void ckpt_load(ckpt_t *k, int64_t epoch, int64_t step)
 {
     const config_t *c = k->cfg;
-    ckpt_event_t *ev = new_event(k, epoch, step, 1);
-    void *tr = trace_begin("checkpoint_load");
-    trace_int(tr, "epoch", epoch);
-    trace_int(tr, "step", step);
-    ev->start = now();
+    void *tr;
+    ckpt_event_t *ev = new_event(k, epoch, step, 1, &tr);
     char dir[4300], name[4600];
     ckpt_dir(k, epoch, step, dir, sizeof dir);
     long long dp = (long long)k->dp_rank, mp = (long long)k->mp_rank;
@@ -413,11 +415,8 @@ void ckpt_only_run(ckpt_t *k)
 void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step)
 {
     const config_t *c = k->cfg;
-    ckpt_event_t *ev = new_event(k, epoch, step, 0);
-    void *tr = trace_begin("checkpoint");
-    trace_int(tr, "epoch", epoch);
-    trace_int(tr, "step", step);
-    ev->start = now();
+    void *tr;
+    ckpt_event_t *ev = new_event(k, epoch, step, 0, &tr);
     if (k->rules == 2)
         save2(k, ev);
     else if (k->writer) {
