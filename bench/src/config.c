@@ -67,6 +67,13 @@ static const opt_t OPTS[] = {
      .help = "training files"},
     {"num-files-eval", "dataset.num_files_eval", T_INT, F(num_files_eval), "8", "0", 0, 1e9,
      .help = "evaluation files"},
+    /* data_generator/data_generator.py:91-105 (2.0.0; the same at v2.0.1, 392621b, e1919d7): n > 1 puts file i in
+     * <folder>/<i mod n, zero-padded to the digits of n>/; main.py:176-190 lists them sorted by file name, i.e. in
+     * index order, so only the paths change */
+    {"num-subfolders-train", "dataset.num_subfolders_train", T_INT, F(num_subfolders_train), "0", "0", 0, 1e6,
+     .help = "training sub-folders: n > 1 puts file i in train/<i mod n>/ (DLIO's layout)"},
+    {"num-subfolders-eval", "dataset.num_subfolders_eval", T_INT, F(num_subfolders_eval), "0", "0", 0, 1e6,
+     .help = "evaluation sub-folders: n > 1 puts file i in valid/<i mod n>/ (DLIO's layout)"},
     {"num-samples-per-file", "dataset.num_samples_per_file", T_INT, F(num_samples_per_file), "4", "1", 1, 1e9,
      .help = "samples per file"},
     {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0,
@@ -234,11 +241,6 @@ typedef struct {
 static const known_t KNOWN[] = {
     {"model", NULL, NULL},
     {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
-    /* DLIO 2.0.0 puts file i in train/<i mod n>/ when n > 1 (data_generator/data_generator.py:91-105) and lists
-     * the files of every sub-folder sorted by file name (main.py:176-187); with n = 1 it writes them flat and fails
-     * its assertion num_subfolders == 0 (main.py:190) */
-    {"dataset.num_subfolders_train", "0", "sub-folders are not emulated (DLIO writes file i to train/<i mod n>/)"},
-    {"dataset.num_subfolders_eval", "0", "sub-folders are not emulated (DLIO writes file i to valid/<i mod n>/)"},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
     {"reader.multiprocessing_context", NULL, NULL},
@@ -1193,9 +1195,25 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                     "would share names", c->valid_data_folder);
     if (c->generate_data && !strcmp(c->records_dataset_name, c->labels_dataset_name))
         return fail(err, "key 'labels-dataset-name': '%s' is also the records-dataset-name", c->labels_dataset_name);
+    for (int ph = 0; ph < NPHASES; ph++) {
+        phase_cfg_t p = config_phase(c, ph);
+        if (!p.subfolders)
+            continue;
+        if (c->naming == NAMING_H5BENCH)
+            return fail(err, "key '%s': h5bench's naming has no sub-folders (naming=dlio)", p.subfolders_key);
+        if (strcmp(e->file_sharding, "index_slice"))
+            return fail(err, "key '%s': DLIO %s lists and shards files its own way (rank 0's listing, round-robin); "
+                        "sub-folders are emulated for the index-slice entries (2.x)", p.subfolders_key, e->version);
+        /* data_generator.py:91 writes the files flat when n = 1; main.py:183-190 then sees a file, not a folder,
+         * and fails assert (num_subfolders == 0) on every rank, whether it goes on to read or not (2.0.0) */
+        if (p.subfolders == 1 && p.num_files > 0)
+            return fail(err, "key '%s': 1 sub-folder: DLIO writes the %s files flat (data_generator/data_generator.py:91) "
+                        "and then fails its own assertion num_subfolders == 0 on every rank (main.py:190 at 2.0.0); "
+                        "use 0 (flat) or at least 2", p.subfolders_key, p.what);
+    }
     size_t sub = strlen(c->train_data_folder) > strlen(c->valid_data_folder) ? strlen(c->train_data_folder)
                                                                              : strlen(c->valid_data_folder);
-    if (strlen(c->data_folder) + sub + strlen(c->file_prefix) + 80 > 4095) /* 80: /, _<i>_of_<N>.hdf5.partial.<pid> */
+    if (strlen(c->data_folder) + sub + strlen(c->file_prefix) + 90 > 4095) /* 90: /<sub-folder>/, _<i>_of_<N>.hdf5.partial.<pid> */
         return fail(err, "key 'data-folder': file paths would exceed 4095 characters (data-folder, sub-folders and "
                     "file-prefix are too long)");
     /* record-length-stdev > 0: per-file dimensions are drawn in sequence and kept (16 bytes per file per rank) */

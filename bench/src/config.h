@@ -21,6 +21,7 @@ typedef struct {
     int64_t record_dims[2], chunk_dims[3], num_dset_per_record; /* DLIO >= 2.0.1: dataset.record_dims, dataset.hdf5.* */
     int nrecord_dims, nchunk_dims;
     int64_t num_files_train, num_files_eval, num_samples_per_file;
+    int64_t num_subfolders_train, num_subfolders_eval; /* > 1: file i lives in <folder>/<i mod n, padded>/ */
     char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
     char records_dataset_name[256], labels_dataset_name[256];
     int chunking;
@@ -81,6 +82,8 @@ typedef struct {
     const char *files_key, *batch_key; /* the options, for messages */
     const char *trim_lines;           /* DLIO main.py lines trimming this phase's files (2.0.1-12 on) */
     const char *folder;               /* train-data-folder | valid-data-folder */
+    const char *subfolders_key;       /* num-subfolders-train | num-subfolders-eval */
+    int64_t subfolders;               /* > 1: file i in <folder>/<i mod n zero-padded to the digits of n>/ */
     int enabled;                      /* train | evaluation */
     int64_t num_files, batch_size;
     double compute_time, compute_time_stdev; /* computation-time(-stdev) | eval-time(-stdev) */
@@ -90,10 +93,12 @@ static inline phase_cfg_t config_phase(const config_t *c, int phase)
     if (phase == PH_TRAIN)
         return (phase_cfg_t){.name = "train", .what = "training", .files_key = "num-files-train",
                              .batch_key = "batch-size", .trim_lines = "230-237", .folder = c->train_data_folder,
+                             .subfolders_key = "num-subfolders-train", .subfolders = c->num_subfolders_train,
                              .enabled = c->train, .num_files = c->num_files_train, .batch_size = c->batch_size,
                              .compute_time = c->computation_time, .compute_time_stdev = c->computation_time_stdev};
     return (phase_cfg_t){.name = "eval", .what = "evaluation", .files_key = "num-files-eval",
                          .batch_key = "batch-size-eval", .trim_lines = "239-246", .folder = c->valid_data_folder,
+                         .subfolders_key = "num-subfolders-eval", .subfolders = c->num_subfolders_eval,
                          .enabled = c->evaluation, .num_files = c->num_files_eval, .batch_size = c->batch_size_eval,
                          .compute_time = c->eval_time, .compute_time_stdev = c->eval_time_stdev};
 }

@@ -54,6 +54,48 @@ static int is_dataset_name(const layout_t *L, const char *name)
     return !strncmp(p, ".partial.", 9) && p[9] && strspn(p + 9, "0123456789") == strlen(p + 9);
 }
 
+/* Count what a layout folder holds that is not this kernel's: dataset files, and (top = 1, the phase having
+ * sub-folders) its sub-folders 0..S-1 named as DLIO names them, holding dataset files. */
+static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int top, int64_t *foreign, char *first,
+                            size_t firstlen)
+{
+    int64_t S = config_phase(L->cfg, phase).subfolders;
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (!(*foreign)++)
+            snprintf(first, firstlen, "%s", dir);
+        return;
+    }
+    for (struct dirent *f; (f = readdir(d));) {
+        if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+            continue;
+        char fp[4700];
+        if (snprintf(fp, sizeof fp, "%s/%s", dir, f->d_name) >= (int)sizeof fp)
+            fp[sizeof fp - 1] = 0;
+        struct stat st;
+        if (lstat(fp, &st) != 0) {
+            if (!(*foreign)++)
+                snprintf(first, firstlen, "%s", fp);
+            continue;
+        }
+        if (top && S > 1 && S_ISDIR(st.st_mode)) {
+            char want[4400];
+            size_t n = strspn(f->d_name, "0123456789");
+            long long k = n && !f->d_name[n] ? atoll(f->d_name) : -1;
+            if (k >= 0 && k < S) {
+                layout_subfolder(L, phase, k, want, sizeof want);
+                if (!strcmp(strrchr(want, '/') + 1, f->d_name)) { /* named as DLIO pads it */
+                    scan_layout_dir(L, fp, phase, 0, foreign, first, firstlen);
+                    continue;
+                }
+            }
+        }
+        if (!(is_dataset_name(L, f->d_name) && S_ISREG(st.st_mode)) && !(*foreign)++)
+            snprintf(first, firstlen, "%s", fp);
+    }
+    closedir(d);
+}
+
 /* Generation writes only into a folder that is new, empty, or holds nothing but this kernel's dataset layout
  * (the train/valid sub-folders holding dataset files); anything else is someone else's, unless
  * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. */
@@ -87,22 +129,13 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
         struct stat st;
         int is_layout = (!strcmp(e->d_name, c->train_data_folder) || !strcmp(e->d_name, c->valid_data_folder)) &&
                         lstat(sub, &st) == 0 && S_ISDIR(st.st_mode);
-        DIR *d = is_layout ? opendir(sub) : NULL;
-        if (!d) {
+        if (!is_layout) {
             if (!foreign++)
                 snprintf(first, sizeof first, "%s", sub);
             continue;
         }
-        for (struct dirent *f; (f = readdir(d));) {
-            if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
-                continue;
-            char fp[4700];
-            if (snprintf(fp, sizeof fp, "%s/%s", sub, f->d_name) >= (int)sizeof fp)
-                fp[sizeof fp - 1] = 0;
-            if (!(is_dataset_name(L, f->d_name) && lstat(fp, &st) == 0 && S_ISREG(st.st_mode)) && !foreign++)
-                snprintf(first, sizeof first, "%s", fp);
-        }
-        closedir(d);
+        int phase = !strcmp(e->d_name, c->train_data_folder) ? PH_TRAIN : PH_EVAL;
+        scan_layout_dir(L, sub, phase, 1, &foreign, first, sizeof first);
     }
     closedir(top);
     if (foreign)
@@ -230,6 +263,22 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
                 snprintf(msg, sizeof msg, "key 'data-folder': cannot create '%s': %s", p, strerror(errno));
             out->created_dirs[k] = r;
         }
+        /* DLIO's rank 0 makes every sub-folder, also those no file falls in (data_generator.py:70-75 at 2.0.0) */
+        for (int ph = 0; ph < NPHASES && !*msg; ph++) {
+            int64_t S = config_phase(c, ph).subfolders;
+            if (S < 2)
+                continue;
+            out->created_sub[ph] = xcalloc((size_t)S, 1, "the list of created sub-folders");
+            for (int64_t k = 0; k < S && !*msg; k++) {
+                char p[4600];
+                layout_subfolder(L, ph, k, p, sizeof p);
+                int r = mkdir_p(p);
+                if (r < 0)
+                    snprintf(msg, sizeof msg, "key '%s': cannot create '%s': %s", config_phase(c, ph).subfolders_key,
+                             p, strerror(errno));
+                out->created_sub[ph][k] = r == 1;
+            }
+        }
     }
     agree_or_exit(msg, rank);
     double t0 = now();
@@ -288,6 +337,13 @@ void cleanup_generated(const layout_t *L, gen_result_t *g, int rank)
     g->ncreated = 0;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
+        for (int ph = 0; ph < NPHASES; ph++)
+            for (int64_t k = 0; g->created_sub[ph] && k < config_phase(c, ph).subfolders; k++) {
+                char p[4600];
+                layout_subfolder(L, ph, k, p, sizeof p);
+                if (g->created_sub[ph][k])
+                    rmdir(p); /* only if empty */
+            }
         const char *subs[3] = {"", c->train_data_folder, c->valid_data_folder};
         for (int k = 2; k >= 0; k--) {
             if (g->created_dirs[k] != 1)
@@ -305,5 +361,9 @@ void gen_result_free(gen_result_t *g)
         free(g->created[i]);
     free(g->created);
     g->created = NULL;
+    for (int ph = 0; ph < NPHASES; ph++) {
+        free(g->created_sub[ph]);
+        g->created_sub[ph] = NULL;
+    }
     g->ncreated = 0;
 }

@@ -10,6 +10,7 @@ typedef struct {
     char **created;   /* files this rank created in this run (for keep-files=false) */
     int64_t ncreated;
     int created_dirs[3]; /* rank 0: data folder, train, valid created by this run */
+    unsigned char *created_sub[2]; /* rank 0, per phase with sub-folders: sub-folder k created by this run */
 } gen_result_t;
 
 /* Generate this rank's share of the dataset (files i = rank, rank+R, ... over train then valid, as DLIO). */

@@ -74,18 +74,31 @@ static int ndigits(int64_t n)
     return d;
 }
 
+void layout_subfolder(const layout_t *L, int phase, int64_t k, char *out, size_t outlen)
+{
+    const config_t *c = L->cfg;
+    phase_cfg_t p = config_phase(c, phase);
+    int w = p.subfolders > 1 ? snprintf(out, outlen, "%s/%s/%0*lld", c->data_folder, p.folder, ndigits(p.subfolders),
+                                        (long long)k)
+                             : snprintf(out, outlen, "%s/%s", c->data_folder, p.folder);
+    if (w < 0 || (size_t)w >= outlen)
+        die(EXIT_BADINPUT, "key 'data-folder': file path too long (%d characters)", w);
+}
+
 void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outlen)
 {
     const config_t *c = L->cfg;
-    const char *sub = config_phase(c, phase).folder;
+    phase_cfg_t p = config_phase(c, phase);
     int64_t n = L->nfiles[phase];
+    char dir[4400];
+    /* DLIO: file i in sub-folder i mod S when S > 1 (data_generator/data_generator.py:91-105 at 2.0.0) */
+    layout_subfolder(L, phase, p.subfolders > 1 ? i % p.subfolders : 0, dir, sizeof dir);
     int w;
     if (c->naming == NAMING_H5BENCH) /* h5bench: 1-based, unpadded, .h5 */
-        w = snprintf(out, outlen, "%s/%s/%s_%lld_of_%lld.h5", c->data_folder, sub, c->file_prefix, (long long)i + 1,
-                     (long long)n);
+        w = snprintf(out, outlen, "%s/%s_%lld_of_%lld.h5", dir, c->file_prefix, (long long)i + 1, (long long)n);
     else /* DLIO: 0-based, zero-padded to the digits of N */
-        w = snprintf(out, outlen, "%s/%s/%s_%0*lld_of_%lld.%s", c->data_folder, sub, c->file_prefix, ndigits(n),
-                     (long long)i, (long long)n, L->dlio->file_ext);
+        w = snprintf(out, outlen, "%s/%s_%0*lld_of_%lld.%s", dir, c->file_prefix, ndigits(n), (long long)i,
+                     (long long)n, L->dlio->file_ext);
     if (w < 0 || (size_t)w >= outlen)
         die(EXIT_BADINPUT, "key 'data-folder': file path too long (%d characters)", w);
 }

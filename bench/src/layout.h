@@ -21,6 +21,9 @@ void layout_init(layout_t *L, const config_t *cfg);
 void layout_free(layout_t *L);
 /* Path of file i of a phase; returns the length (truncation is a fatal error). */
 void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outlen);
+/* The folder holding a phase's files: <data-folder>/<train|valid>, or its sub-folder k when the phase has more than
+ * one (num-subfolders-train/eval) */
+void layout_subfolder(const layout_t *L, int phase, int64_t k, char *out, size_t outlen);
 void layout_dims(const layout_t *L, int phase, int64_t i, int64_t *d1, int64_t *d2);
 /* Name of samples dataset k of a file (k < num-dset-per-record). */
 void layout_records_name(const layout_t *L, int64_t k, char *out, size_t outlen);
