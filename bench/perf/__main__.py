@@ -59,9 +59,19 @@ PRESETS = {
                               {"scale": "small", "framework": "tensorflow", "read_threads": 4},
                               # one row per other workload of reference-configs/ the kernel runs, with its own
                               # readers (`make workloads`: the matrix of their verdicts); 2 interleaved repetitions
-                              *({"workload": w, "scale": "small", "framework": "pytorch", "read_threads": rt,
-                                 "repeat": 2} for w, rt in (("unet3d_a100", 4), ("unet3d_v100", 4), ("dlrm", 1),
-                                                            ("megatron_deepspeed", 1)))]},
+                              *({"workload": w, "scale": "small", "framework": fw, "read_threads": rt,
+                                 "repeat": 2} for w, fw, rt in (("unet3d_a100", "pytorch", 4),
+                                                                ("unet3d_v100", "pytorch", 4), ("dlrm", "pytorch", 1),
+                                                                ("bert", "tensorflow", 1),
+                                                                ("cosmoflow", "tensorflow", 4),
+                                                                ("resnet50", "tensorflow", 8))),
+                              # default: 2 x 80 one-second steps and 2 x 40 half-second evaluations a launch (once)
+                              {"workload": "default", "scale": "small", "framework": "pytorch", "read_threads": 1,
+                               "repeat": 1},
+                              # megatron_deepspeed at tiny scale: DLIO's small-scale training launch (65,536
+                              # samples) passed 900 s
+                              {"workload": "megatron_deepspeed", "scale": "tiny", "framework": "pytorch",
+                               "read_threads": 1, "repeat": 2}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
     },
