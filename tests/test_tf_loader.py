@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import pytest
 from kernel import run, tiny
 
@@ -69,12 +70,17 @@ def test_two_threads_interleave_by_hand(tmp_path):
 @pytest.mark.parametrize("sets,words", [
     ({"batch-size": 5}, ["'batch-size'", "3 batches", "2 steps", "read ahead"]),  # 12 per rank: 5, 5, 2 + pad
     ({"total-training-steps": 2}, ["'total-training-steps'", "3 batches", "2 steps"]),
-    ({"read-threads": 16}, ["'read-threads'", "ZeroDivisionError", "12 samples per rank"]),
+    ({"read-threads": 16}, ["'read-threads'", "ZeroDivisionError", "12 training samples per rank"]),
     # 2 threads of 6 positions: thread 0 reads files 0 and 1, thread 1 files 1 and 2 (position 6 is file 6 // 4 = 1)
     ({"read-threads": 2}, ["'read-threads'", "file 1 together", "share an open HDF5 file"]),
     ({"data-loader": "pytorch"}, ["'framework'", "Imcompatible", "utils/config.py:211-213"]),
     ({"dlio-version": "2.0.1"}, ["'data-loader'", "2.0.0 only"]),
-    ({"evaluation": True, "num-files-eval": 2}, ["'evaluation'", "not emulated"]),
+    # evaluation: 2 files x 4 samples over 2 ranks = 4 per rank, batch 3: 2 batches (3 + 1 padded), 1 step
+    ({"evaluation": True, "num-files-eval": 2, "batch-size-eval": 3},
+     ["'batch-size-eval'", "evaluation pipeline yields 2 batches", "1 steps", "main.py:224, :239"]),
+    # DLIO builds the evaluation map whenever it trains: 1 file x 4 samples, 2 ranks, 4 threads -> 2 // 4 = 0
+    ({"evaluation": False, "num-files-eval": 1, "read-threads": 4, "num-files-train": 8},
+     ["'read-threads'", "2 evaluation samples per rank", "ZeroDivisionError", "even with evaluation off"]),
 ])
 def test_shapes_not_emulated_are_refused(tmp_path, sets, words):
     """each refused before any I/O with exit 2 and the reason (what DLIO does with it)"""
@@ -116,3 +122,59 @@ def test_model_counts_by_hand():
     assert [s["steps"] for s in m[0]] == [3, 3]
     with pytest.raises(model.UnknownRelease):
         model.workload_reads(cfg, 2, "2.0.1")
+
+
+def eval_by_dlio(neval: int, ntrain: int, ranks: int, rank: int, seed: int, epochs: int) -> dict[int, list[int]]:
+    """DLIO 2.0.0's evaluation files for one rank, 1 sample per file, 1 thread, file shuffle on, sample shuffle off,
+    seed_change_epoch: reconfigure(e) seeds numpy with seed + e, shuffles the training list, then the evaluation list
+    (utils/config.py:370-376, in place: it compounds), and the evaluation after epoch e reads its map
+    (build_sample_map_iter: position 0 file r * ((F // R) % F), position k > 0 file (k // spf) % F, :337-348)."""
+    rs = np.random.RandomState()
+    train, ev = list(range(ntrain)), list(range(neval))
+    out = {}
+    spp = -(-neval // ranks)
+    for e in range(1, epochs + 1):
+        rs.seed(seed + e)
+        rs.shuffle(train)
+        rs.shuffle(ev)
+        out[e] = [ev[rank * ((neval // ranks) % neval)] if k == 0 else ev[k % neval] for k in range(spp)]
+    return out
+
+
+def test_evaluation_reads_dlios_shuffled_evaluation_list(tmp_path):
+    """6 training + 4 evaluation files of 1 sample, 2 ranks, 1 thread, batch 1 (eval 1), file shuffle: the
+    evaluation steps read the evaluation list shuffled after the training list from one seeding, every epoch"""
+    r = run(tmp_path, 2, tf_sets(tmp_path / "data", **{"num-files-train": 6, "num-files-eval": 4,
+                                                        "num-samples-per-file": 1, "batch-size": 1,
+                                                        "batch-size-eval": 1, "evaluation": True, "epochs": 3,
+                                                        "file-shuffle": "seed", "random-seed": 123,
+                                                        "seed-change-epoch": True}))
+    assert r.rc == 0, r.proc.stderr
+    for rank in (0, 1):
+        got: dict[int, list[int]] = defaultdict(list)
+        for row in r.samples(rank):
+            if row["phase"] == "eval":
+                assert row["use"] == "step" and row["index"] == "0", row
+                got[int(row["epoch"])].append(int(row["file"]))
+        assert dict(got) == eval_by_dlio(4, 6, 2, rank, 123, 3), rank
+    ev = r.summary()["eval"]["epochs"]
+    assert [(e["opens"], e["reads"]) for e in ev] == [(4, 4)] * 3  # 2 per rank, one open per 1-sample file
+
+
+def test_model_evaluation_segments_by_hand():
+    """the model's evaluation segments: after each evaluation epoch, the evaluation list DLIO shuffles after the
+    training list (eval_by_dlio), 2 steps and 2 opens per rank; none with evaluation off"""
+    cfg = {"framework": "tensorflow", "workflow": {"evaluation": True},
+           "dataset": {"num_files_train": 6, "num_files_eval": 4, "num_samples_per_file": 1, "record_length": 4096},
+           "reader": {"data_loader": "tensorflow", "read_threads": 1, "batch_size": 1, "batch_size_eval": 1,
+                      "file_shuffle": "seed"},
+           "train": {"epochs": 3, "seed": 123, "seed_change_epoch": True}}
+    m = model.workload_reads(cfg, 2)
+    for rank in (0, 1):
+        want = eval_by_dlio(4, 6, 2, rank, 123, 3)
+        evs = [s for s in m[rank] if s["phase"] == "eval"]
+        assert [s["epoch"] for s in evs] == [1, 2, 3]
+        assert {s["epoch"]: s["samples"] for s in evs} == want
+        assert [(s["steps"], s["opens"]) for s in evs] == [(2, 2)] * 3
+    off = model.workload_reads({**cfg, "workflow": {"evaluation": False}}, 2)
+    assert [s["phase"] for s in off[0]] == ["train"] * 3

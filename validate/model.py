@@ -160,12 +160,20 @@ def tf_thread_opens(items: list[tuple[int, int]], spf: int) -> int:
 
 
 def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
-    """DLIO 2.0.0's TensorFlow path (data_loader/tf_data_loader.py, reader/reader_handler.py next(), main.py _train):
-    rank -> one segment per epoch. Every batch of every thread is read (the shapes the kernel accepts: batches per rank
-    = steps), each thread's last batch padded without reads; one raw read per sample (the file stays open, the
-    dataset is reopened per sample, so HDF5's sieve buffer starts afresh: raw_read_bytes)."""
+    """DLIO 2.0.0's TensorFlow path (data_loader/tf_data_loader.py, reader/reader_handler.py next(), main.py _train
+    and _eval): rank -> one training segment per epoch, then an evaluation segment in the evaluation epochs. Every
+    batch of every thread is read (the shapes the kernel accepts: batches per rank = steps), each thread's last batch
+    padded without reads; one raw read per sample (the file stays open, the dataset is reopened per sample, so HDF5's
+    sieve buffer starts afresh: raw_read_bytes). reconfigure(e) (utils/config.py:368-380) seeds numpy once, shuffles
+    the training file list and then the evaluation list (both in place), and builds both sample maps, each reseeding
+    for its sample shuffle; the evaluation after epoch e reads the map built before it."""
     spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
     nfiles = int(dotted_get(cfg, "dataset.num_files_train", 8))
+    neval = int(dotted_get(cfg, "dataset.num_files_eval", 0))
+    bse = int(dotted_get(cfg, "reader.batch_size_eval", 1))
+    evals = eval_epochs(int(dotted_get(cfg, "train.epochs", 1)), int(dotted_get(cfg, "evaluation.eval_after_epoch", 1)),
+                        int(dotted_get(cfg, "evaluation.epochs_between_evals", 1))) \
+        if bool(dotted_get(cfg, "workflow.evaluation", False)) and neval > 0 else []
     seed = int(dotted_get(cfg, "train.seed", 123))
     change = bool(dotted_get(cfg, "train.seed_change_epoch", True))
     epochs = int(dotted_get(cfg, "train.epochs", 1))
@@ -176,26 +184,29 @@ def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
     bs = int(dotted_get(cfg, "reader.batch_size", 1))
     dims = file_dims(cfg, "2.0.0")
     chunked = bool(dotted_get(cfg, "dataset.enable_chunking", False))
-    spp = math.ceil(nfiles * spf / ranks)
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
-        file_list = list(range(nfiles))
+        file_list = {"train": list(range(nfiles)), "eval": list(range(neval))}
         segs = []
         for e in range(1, epochs + 1):  # reconfigure(e) before epoch e (main.py:330, :349)
             s = seed + e if change else seed
-            if fshuffle:  # utils/config.py:370-375: in place, so it compounds
+            if fshuffle:  # utils/config.py:370-376: in place, so it compounds; one seeding for both lists
                 np.random.seed(s)
-                np.random.shuffle(file_list)
-            positions = list(range(r * spp, (r + 1) * spp))
-            if sshuffle:
-                np.random.seed(s)
-                np.random.shuffle(positions)
-            lists = tf_thread_lists(nfiles, spf, ranks, r, rt, file_list, positions)
-            reads = [x for t in lists for x in t]
-            steps = sum(math.ceil(len(t) / bs) for t in lists)
-            segs.append({"phase": "train", "epoch": e, "samples": [f * spf + i for f, i in reads], "prefetched": 0,
-                         "steps": steps, "opens": sum(tf_thread_opens(t, spf) for t in lists),
-                         "bytes": [raw_read_bytes(dims[f], i, spf, chunked) for f, i in reads]})
+                np.random.shuffle(file_list["train"])
+                np.random.shuffle(file_list["eval"])
+            for phase in ["train"] + (["eval"] if e in evals else []):
+                n, b, off = (nfiles, bs, 0) if phase == "train" else (neval, bse, nfiles)
+                spp = math.ceil(n * spf / ranks)
+                positions = list(range(r * spp, (r + 1) * spp))
+                if sshuffle:
+                    np.random.seed(s)
+                    np.random.shuffle(positions)
+                lists = tf_thread_lists(n, spf, ranks, r, rt, file_list[phase], positions)
+                reads = [x for t in lists for x in t]
+                segs.append({"phase": phase, "epoch": e, "samples": [f * spf + i for f, i in reads], "prefetched": 0,
+                             "steps": sum(math.ceil(len(t) / b) for t in lists),
+                             "opens": sum(tf_thread_opens(t, spf) for t in lists),
+                             "bytes": [raw_read_bytes(dims[off + f], i, spf, chunked) for f, i in reads]})
         out[r] = segs
     return out
 

@@ -998,6 +998,67 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
 
 static int64_t dim_of(int64_t record_length) { return (int64_t)sqrt((double)record_length); }
 
+/* One phase of DLIO 2.0.0's TF path: the shapes DLIO raises on (always) and those whose reads the kernel does not
+ * emulate (reads: the phase is read). */
+static int config_validate_tf_phase(const config_t *c, int phase, int nranks, int reads, char *err)
+{
+    const phase_cfg_t p = config_phase(c, phase);
+    int64_t total = p.num_files * c->num_samples_per_file;
+    tf_split_t s = tf_split(total, nranks, c->read_threads);
+    if (s.spt < 1)
+        return fail(err, "key 'read-threads': %lld reader threads for %lld %s samples per rank: DLIO 2.0.0 raises "
+                    "ZeroDivisionError (utils/config.py:323 samples_per_thread = %lld // %lld = 0, divided by at :342%s); "
+                    "use at most %lld threads", (long long)s.nt, (long long)s.spp, p.what, (long long)s.spp,
+                    (long long)s.nt, phase == PH_EVAL ? ", building the evaluation map even with evaluation off" : "",
+                    (long long)s.spp);
+    if (!reads)
+        return 0;
+    /* Several tf.data threads of a rank reading the same file share it: they run in one process, where HDF5 opens a
+     * file once (H5F's shared file struct) and h5py's lock orders the calls, so how many opens, and which metadata
+     * reads, depend on the threads' timing (measured: resnet50-like 4 files x 64 samples, 8 threads: fewer opens and
+     * metadata reads than the per-thread rule). The kernel's reader processes cannot share a file: refused. */
+    if (s.nt > 1) {
+        int64_t F = p.num_files, spf = c->num_samples_per_file, fpr = (F / nranks) % F, clash = -1, at = 0;
+        int32_t *owner = malloc((size_t)F * sizeof *owner);
+        if (!owner)
+            return fail(err, "out of memory checking %lld files", (long long)F);
+        for (int64_t i = 0; i < F; i++) owner[i] = -1;
+        for (int r = 0; r < nranks && clash < 0; r++) {
+            for (int64_t k = 0; k < s.spp && clash < 0; k++) { /* utils/config.py:337-348 */
+                int64_t f = k == 0 ? (int64_t)r * fpr : (k / spf) % F, t = tf_thread_of(&s, k);
+                if (owner[f] >= 0 && owner[f] != t)
+                    clash = f, at = r;
+                owner[f] = (int32_t)t;
+            }
+            for (int64_t k = 0; k < s.spp; k++) owner[k == 0 ? (int64_t)r * fpr : (k / spf) % F] = -1;
+        }
+        free(owner);
+        if (clash >= 0)
+            return fail(err, "key 'read-threads': %lld tf.data threads of rank %d would read %s file %lld together (%lld "
+                        "samples per file, %lld per thread): DLIO's threads share an open HDF5 file inside one "
+                        "process, with opens and metadata reads that depend on their timing; not emulated (use "
+                        "samples per thread that are a multiple of samples per file, or read-threads 0 or 1)",
+                        (long long)s.nt, at, p.what, (long long)clash, (long long)spf, (long long)s.spt);
+    }
+    int64_t batches = tf_batches(&s, p.batch_size);
+    /* main.py:252 max_steps and :287 the break (training); :224 total and :239 the break (evaluation) */
+    int64_t steps = total / p.batch_size / nranks;
+    int capped = phase == PH_TRAIN && c->total_training_steps > 0 && c->total_training_steps < steps;
+    if (capped)
+        steps = c->total_training_steps;
+    if (steps < 1)
+        steps = 1;
+    if (steps < batches)
+        return fail(err, "key '%s': each rank's tf.data %s pipeline yields %lld batches (%lld reader thread(s) of ~%lld "
+                    "samples, each padding its last batch: reader/reader_handler.py:96-99) but DLIO takes %lld steps "
+                    "(main.py:%s): the batches past the last step are read ahead by tf.data's prefetch and "
+                    "interleave buffers, as far as timing lets them (measured on DLIO 2.0.0, 1 thread, batch 1, 3 steps: "
+                    "5 samples more were read), which the kernel does not emulate; choose a shape whose batches per "
+                    "rank equal its steps", capped ? "total-training-steps" : p.batch_key, p.what, (long long)batches,
+                    (long long)s.nt, (long long)s.spt, (long long)steps, phase == PH_TRAIN ? "252, :287" : "224, :239");
+    return 0;
+}
+
 /* DLIO 2.0.0's TensorFlow loader (framework: tensorflow, reader.data_loader: tensorflow): what it does with a shape,
  * and what the kernel emulates of it. Everything refused here says why. */
 static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nranks, int ranks_known, char *err)
@@ -1018,60 +1079,13 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
     if (c->subfiling || c->collective_data || c->collective_meta)
         return fail(err, "key 'data-loader': tensorflow with an MPI-IO mode: DLIO's tf.data threads read through h5py "
                     "independently; not emulated");
-    if (c->evaluation)
-        return fail(err, "key 'evaluation': DLIO 2.0.0's tf.data evaluation reads are not emulated (no TensorFlow "
-                    "workload DLIO 2.0.0 ships evaluates)");
     if (!c->train || !ranks_known) /* the rest depends on the rank count: checked once it is known */
         return 0;
-    int64_t total = c->num_files_train * c->num_samples_per_file;
-    tf_split_t s = tf_split(total, nranks, c->read_threads);
-    if (s.spt < 1)
-        return fail(err, "key 'read-threads': %lld reader threads for %lld samples per rank: DLIO 2.0.0 raises "
-                    "ZeroDivisionError (utils/config.py:323 samples_per_thread = %lld // %lld = 0, divided by at :342); "
-                    "use at most %lld threads", (long long)s.nt, (long long)s.spp, (long long)s.spp, (long long)s.nt,
-                    (long long)s.spp);
-    /* Several tf.data threads of a rank reading the same file share it: they run in one process, where HDF5 opens a
-     * file once (H5F's shared file struct) and h5py's lock orders the calls, so how many opens, and which metadata
-     * reads, depend on the threads' timing (measured: resnet50-like 4 files x 64 samples, 8 threads: fewer opens and
-     * metadata reads than the per-thread rule). The kernel's reader processes cannot share a file: refused. */
-    if (s.nt > 1) {
-        int64_t F = c->num_files_train, spf = c->num_samples_per_file, fpr = (F / nranks) % F, clash = -1, at = 0;
-        int32_t *owner = malloc((size_t)F * sizeof *owner);
-        if (!owner)
-            return fail(err, "out of memory checking %lld files", (long long)F);
-        for (int64_t i = 0; i < F; i++) owner[i] = -1;
-        for (int r = 0; r < nranks && clash < 0; r++) {
-            for (int64_t k = 0; k < s.spp && clash < 0; k++) { /* utils/config.py:337-348 */
-                int64_t f = k == 0 ? (int64_t)r * fpr : (k / spf) % F, t = tf_thread_of(&s, k);
-                if (owner[f] >= 0 && owner[f] != t)
-                    clash = f, at = r;
-                owner[f] = (int32_t)t;
-            }
-            for (int64_t k = 0; k < s.spp; k++) owner[k == 0 ? (int64_t)r * fpr : (k / spf) % F] = -1;
-        }
-        free(owner);
-        if (clash >= 0)
-            return fail(err, "key 'read-threads': %lld tf.data threads of rank %d would read file %lld together (%lld "
-                        "samples per file, %lld per thread): DLIO's threads share an open HDF5 file inside one "
-                        "process, with opens and metadata reads that depend on their timing; not emulated (use "
-                        "samples per thread that are a multiple of samples per file, or read-threads 0 or 1)",
-                        (long long)s.nt, at, (long long)clash, (long long)spf, (long long)s.spt);
-    }
-    int64_t batches = tf_batches(&s, c->batch_size);
-    int64_t steps = total / c->batch_size / nranks; /* main.py:252 max_steps, :287 the break */
-    if (c->total_training_steps > 0 && c->total_training_steps < steps)
-        steps = c->total_training_steps;
-    if (steps < 1)
-        steps = 1;
-    if (steps < batches)
-        return fail(err, "key '%s': each rank's tf.data pipeline yields %lld batches (%lld reader thread(s) of ~%lld "
-                    "samples, each padding its last batch: reader/reader_handler.py:96-99) but DLIO takes %lld steps "
-                    "(main.py:252, :287): the batches past the last step are read ahead by tf.data's prefetch and "
-                    "interleave buffers, as far as timing lets them (measured on DLIO 2.0.0, 1 thread, batch 1, 3 steps: 5 samples more were read), which the "
-                    "kernel does not emulate; choose a shape whose batches per rank equal its steps",
-                    c->total_training_steps > 0 && c->total_training_steps < batches ? "total-training-steps"
-                                                                                       : "batch-size",
-                    (long long)batches, (long long)s.nt, (long long)s.spt, (long long)steps);
+    /* reconfigure() builds both maps whenever DLIO trains, evaluation on or off (utils/config.py:378-380): the
+     * evaluation map's ZeroDivisionError is DLIO's too; its reads are checked only when evaluation runs */
+    if (config_validate_tf_phase(c, PH_TRAIN, nranks, 1, err) ||
+        (c->num_files_eval > 0 && config_validate_tf_phase(c, PH_EVAL, nranks, c->evaluation, err)))
+        return -1;
     return 0;
 }
 

@@ -246,9 +246,13 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     const int64_t F = config_phase(c, P->phase).num_files, spf = c->num_samples_per_file, bs = P->bs;
     tf_split_t sp = tf_split(F * spf, R->nranks, c->read_threads);
     uint32_t seed = (uint32_t)(c->seed_change_epoch ? c->random_seed + P->epoch : c->random_seed);
-    if (c->file_shuffle != SHUFFLE_OFF) {
+    int64_t *files = R->tf.files[P->phase];
+    /* reconfigure(epoch) before the epoch's training: one seeding, the training list then the evaluation list
+     * (utils/config.py:368-376); the epoch's evaluation reads that evaluation list */
+    if (P->phase == PH_TRAIN && c->file_shuffle != SHUFFLE_OFF) {
         nprand_seed(&R->tf.rng, seed);
-        nprand_shuffle_i64(&R->tf.rng, R->tf.files, (size_t)F);
+        nprand_shuffle_i64(&R->tf.rng, R->tf.files[PH_TRAIN], (size_t)F);
+        nprand_shuffle_i64(&R->tf.rng, R->tf.files[PH_EVAL], (size_t)c->num_files_eval);
     }
     for (int64_t k = 0; k < sp.spp; k++) R->tf.list[k] = (int64_t)R->rank * sp.spp + k;
     if (c->sample_shuffle != SHUFFLE_OFF) {
@@ -261,7 +265,7 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     int64_t fpr = (F / R->nranks) % F, f = (int64_t)R->rank * fpr;
     for (int64_t k = 0; k < sp.spp; k++) {
         int64_t t = tf_thread_of(&sp, k);
-        R->tf.order[start[t] + fill[t]++] = R->tf.files[f] * spf + R->tf.list[k] % spf;
+        R->tf.order[start[t] + fill[t]++] = files[f] * spf + R->tf.list[k] % spf;
         f = ((k + 1) / spf) % F;
     }
     int64_t nb = 0;
@@ -286,8 +290,9 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     P->bthr = R->tf.bthr;
     P->bflags = R->tf.bflags;
     P->batches = nb;
-    /* main.py:287 the break after max_steps or total_training_steps; config.c made sure no batch is left over, and
-     * every rank has spp positions: the same steps everywhere, each followed by the barrier (main.py:273) */
+    /* main.py:287 the break after max_steps or total_training_steps (evaluation: :239 after `total`); config.c made
+     * sure no batch is left over, and every rank has spp positions: the same steps everywhere, each training step
+     * followed by the barrier (main.py:273; evaluation steps have none) */
     P->steps = runner_planned_steps(c, R->L->dlio, P->phase, P->batches, R->nranks);
     if (P->steps != P->batches)
         die(EXIT_BADINPUT, "TF loader: %lld batches but %lld steps (config validation should have refused this)",
@@ -314,11 +319,16 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     int tf = c->data_loader == LOADER_TENSORFLOW;
     R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
-    if (tf) { /* sized for training, the one TF phase config.c accepts */
-        int64_t F = c->num_files_train > 0 ? c->num_files_train : 1;
-        tf_split_t sp = tf_split(F * c->num_samples_per_file, nranks, c->read_threads);
-        R->tf.files = xcalloc((size_t)F, sizeof *R->tf.files, "the TF file list");
-        for (int64_t i = 0; i < F; i++) R->tf.files[i] = i;
+    if (tf) { /* sized for the larger phase */
+        tf_split_t sp = {0};
+        for (int ph = 0; ph < NPHASES; ph++) {
+            int64_t F = config_phase(c, ph).num_files;
+            tf_split_t s = tf_split((F > 0 ? F : 1) * c->num_samples_per_file, nranks, c->read_threads);
+            if (s.spp > sp.spp)
+                sp = s;
+            R->tf.files[ph] = xcalloc((size_t)(F > 0 ? F : 1), sizeof *R->tf.files[ph], "the TF file list");
+            for (int64_t i = 0; i < F; i++) R->tf.files[ph][i] = i;
+        }
         R->tf.list = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.list, "the TF sample list");
         R->tf.order = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.order, "the TF sample list");
         R->tf.boff = xcalloc((size_t)sp.spp + 1, sizeof *R->tf.boff, "the TF batches");
@@ -342,7 +352,8 @@ void runner_free(runner_t *R)
     if (R->loader->close)
         R->loader->close(R);
     for (int ph = 0; ph < NPHASES; ph++) sampler_free(&R->sampler[ph]);
-    free(R->tf.files);
+    free(R->tf.files[PH_TRAIN]);
+    free(R->tf.files[PH_EVAL]);
     free(R->tf.list);
     free(R->tf.order);
     free(R->tf.boff);

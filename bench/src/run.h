@@ -77,7 +77,8 @@ struct runner {
     int64_t last_step;    /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
     int64_t reads_done;   /* fault-skip-read bookkeeping */
     struct {              /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
-        int64_t *files;   /* file_list_train, shuffled in place at every epoch with file_shuffle (compounds) */
+        int64_t *files[2]; /* file_list_train, file_list_eval: shuffled in place, train then eval from one seeding,
+                            * at every epoch with file_shuffle (compounds; utils/config.py:368-376) */
         int64_t *list, *order, *boff, *blen;
         int32_t *bthr;
         uint8_t *bflags;
