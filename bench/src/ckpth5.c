@@ -176,6 +176,8 @@ static void move(h5ck_t *h, hid_t d, hid_t type, hid_t dxpl, const entry_t *e, i
         ts_pattern(h->buf, (size_t)(per * es), e->dtype, fill);
         h->buf_dtype = e->dtype, h->buf_fill = fill;
     }
+    char what[4900]; /* the file and the dataset, for a failing write or read */
+    snprintf(what, sizeof what, "%s, dataset %s", path, e->name);
     hid_t fs = H5_CHECK(H5Dget_space(d), path, EXIT_RUNTIME);
     for (int64_t off = 0; off < e->numel; off += per) {
         hsize_t o = (hsize_t)off, n = (hsize_t)(e->numel - off < per ? e->numel - off : per), one = 1;
@@ -185,9 +187,9 @@ static void move(h5ck_t *h, hid_t d, hid_t type, hid_t dxpl, const entry_t *e, i
         else
             H5_CHECK(H5Sselect_none(fs), path, EXIT_RUNTIME), H5_CHECK(H5Sselect_none(ms), path, EXIT_RUNTIME);
         if (write)
-            H5_CHECK(H5Dwrite(d, type, ms, fs, dxpl, h->buf), e->name, EXIT_RUNTIME);
+            H5_CHECK(H5Dwrite(d, type, ms, fs, dxpl, h->buf), what, EXIT_RUNTIME);
         else
-            H5_CHECK(H5Dread(d, type, ms, fs, dxpl, h->buf), e->name, EXIT_RUNTIME);
+            H5_CHECK(H5Dread(d, type, ms, fs, dxpl, h->buf), what, EXIT_RUNTIME);
         H5_CHECK(H5Sclose(ms), path, EXIT_RUNTIME);
         if (mine)
             io->calls++, io->bytes += (int64_t)n * es;
@@ -225,9 +227,9 @@ void h5ck_write(h5ck_t *h, const char *path, int fill, h5ck_io_t *io)
     for (int64_t i = 0; i < n; i++) { /* shared: every rank creates every dataset, in the same order (collective) */
         hsize_t dim = (hsize_t)e[i].numel;
         hid_t sp = H5_CHECK(H5Screate_simple(1, &dim, NULL), tmp, EXIT_RUNTIME), t = h5_type(e[i].dtype, tmp);
-        hid_t d = H5_CHECK(H5Dcreate2(f, e[i].name, t, sp, lcpl, dcpl, H5P_DEFAULT), e[i].name, EXIT_RUNTIME);
+        hid_t d = H5_CHECK(H5Dcreate2(f, e[i].name, t, sp, lcpl, dcpl, H5P_DEFAULT), tmp, EXIT_RUNTIME);
         move(h, d, t, dxpl, &e[i], 1, fill, tmp, io);
-        H5_CHECK(H5Dclose(d), e[i].name, EXIT_RUNTIME);
+        H5_CHECK(H5Dclose(d), tmp, EXIT_RUNTIME);
         H5_CHECK(H5Tclose(t), tmp, EXIT_RUNTIME), H5_CHECK(H5Sclose(sp), tmp, EXIT_RUNTIME);
     }
     H5_CHECK(H5Pclose(dcpl), tmp, EXIT_RUNTIME), H5_CHECK(H5Pclose(lcpl), tmp, EXIT_RUNTIME);
@@ -264,7 +266,9 @@ void h5ck_read(h5ck_t *h, const char *path, h5ck_io_t *io)
     hid_t fapl = file_access(h, path), dxpl = transfer(h, path);
     hid_t f = H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, fapl), path, EXIT_RUNTIME);
     for (int64_t i = 0; i < n; i++) {
-        hid_t d = H5_CHECK(H5Dopen2(f, e[i].name, H5P_DEFAULT), path, EXIT_RUNTIME);
+        hid_t d = H5Dopen2(f, e[i].name, H5P_DEFAULT);
+        if (d < 0)
+            die(EXIT_RUNTIME, "checkpoint %s: no dataset %s: not this model's checkpoint", path, e[i].name);
         hid_t sp = H5_CHECK(H5Dget_space(d), path, EXIT_RUNTIME), ft = H5_CHECK(H5Dget_type(d), path, EXIT_RUNTIME);
         hsize_t dim = 0;
         int nd = H5Sget_simple_extent_dims(sp, &dim, NULL);
