@@ -249,3 +249,25 @@ def test_side_by_side_refused_by_name(where):
     assert why and "key 'checkpoint-format': hdf5 is the kernel's own checkpoint format" in why, why
     cfg.pop("h5dlio", None)
     assert hrun.precheck(Workload("w", "tiny", "unet3d", cfg, "unet3d.yaml"), hrun.Options(ranks=1)) is None
+
+
+def test_write_failure_names_file_and_rank_and_leaves_nothing(tmp_path):
+    """A file-size limit (a full disk's stand-in) below the model: H5Dwrite fails; the job ends non-zero naming the
+    file, the dataset and the rank; neither the partial file nor one under the final name is left."""
+    import resource
+    from kernel import MPIRUN
+    sets = ckpt_sets(tmp_path / "data", tmp_path / "ck", **{"model-size": 96 << 20, "layer-parameters": "0",
+                                                            "checkpoint-format": "hdf5", "epochs": 1})
+    assert run(tmp_path, 1, {**sets, "train": False, "checkpoint": False}).rc == 0
+
+    def limit():  # above Open MPI's PMIx shared-memory files, below the model
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+
+    argv = [a for k, v in {**sets, "generate-data": False, "output-folder": str(tmp_path / "o")}.items()
+            for a in ("--set", f"{k}={str(v).lower() if isinstance(v, bool) else v}")]
+    p = subprocess.run([*MPIRUN, "-np", "1", BIN, *argv], capture_output=True, text=True, timeout=120,
+                       preexec_fn=limit)
+    assert p.returncode not in (0, 2)
+    assert re.search(r"rank 0: error: \S*checkpoint-1-16-0\.h5\.partial\.\d+, dataset /model/a", p.stderr), \
+        p.stderr[-1500:]
+    assert not list((tmp_path / "ck").iterdir())
