@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import subprocess
 from pathlib import Path
 
 import pytest
-from kernel import BIN, kernel_info, run, tiny
+from kernel import BIN, MPIRUN, kernel_info, run, tiny
 from test_checkpoint import ckpt_sets, torch_run
 
 # every dataset of an HDF5 file: name -> [elements, dtype code], and the first values of each
@@ -254,8 +255,6 @@ def test_side_by_side_refused_by_name(where):
 def test_write_failure_names_file_and_rank_and_leaves_nothing(tmp_path):
     """A file-size limit (a full disk's stand-in) below the model: H5Dwrite fails; the job ends non-zero naming the
     file, the dataset and the rank; neither the partial file nor one under the final name is left."""
-    import resource
-    from kernel import MPIRUN
     sets = ckpt_sets(tmp_path / "data", tmp_path / "ck", **{"model-size": 96 << 20, "layer-parameters": "0",
                                                             "checkpoint-format": "hdf5", "epochs": 1})
     assert run(tmp_path, 1, {**sets, "train": False, "checkpoint": False}).rc == 0
