@@ -74,6 +74,21 @@ def merged_config(wl: Workload) -> dict:
 DLIO_CANNOT_RUN = re.compile(r"^h5dlio: warning: (DLIO \S+ cannot run this at \d+ ranks: .*)$", re.M)
 
 
+def own_checkpoint_format(dry_run_stdout: str) -> str | None:
+    """The kernel's own checkpoint format (key checkpoint-format hdf5, ckpth5.c) has no DLIO counterpart (DLIO writes
+    torch.save files): a side-by-side run of it would compare nothing. The reason, from the kernel's resolved config
+    (its --dry-run JSON), or None."""
+    try:
+        cfg = json.loads(dry_run_stdout)
+    except ValueError:
+        return None
+    if cfg.get("checkpoint") and cfg.get("checkpoint-format", "torch") != "torch":
+        return (f"key 'checkpoint-format': {cfg['checkpoint-format']} is the kernel's own checkpoint format (DLIO "
+                "writes torch.save files): nothing to validate side by side; run the kernel alone (build/h5dlio) or "
+                "set h5dlio.checkpoint-format=torch")
+    return None
+
+
 def precheck(wl: Workload, opt: Options, dlio_side: bool = True) -> str | None:
     """Validate the workload (and --kernel-set) with the kernel's own validator for opt.ranks ranks, before anything
     is launched or written: `h5dlio --dry-run --ranks N`, one process, no I/O. Returns the kernel's message when it
@@ -91,6 +106,9 @@ def precheck(wl: Workload, opt: Options, dlio_side: bool = True) -> str | None:
             p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired):
             return None
+    own = own_checkpoint_format(p.stdout) if dlio_side and p.returncode == 0 else None
+    if own:
+        return f"workload {wl.name} ({wl.scale}): {own}"
     shape = DLIO_CANNOT_RUN.search(p.stderr) if dlio_side and p.returncode == 0 else None
     if shape:
         return f"workload {wl.name} ({wl.scale}) at {opt.ranks} ranks (RANKS): {shape.group(1)}"

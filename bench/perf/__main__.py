@@ -16,12 +16,18 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import checkpoint, dlio, generation, overhead, profilers, readpath, report, scaling
+from bench.perf import checkpoint, ckptformat, dlio, generation, overhead, profilers, readpath, report, scaling
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
-            "profilers": profilers, "checkpoint": checkpoint}
+            "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat}
+
+# checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
+_CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
+                    "num_attention_heads": 8, "num_kv_heads": 2, "model_datatype": "fp16", "optimizer_datatype": "fp16"}
+_CKPT_MODEL_SMALL = {**_CKPT_MODEL_TINY, "hidden_size": 1024, "ffn_hidden_size": 4096, "vocab_size": 16000,
+                     "num_attention_heads": 16, "num_kv_heads": 4}
 
 # tiny: the CI smoke (every section, 1-3 repetitions, DLIO only where it is needed: < 3 min on 2 cores);
 # small: the measurement of record (minutes; ~30 DLIO launches)
@@ -39,6 +45,7 @@ PRESETS = {
                  "variants": [{"scale": "tiny", "framework": "pytorch", "read_threads": 4}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 1, "sides": ["kernel"], "timeout": 900},
         "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
+        "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 1, "checkpoints": 1, "model": _CKPT_MODEL_TINY},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -74,6 +81,7 @@ PRESETS = {
                                "read_threads": 1, "repeat": 2}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
+        "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 2, "checkpoints": 2, "model": _CKPT_MODEL_SMALL},
     },
 }
 

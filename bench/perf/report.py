@@ -238,6 +238,23 @@ def markdown(res: dict, figs: dict) -> str:
               f"{max(r['off_kb']) / 1024:.1f} MiB, on {max(r['on_kb']) / 1024:.1f} MiB (+{r['delta_kb']} KiB; "
               f"goal: + the {r['buffer_bytes']}-byte write buffer, 1 MiB allowed): "
               f"{'within' if r['within_bound'] else '**over**'}. The MLPerf Storage cycle: {sec['mlperf_cycle']}.", ""]
+    sec = s.get("checkpoint_hdf5")
+    if sec and "cases" in sec:
+        m = sec["model"]
+        L += ["## 7b. Checkpoints: torch.save files vs HDF5", "",
+              f"DLIO 2.0.0-52's transformer checkpoints (checkpoint-only: {sec['checkpoints']} written, then read in "
+              f"another launch; {m['num_layers']} layers, hidden {m['hidden_size']}, FFN {m['ffn_hidden_size']}, "
+              f"vocabulary {m['vocab_size']}, {m['model_datatype']}/{m['optimizer_datatype']}, ZeRO 3) as "
+              "torch.save files and as the kernel's HDF5 (checkpoint-format hdf5), the same tensors, the same node. "
+              "Write: each program's checkpoint span ('to disk': + a `sync` right after); read cold: after `sync` "
+              "and posix_fadvise(DONTNEED) of the checkpoint files; warm: the same read again. "
+              f"{_load(sec)}.", ""]
+        rows = [[str(c["ranks"]), c["format"], f"{c['bytes_per_checkpoint'] / MIB:.0f}",
+                 fmt(c["write_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["write_disk_bw_bytes_per_s"], 1 / MIB, 0),
+                 fmt(c["read_cold_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["read_warm_bw_bytes_per_s"], 1 / MIB, 0)]
+                for c in sec["cases"]]
+        L += [table(["ranks", "format", "MiB per checkpoint", "write MiB/s", "write to disk MiB/s",
+                     "read cold MiB/s", "read warm MiB/s"], rows), ""]
     errs = {k: v["error"] for k, v in s.items() if isinstance(v, dict) and "error" in v}
     skipped = {k: v["skipped"] for k, v in s.items() if isinstance(v, dict) and isinstance(v.get("skipped"), str)}
     if errs or skipped:

@@ -169,6 +169,9 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
     k->cfg = c, k->rank = rank, k->nranks = nranks;
     const dlio_entry_t *e = dlio_entry(c->dlio_entry);
     k->rules = e ? e->checkpoint_rules : 1;
+    k->hdf5 = !strcmp(c->checkpoint_format, "hdf5");
+    if (k->hdf5)
+        h5ck_init(&k->h5, c, rank, nranks);
     if (k->rules == 2) {
         if (mkdir_p(c->checkpoint_folder) < 0) /* :70 create_namespace(exist_ok=True), every rank */
             die(EXIT_BADINPUT, "key 'checkpoint-folder': cannot create '%s': %s", c->checkpoint_folder,
@@ -192,6 +195,8 @@ void ckpt_free(ckpt_t *k)
         for (int64_t l = 0; l <= k->end_layer - k->start_layer; l++) ts_free(&k->layers[l]);
     free(k->layers);
     free(k->ev);
+    if (k->hdf5)
+        h5ck_free(&k->h5);
     memset(k, 0, sizeof *k);
 }
 
@@ -254,6 +259,50 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ev->writes += io.writes;
 }
 
+static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev);
+
+/* A state DLIO saves to file `name` (torch.save; a load: torch.load), or, checkpoint-format hdf5, a group of this
+ * checkpoint's HDF5 file: `group`, or the file's name without its folder and .pt */
+static void put_state(ckpt_t *k, const ts_state_t *s, const char *name, const char *group, ckpt_event_t *ev)
+{
+    if (!k->hdf5) {
+        (ev->load ? load_file : save_file)(k, s, name, ev);
+        return;
+    }
+    char g[100];
+    const char *b = strrchr(name, '/');
+    snprintf(g, sizeof g, "%s", group ? group : b ? b + 1 : name);
+    size_t n = strlen(g);
+    if (n > 3 && !strcmp(g + n - 3, ".pt"))
+        g[n - 3] = 0;
+    h5ck_add(&k->h5, s, g);
+}
+
+/* The HDF5 file of a checkpoint: per rank, or (checkpoint-mpiio, checkpoint-subfiling) one for every rank; the states
+ * put since the last call written (load: read back), counted in ev. Every rank calls it. */
+static void h5_file(ckpt_t *k, ckpt_event_t *ev)
+{
+    char path[4600];
+    const char *f = k->cfg->checkpoint_folder;
+    long long e = (long long)ev->epoch, s = (long long)ev->step;
+    if (k->rules == 2 && k->h5.shared)
+        snprintf(path, sizeof path, "%s/global_epoch%lld_step%lld/checkpoint.h5", f, e, s);
+    else if (k->rules == 2)
+        snprintf(path, sizeof path, "%s/global_epoch%lld_step%lld/checkpoint-%d.h5", f, e, s, k->rank);
+    else if (k->h5.shared)
+        snprintf(path, sizeof path, "%s/checkpoint-%lld-%lld.h5", f, e, s);
+    else
+        snprintf(path, sizeof path, "%s/checkpoint-%lld-%lld-%d.h5", f, e, s, k->rank);
+    void *tr = trace_begin(ev->load ? "load_state" : "save_state");
+    h5ck_io_t io = {0};
+    if (ev->load)
+        h5ck_read(&k->h5, path, &io);
+    else
+        h5ck_write(&k->h5, path, k->rules == 2 ? k->fill : TS_ZEROS, &io);
+    trace_end(tr);
+    ev->files += io.files, ev->bytes += io.bytes, ev->writes += io.calls, ev->fsyncs += io.fsyncs;
+}
+
 /* A checkpoint (load: its read-back) begins: logged as one event, traced as one region, timed from now */
 static ckpt_event_t *new_event(ckpt_t *k, int64_t epoch, int64_t step, int load, void **tr)
 {
@@ -287,7 +336,7 @@ static void save2(ckpt_t *k, ckpt_event_t *ev)
     long long dp = (long long)k->dp_rank, mp = (long long)k->mp_rank;
     if (!ts_empty(&k->model)) {
         snprintf(name, sizeof name, "%s/model_states-%d.pt", dir, k->rank);
-        save_file(k, &k->model, name, ev);
+        put_state(k, &k->model, name, NULL, ev);
     }
     if (!ts_empty(&k->layer)) {
         if (c->zero_stage > 0 && c->zero_stage < 3) { /* :397-405: data-parallel rank 0 saves the model */
@@ -295,21 +344,21 @@ static void save2(ckpt_t *k, ckpt_event_t *ev)
                 if (c->pipeline_parallelism > 1)
                     for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
                         snprintf(name, sizeof name, "%s/layer_%lld-model_%lld_model_states.pt", dir, (long long)l, mp);
-                        save_file(k, &k->layers[l - k->start_layer], name, ev);
+                        put_state(k, &k->layers[l - k->start_layer], name, NULL, ev);
                     }
                 else {
                     snprintf(name, sizeof name, "%s/model_%lld_model_states.pt", dir, mp);
-                    save_file(k, &k->layer, name, ev);
+                    put_state(k, &k->layer, name, NULL, ev);
                 }
             }
         } else { /* :406-408: sharded over the data-parallel ranks */
             snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_model_states.pt", dir, dp, mp);
-            save_file(k, &k->layer, name, ev);
+            put_state(k, &k->layer, name, NULL, ev);
         }
     }
     if (!ts_empty(&k->optimizer)) {
         snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_optim_states.pt", dir, dp, mp);
-        save_file(k, &k->optimizer, name, ev);
+        put_state(k, &k->optimizer, name, NULL, ev);
     }
 }
 
@@ -355,17 +404,19 @@ void ckpt_load(ckpt_t *k, int64_t epoch, int64_t step)
             if (k->dp_rank == 0 && c->num_layers > 0) /* pipeline-parallelism > 1 (else refused) */
                 for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
                     snprintf(name, sizeof name, "%s/layer_%lld-model_%lld_model_states.pt", dir, (long long)l, mp);
-                    load_file(k, &k->layers[l - k->start_layer], name, ev);
+                    put_state(k, &k->layers[l - k->start_layer], name, NULL, ev);
                 }
         } else {
             snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_model_states.pt", dir, dp, mp);
-            load_file(k, &k->layer, name, ev);
+            put_state(k, &k->layer, name, NULL, ev);
         }
     }
     if (k->writer && !ts_empty(&k->optimizer)) {
         snprintf(name, sizeof name, "%s/zero_pp_rank_%lld_mp_rank_%lld_optim_states.pt", dir, dp, mp);
-        load_file(k, &k->optimizer, name, ev);
+        put_state(k, &k->optimizer, name, NULL, ev);
     }
+    if (k->hdf5)
+        h5_file(k, ev);
     ev->end = now();
     trace_end(tr);
 }
@@ -427,20 +478,24 @@ void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step)
          * == 0; num_layers files, plus tensor_parallelism more when it is > 1), each a whole state */
         if (!ts_empty(&k->model)) {
             snprintf(name, sizeof name, "%s/model-%lld-%lld-%d.pt", f, e, s, k->rank);
-            save_file(k, &k->model, name, ev);
+            put_state(k, &k->model, name, "model", ev);
         }
         if (!ts_empty(&k->optimizer)) {
             snprintf(name, sizeof name, "%s/optimizer-%lld-%lld-%d.pt", f, e, s, k->rank);
-            save_file(k, &k->optimizer, name, ev);
+            put_state(k, &k->optimizer, name, "optimizer", ev);
         }
         if (k->rank % c->pipeline_parallelism == 0 && !ts_empty(&k->layer) && c->num_layers > 0) {
             int64_t layers = c->num_layers + (c->tensor_parallelism > 1 ? c->tensor_parallelism : 0);
             for (int64_t l = 0; l < layers; l++) {
+                char g[40];
                 snprintf(name, sizeof name, "%s/layer-%lld-%lld-%lld-%d.pt", f, (long long)l, e, s, k->rank);
-                save_file(k, &k->layer, name, ev);
+                snprintf(g, sizeof g, "layer-%lld", (long long)l);
+                put_state(k, &k->layer, name, g, ev);
             }
         }
     }
+    if (k->hdf5)
+        h5_file(k, ev);
     ev->end = now();
     trace_end(tr);
 }

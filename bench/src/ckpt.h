@@ -4,6 +4,7 @@
 #define H5DLIO_CKPT_H
 #include "config.h"
 #include "torchsave.h"
+#include "ckpth5.h"
 
 /* One checkpoint as this rank saw it (every rank takes part in every checkpoint, writing or not). */
 typedef struct {
@@ -27,6 +28,8 @@ typedef struct {
     int fill;
     ckpt_event_t *ev;
     int64_t nev, cap;
+    int hdf5;  /* checkpoint-format hdf5: the states go to one HDF5 file (ckpth5.c) instead of torch.save files */
+    h5ck_t h5;
 } ckpt_t;
 
 /* Every rank: the folder (DLIO: os.makedirs(exist_ok=True) on every rank), this rank's states. */

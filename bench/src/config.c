@@ -196,6 +196,14 @@ static const opt_t OPTS[] = {
      .help = "DLIO >= 2.0.0-52's checkpoint.fsync as written (2.0.0-52 stores it where nothing reads it: no fsync)"},
     {"checkpoint-fsync", NULL, T_BOOL, F(checkpoint_fsync), "false", "false", 0, 1,
      .help = "kernel: fsync each checkpoint file before closing it (what checkpoint.fsync means to do)"},
+    {"checkpoint-format", NULL, T_STR, F(checkpoint_format), "torch", "torch", 0, 0,
+     .help = "kernel: torch (DLIO's torch.save files) | hdf5 (the same tensors, one HDF5 file per writing rank)"},
+    {"checkpoint-mpiio", NULL, T_STR, F(checkpoint_mpiio), "off", "off", 0, 0,
+     .help = "kernel, checkpoint-format hdf5: off | independent | collective (one shared file per checkpoint, MPI-IO)"},
+    {"checkpoint-subfiling", NULL, T_BOOL, F(checkpoint_subfiling), "false", "false", 0, 1,
+     .help = "kernel, checkpoint-format hdf5: one shared file per checkpoint through HDF5's Subfiling VFD"},
+    {"checkpoint-buffer-size", NULL, T_INT, F(checkpoint_buffer_size), "16777216", "16777216", 4096, 1073741824,
+     .help = "kernel, checkpoint-format hdf5: bytes per H5Dwrite/H5Dread (the tensors stream through this buffer)"},
     {"collective-meta", NULL, T_BOOL, F(collective_meta), "false", "false", 0, 1,
      .help = "collective metadata (MPI-IO)"},
     {"collective-data", NULL, T_BOOL, F(collective_data), "false", "false", 0, 1, .help = "collective data (MPI-IO)"},
@@ -1151,6 +1159,32 @@ static int ckpt2_validate(const config_t *c, int nranks, int ranks_known, char *
     return 0;
 }
 
+/* The kernel's checkpoint format keys (ckpth5.c): values, and what each needs */
+static int ckpt_format_validate(const config_t *c, char *err)
+{
+    int hdf5 = !strcmp(c->checkpoint_format, "hdf5"), mpiio = strcmp(c->checkpoint_mpiio, "off") != 0;
+    if (!hdf5 && strcmp(c->checkpoint_format, "torch"))
+        return fail(err, "key 'checkpoint-format': '%s' is not torch or hdf5", c->checkpoint_format);
+    if (mpiio && strcmp(c->checkpoint_mpiio, "independent") && strcmp(c->checkpoint_mpiio, "collective"))
+        return fail(err, "key 'checkpoint-mpiio': '%s' is not off, independent or collective", c->checkpoint_mpiio);
+    if (!hdf5 && (mpiio || c->checkpoint_subfiling))
+        return fail(err, "key '%s': only with checkpoint-format hdf5 (torch.save files are written with POSIX calls, as "
+                    "DLIO writes them)", mpiio ? "checkpoint-mpiio" : "checkpoint-subfiling");
+    if (mpiio && c->checkpoint_subfiling)
+        return fail(err, "key 'checkpoint-subfiling': cannot be combined with checkpoint-mpiio %s (subfiling is its own "
+                    "file driver)", c->checkpoint_mpiio);
+#ifndef H5_HAVE_SUBFILING_VFD
+    if (c->checkpoint_subfiling)
+        return fail(err, "key 'checkpoint-subfiling': this HDF5 (%d.%d.%d) was built without the Subfiling VFD: build "
+                    "HDF5 >= 1.14 with -DHDF5_ENABLE_PARALLEL=ON -DHDF5_ENABLE_SUBFILING_VFD=ON (HDF5_DIR=<prefix>)",
+                    H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+#endif
+    if (c->checkpoint_subfiling && c->checkpoint_fsync)
+        return fail(err, "key 'checkpoint-fsync': not with checkpoint-subfiling (the subfiles are written by HDF5's I/O "
+                    "concentrators; the kernel cannot fsync them)");
+    return 0;
+}
+
 static int validate(const config_t *c, int nranks, int ranks_known, char *err);
 int config_validate(const config_t *c, int nranks, char *err) { return validate(c, nranks, 1, err); }
 int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 0, err); }
@@ -1267,6 +1301,8 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                     "checkpoint, fsync, reads) is not emulated yet; DLIO 2.0.0's is (dlio-version=2.0.0)", e->version);
     if (c->checkpoint && strlen(c->checkpoint_folder) + 120 > 4095)
         return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
+    if (ckpt_format_validate(c, err))
+        return -1;
     for (int ph = 0; ph < NPHASES; ph++) {
         phase_cfg_t p = config_phase(c, ph);
         if (!p.enabled)

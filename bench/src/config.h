@@ -50,6 +50,10 @@ typedef struct {
     int64_t num_checkpoints_write, num_checkpoints_read;
     double time_between_checkpoints;
     int checkpoint_rank_sync, checkpoint_randomize_tensor, checkpoint_fsync, checkpoint_fsync_yaml;
+    /* the kernel's own checkpoint format (ckpth5.c): torch (DLIO's) | hdf5; its MPI-IO mode and subfiling */
+    char checkpoint_format[16], checkpoint_mpiio[16];
+    int checkpoint_subfiling;
+    int64_t checkpoint_buffer_size;
     /* HDF5 features */
     int collective_meta, collective_data, subfiling, log_vfd;
     /* kernel behaviour */

@@ -241,8 +241,8 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
             pool_fork(&J->pool, c, &J->L);
     }
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, !bad && c->subfiling ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided) !=
-        MPI_SUCCESS) {
+    int threads = !bad && (c->subfiling || c->checkpoint_subfiling) ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(argc, argv, threads, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "h5dlio: error: MPI_Init_thread failed\n");
         return EXIT_RUNTIME;
     }
@@ -264,9 +264,11 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
             fprintf(stderr, "h5dlio: warning: %.*s\n", n, w);
             w += n + (nl ? 1 : 0);
         }
-    if (c->subfiling && provided < MPI_THREAD_MULTIPLE) {
+    if ((c->subfiling || c->checkpoint_subfiling) && provided < MPI_THREAD_MULTIPLE) {
         pool_stop(&J->pool);
-        return input_error(J->rank, "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE");
+        return input_error(J->rank, c->subfiling ? "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE"
+                                                 : "key 'checkpoint-subfiling': the MPI library does not provide "
+                                                   "MPI_THREAD_MULTIPLE");
     }
     if (a->dry_run) {
         if (J->rank == 0) {

@@ -437,7 +437,7 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
         for (int q = 0; q < r->nranks; q++) {
             const double *m = out->all + ((size_t)q * (size_t)k->nev + (size_t)i) * NC;
             for (int f = 0; f < 3; f++) out->sum[i][f] += m[f];
-            if (m[C_FILES] > 0)
+            if (m[C_FILES] > 0 || m[C_BYTES] > 0) /* it wrote (a shared HDF5 file: rank 0 counts the file) */
                 first = m[C_START] < first ? m[C_START] : first, last = m[C_END] > last ? m[C_END] : last;
         }
         out->sum[i][3] = last > first ? last - first : 0.0;
@@ -446,10 +446,15 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
 
 static void ckpt_res_free(ckpt_res_t *c) { free(c->all), free(c->sum); }
 
+/* torch (torch.save files, POSIX calls as CPython makes them) or hdf5 (ckpth5.c, through an HDF5 file driver) */
+static const char *ckpt_format(const ckpt_t *k) { return k->hdf5 ? "hdf5" : "torch"; }
+static const char *ckpt_driver(const ckpt_t *k) { return k->hdf5 ? h5ck_driver(&k->h5) : "posix"; }
+
 static void csv_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine)
 {
     double files = 0, bytes = 0, rates = 0;
     for (int64_t i = 0; i < k->n; i++) files += k->sum[i][0], bytes += k->sum[i][1];
+    sb_printf(b, "checkpoint format, %s,\ncheckpoint driver, %s,\n", ckpt_format(mine), ckpt_driver(mine));
     sb_printf(b, "checkpoints, %lld,\ncheckpoint files, %.0f,\ncheckpoint total size, %.3f, MiB\n", (long long)k->n,
               files, bytes / MIB);
     if (k->n) { /* save (torch.save) or load (torch.load, DLIO 2.0.0-52's checkpoint-only reads) */
@@ -478,7 +483,8 @@ static void csv_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine)
 
 static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nranks, int ranks_data)
 {
-    sb_printf(b, ",\n  \"checkpoint\": {\"checkpoints\": [");
+    sb_printf(b, ",\n  \"checkpoint\": {\"format\": \"%s\", \"driver\": \"%s\", \"checkpoints\": [", ckpt_format(mine),
+              ckpt_driver(mine));
     for (int64_t i = 0; i < k->n; i++) {
         sb_printf(b, "%s\n    {\"kind\": \"%s\", \"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, "
                   "\"%s\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", i ? "," : "",
@@ -493,7 +499,7 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
                 sb_printf(b, "%s{\"rank\": %d, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, \"seconds\": %.9g, "
                           "\"bandwidth_bytes_per_s\": ", q ? ", " : "", q, m[C_FILES], m[C_BYTES], m[C_WRITES],
                           m[C_END] - m[C_START]);
-                json_num(b, "%.9g", m[C_FILES] > 0 ? rate(m[C_BYTES], m[C_END] - m[C_START]) : NAN);
+                json_num(b, "%.9g", m[C_FILES] > 0 || m[C_BYTES] > 0 ? rate(m[C_BYTES], m[C_END] - m[C_START]) : NAN);
                 sb_printf(b, "}");
             }
             sb_printf(b, "]");
@@ -618,8 +624,9 @@ int report_write(const results_t *r)
                 if (r->ckpt->ev[i].load == load)
                     n++, files += ck.sum[i][0], bytes += ck.sum[i][1], secs += ck.sum[i][3];
             if (n || !load)
-                printf("  checkpoint %lld %s  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)n,
-                       load ? "loads" : "saves", files, bytes / MIB, secs, secs > 0 ? bytes / secs / MIB : 0.0);
+                printf("  checkpoint %lld %s (%s, %s)  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)n,
+                       load ? "loads" : "saves", ckpt_format(r->ckpt), ckpt_driver(r->ckpt), files, bytes / MIB, secs,
+                       secs > 0 ? bytes / secs / MIB : 0.0);
         }
         printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
                c->output_csv_name);

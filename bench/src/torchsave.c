@@ -490,6 +490,16 @@ static void put_elem(uint8_t *p, int dtype, int fill, uint64_t *rng)
     }
 }
 
+void ts_pattern(uint8_t *buf, size_t n, int dtype, int fill)
+{
+    uint64_t rng = 0x5EEDull * (uint64_t)(dtype + 1);
+    size_t es = (size_t)DTYPES[dtype].size;
+    if (fill == TS_ZEROS)
+        memset(buf, 0, n);
+    else
+        for (size_t o = 0; o + es <= n; o += es) put_elem(buf + o, dtype, fill, &rng);
+}
+
 /* A view of at least len bytes whose every PBLOCK bytes are the same block (the dtype's pattern). writable: reads
  * land in it (their bytes overwrite the shared block). Returns 0, or -1 with errno set. */
 static int pview_open(pview_t *v, int64_t len, int dtype, int fill, int writable)
@@ -508,10 +518,7 @@ static int pview_open(pview_t *v, int64_t len, int dtype, int fill, int writable
     v->block = mmap(NULL, (size_t)PBLOCK, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
     if (v->block == MAP_FAILED)
         return v->block = NULL, -1;
-    uint64_t rng = 0x5EEDull * (uint64_t)(dtype + 1);
-    int es = DTYPES[dtype].size;
-    if (fill != TS_ZEROS)
-        for (int64_t o = 0; o < PBLOCK; o += es) put_elem(v->block + o, dtype, fill, &rng);
+    ts_pattern(v->block, (size_t)PBLOCK, dtype, fill);
     v->base = mmap(NULL, v->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (v->base == MAP_FAILED)
         return v->base = NULL, -1;

@@ -28,6 +28,10 @@ int ts_dtype_size(int dtype); /* base_checkpointing.py:33-43 get_datatype_size (
  * the dtype's range (392621b's checkpoint.randomize_tensor, its default) */
 enum ts_fill { TS_ZEROS, TS_ONES, TS_RANDOM };
 
+/* n bytes of the tensors' pattern for dtype (a whole number of elements): zeros, ones, or the random draws, the bytes
+ * the periodic views of ts_save_fill repeat (the HDF5 checkpoints write from it, ckpth5.c) */
+void ts_pattern(uint8_t *buf, size_t n, int dtype, int fill);
+
 typedef struct {
     ts_node_t *n;
     int nn, cap;
