@@ -78,6 +78,9 @@ def test_two_threads_interleave_by_hand(tmp_path):
     # evaluation: 2 files x 4 samples over 2 ranks = 4 per rank, batch 3: 2 batches (3 + 1 padded), 1 step
     ({"evaluation": True, "num-files-eval": 2, "batch-size-eval": 3},
      ["'batch-size-eval'", "evaluation pipeline yields 2 batches", "1 steps", "main.py:224, :239"]),
+    # a batch above 256: DLIO's padding loop compares with `is` and never ends (reader_handler.py:98)
+    ({"batch-size": 300, "num-files-train": 2, "num-samples-per-file": 600},
+     ["'batch-size'", "300", "is not self.batch_size", "at most 256"]),
     # DLIO builds the evaluation map whenever it trains: 1 file x 4 samples, 2 ranks, 4 threads -> 2 // 4 = 0
     ({"evaluation": False, "num-files-eval": 1, "read-threads": 4, "num-files-train": 8},
      ["'read-threads'", "2 evaluation samples per rank", "ZeroDivisionError", "even with evaluation off"]),

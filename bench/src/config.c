@@ -1021,6 +1021,14 @@ static int config_validate_tf_phase(const config_t *c, int phase, int nranks, in
                     (long long)s.spp);
     if (!reads)
         return 0;
+    /* reader/reader_handler.py:96-99: at a thread's last sample `while len(batch) is not self.batch_size` pads the
+     * batch; `is` compares int objects and CPython shares only those up to 256, so above 256 it never ends */
+    if (p.batch_size > 256)
+        return fail(err, "key '%s': %lld on DLIO 2.0.0's tf.data path: at each reader thread's last sample DLIO pads "
+                    "with `while len(batch) is not self.batch_size` (reader/reader_handler.py:98), an identity test "
+                    "that never holds for counts above 256, and appends until memory runs out (measured: resnet50 at "
+                    "batch 400, DLIO killed by the OOM killer at 12.7 GB); use at most 256", p.batch_key,
+                    (long long)p.batch_size);
     /* Several tf.data threads of a rank reading the same file share it: they run in one process, where HDF5 opens a
      * file once (H5F's shared file struct) and h5py's lock orders the calls, so how many opens, and which metadata
      * reads, depend on the threads' timing (measured: resnet50-like 4 files x 64 samples, 8 threads: fewer opens and
