@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from kernel import BIN, MPIRUN, run, tiny
 
 from validate.model import checkpoint_files, torch_save_size, transformer_parameters
@@ -279,3 +280,28 @@ def test_timing_pairs_dlio_checkpoint_stamps_with_its_files(tmp_path):
     got = checkpoints(tmp_path, "dlio", None, per)
     assert got == [{"epoch": 1, "step": 4, "files": 2, "bytes": 1024, "seconds": 0.25},
                    {"epoch": 1, "step": 8, "files": 2, "bytes": 1024, "seconds": 0.75}]
+
+
+def test_v2_random_files_are_valid_zips_as_the_model_sizes_them(tmp_path):
+    """Entry 2.0.0-52, random tensors (many below and one above the 4 MiB period of the random view): every record's
+    CRC-32 in the data descriptors is the CRC of the bytes written (Python's zipfile recomputes each), and the sizes are
+    the analytic model's. Hidden 1024, vocabulary 4096: the embedding and lm_head tensors are 4 MiB (fp16, / 2 ranks at
+    ZeRO 3 = 2 MiB each... so vocabulary 8192: 8 MiB / 2 = 4 MiB + the period's remainder), the layers' far smaller."""
+    import zipfile
+    cfg = llama(1, {"zero_stage": 3})
+    cfg["model"]["transformer"].update({"hidden_size": 1024, "vocab_size": 8200, "ffn_hidden_size": 512})
+    f = tmp_path / "llama.yaml"
+    f.write_text(yaml.safe_dump(cfg))
+    folder = tmp_path / "ck"
+    r = run(tmp_path, 2, {"dlio-version": "2.0.0-52", "checkpoint-folder": str(folder), "num-checkpoints-read": 0,
+                          "quiet": True, "data-folder": str(tmp_path / "data")}, config=f)
+    assert r.rc == 0, r.proc.stderr
+    want = checkpoint_files(cfg, 2, "2.0.0-52")
+    got = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*.pt")}
+    assert got == want
+    big = 0
+    for p in folder.rglob("*.pt"):
+        with zipfile.ZipFile(p) as z:
+            assert z.testzip() is None, p
+            big += any(i.file_size > 4 << 20 for i in z.infolist())
+    assert big  # the embedding shard (8200 x 1024 / 2 fp16 values) is past one period
