@@ -16,12 +16,12 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import checkpoint, dlio, generation, overhead, profilers, readpath, report, scaling
+from bench.perf import checkpoint, dlio, generation, mlperf, overhead, profilers, readpath, report, scaling
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
-            "profilers": profilers, "checkpoint": checkpoint}
+            "profilers": profilers, "checkpoint": checkpoint, "mlperf": mlperf}
 
 # tiny: the CI smoke (every section, 1-3 repetitions, DLIO only where it is needed: < 3 min on 2 cores);
 # small: the measurement of record (minutes; ~30 DLIO launches)
@@ -39,6 +39,7 @@ PRESETS = {
                  "variants": [{"scale": "tiny", "framework": "pytorch", "read_threads": 4}]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 1, "sides": ["kernel"], "timeout": 900},
         "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
+        "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -64,6 +65,7 @@ PRESETS = {
                                                             ("megatron_deepspeed", 1)))]},
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
+        "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 3},
     },
 }
 
