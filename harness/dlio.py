@@ -88,6 +88,19 @@ def translate(cfg: dict, reads: str | dict, kernel_bin: Path | None = None) -> t
     return out, done
 
 
+def unread_keys(cfg: dict, reads: str | dict, kernel_bin: Path | None = None) -> list[str]:
+    """The keys of cfg that some DLIO release reads (a kernel entry's key names) but this one does not (`reads` as in
+    translate: the probe's {option: yaml key or None}, or an entry's name); e.g. 2.0.0-52's model.transformer.* and
+    checkpoint.num_checkpoints_* against DLIO 2.0.0, which would run something else without a word."""
+    known = entries(reads if isinstance(reads, str) else None, kernel_bin)
+    chosen = known["selected"]["keys"] if isinstance(reads, str) else reads
+    out = []
+    for k in known["versioned_keys"]:
+        if chosen.get(k["option"], "") is None and k["yaml"] and dotted_get(cfg, k["yaml"], None) is not None:
+            out.append(k["yaml"])
+    return sorted(set(out))
+
+
 @functools.lru_cache(maxsize=8)
 def _probe(python: str, keys_json: str, stamp: tuple) -> str:
     p = subprocess.run([python, str(PROBE), keys_json], capture_output=True, text=True, timeout=600,

@@ -154,12 +154,14 @@ def kernel_sets(data: Path, out: Path, generate: bool, read_threads_0: bool = Fa
     return s
 
 
-def dlio_overrides(data: Path, out: Path, workdir: Path, generate: bool, read_threads_0: bool = False) -> list[str]:
+def dlio_overrides(data: Path, out: Path, workdir: Path, generate: bool, read_threads_0: bool = False,
+                   train: bool = True) -> list[str]:
     # DLIO 2.0.0 creates its checkpoint folder in every launch, checkpointing or not (main.py:214 builds the
-    # checkpointing mechanism, base_checkpointing.py:31-33 makedirs): inside the launch's folder, never the cwd
+    # checkpointing mechanism, base_checkpointing.py:31-33 makedirs): inside the launch's folder, never the cwd.
+    # train=False: a checkpoint-only workload keeps workflow.train false (profiles.checkpoint_only)
     o = [f"++workload.dataset.data_folder={data}", f"++workload.output.folder={out}",
          f"++workload.checkpoint.checkpoint_folder={checkpoint_dir(workdir)}",
-         f"++workload.workflow.generate_data={generate}", f"++workload.workflow.train={not generate}",
+         f"++workload.workflow.generate_data={generate}", f"++workload.workflow.train={train and not generate}",
          f"hydra.run.dir={workdir / 'hydra'}"]
     if read_threads_0:
         o.append("++workload.reader.read_threads=0")
@@ -179,7 +181,8 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {side: rd / side / "data" for side in SIDES}
     shape = Shape(wl.config, opt.repeat)
-    specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))]
+    # a checkpoint-only workload has no dataset: no generation launch
+    specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))] if shape.reads_data else []
     specs += [(p, spec) for p in chosen_profiles(opt) for spec in p.launches(shape)]
     steps = []
     for prof, spec in specs:
@@ -196,7 +199,8 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                 base = kernel_argv(KERNEL_BIN, rd / "workload.yaml", sets)
             else:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),
-                        f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0)
+                        f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0,
+                                                                       shape.reads_data)
             w = Wrapped(base, {}) if prof is None else \
                 prof.wrap(Launch(side, spec.step, base, {}, wd, src, opt.found.get(prof.name, {})))
             env = w.env

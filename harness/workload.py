@@ -111,6 +111,13 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
         raise WorkloadError(f"SCALE={scale}: {path} has scales {sorted(scales)}")
     if "base" not in ref:
         raise WorkloadError(f"{path}: no 'base' (the DLIO workload it overlays)")
+    if dlio_keys:  # refuse what this DLIO would silently ignore (keys of another release)
+        from harness.dlio import unread_keys
+        unread = unread_keys(deep_merge(ref.get("overlay") or {}, scales[scale] or {}), dlio_keys)
+        if unread:
+            raise WorkloadError(f"{path}: the installed DLIO ({dlio_workloads.parent.parent}) does not read "
+                                f"{', '.join(unread)}: this workload is for a DLIO that has those keys (make validate "
+                                "DLIO=<its checkout>; docs/fidelity.md)")
     base_path = dlio_workloads / f"{ref['base']}.yaml"
     if not base_path.exists():
         raise WorkloadError(f"{path}: base '{ref['base']}' is not a workload of the installed DLIO ({base_path})")

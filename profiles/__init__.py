@@ -51,6 +51,18 @@ class Shape:
     def read_threads(self) -> int:
         return int((self.config.get("reader") or {}).get("read_threads", 1))
 
+    @property
+    def reads_data(self) -> bool:
+        return not checkpoint_only(self.config)
+
+
+def checkpoint_only(cfg: dict) -> bool:
+    """DLIO's checkpoint-only workflow (workflow.train false, workflow.checkpoint true; 2.0.0-52 utils/config.py:976-980
+    sets checkpoint_only, main.py:376 then runs no training and :420 _checkpoint): no dataset, nothing read but the
+    checkpoints, so no generation launch and no data-file comparison."""
+    wf = cfg.get("workflow") or {}
+    return not wf.get("train", True) and bool(wf.get("checkpoint", False))
+
 
 def checkpoint_dir(workdir: Path) -> Path:
     """Where a launch's checkpoints go (both sides; the harness sets the folder, the profiles find it)."""

@@ -48,6 +48,12 @@ def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
 # Differences outside the data-file reads, and why they are not data I/O (DFTracer calls, Darshan file records).
 # Anything else fails dftracer.explained / darshan.explained.
 CLASSES = [
+    (lambda call, f: call in ("mkdir", "opendir", "readdir", "closedir") and "/checkpoints" in (f or ""),
+     "the checkpoint folder: DLIO makes it at start-up, checkpointing or not (base_checkpointing.py create_namespace), "
+     "2.0.0-52 also a global_epoch<e>_step<s>/ per save and load (:390, :431) and lists the folder before the reads "
+     "(main.py:262); the kernel makes each level it needs and lists it as often"),
+    (lambda call, f: call == "access" and (f or "").endswith(".pt"),
+     "the kernel checks that a checkpoint file does not exist before writing it (never overwrites one, ckpt.c)"),
     (lambda call, f: call in ("opendir", "readdir", "closedir"), "dataset discovery: DLIO lists train/ and valid/"),
     (lambda call, f: call in ("stat", "lstat", "fstat", "access"), "file-status probe (HDF5 build / libc ABI)"),
     (lambda call, f: (f or "").endswith((".py", ".pyc", ".so")) or ".so." in (f or ""), "interpreter start-up"),

@@ -10,7 +10,19 @@ import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from profiles import Context, Done, Found, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
+from profiles import (
+    Context,
+    Done,
+    Found,
+    Launch,
+    LaunchSpec,
+    Profile,
+    RunView,
+    Shape,
+    Wrapped,
+    checkpoint_only,
+    register,
+)
 from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
 from profiles.darshan_analyses import analyse
 from profiles.features import io_features, metadata_rate
@@ -250,6 +262,9 @@ def check_darshan(run: RunView) -> list[dict]:
     the DXT segments."""
     skipped = run.manifest.get("skipped_profiles", {})
     d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
+    if (d is None or k is None) and checkpoint_only(run.cfg):
+        return [result("darshan.per_file", SKIP, detail="a checkpoint-only workload (workflow.train false): no data "
+                       "file is read (its checkpoint files: dftracer.checkpoints)")]
     if d is None or k is None:
         why = skipped.get("darshan") or skipped.get("darshan.dlio") or skipped.get("darshan.kernel") or \
             "darshan profile not run (or a launch failed)"
@@ -328,6 +343,8 @@ class Darshan(Profile):
         return {k: v["skip"] for k, v in found.info["sides"].items() if "skip" in v}
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
+        if not shape.reads_data:  # its checks compare data files: a checkpoint-only workload reads none
+            return []
         return [LaunchSpec("darshan", read_threads_0=True)]
 
     def wrap(self, launch: Launch) -> Wrapped:

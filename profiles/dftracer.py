@@ -10,7 +10,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, register
+from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, checkpoint_only, register
 from profiles.compare import FAIL, PASS, SKIP, classify, explained, raw_reader, result, similarity
 from profiles.features import io_features, metadata_rate
 
@@ -117,10 +117,15 @@ WRITES = {"write", "pwrite"}
 
 def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
     """Per checkpoint file (name relative to the launch's checkpoint folder, the kernel's partial name mapped to its
-    final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, and every call."""
+    final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, reads (torch.load's
+    read(2) calls), bytes read, the multiset of read sizes, lseeks (torch.load's and Python's buffered reader's), and
+    every call."""
     root = str(ckpt_dir).rstrip("/") + "/"
     files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "writes": 0, "bytes": 0, "fsyncs": 0,
-                                                  "write_sizes": Counter(), "calls": Counter(), "write_time_s": 0.0})
+                                                  "write_sizes": Counter(), "reads": 0, "read_bytes": 0,
+                                                  "read_sizes": Counter(), "seeks": 0, "calls": Counter(),
+                                                  "write_time_s": 0.0,
+                                                  "read_time_s": 0.0})
     for e in events:
         f = e["fname"] or ""
         if e["cat"] != "POSIX" or not f.startswith(root) or f == root.rstrip("/"):
@@ -136,10 +141,17 @@ def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
             row["bytes"] += max(e["ret"], 0)
             row["write_sizes"][str(e["count"])] += 1
             row["write_time_s"] += e["dur"]
+        elif e["name"] in READS:
+            row["reads"] += 1
+            row["read_bytes"] += max(e["ret"], 0)
+            row["read_sizes"][str(e["count"])] += 1
+            row["read_time_s"] += e["dur"]
         elif e["name"] in ("fsync", "fdatasync"):
             row["fsyncs"] += 1
-    return {k: {**v, "write_sizes": dict(v["write_sizes"]), "calls": dict(v["calls"])}
-            for k, v in sorted(files.items())}
+        elif e["name"] == "lseek":
+            row["seeks"] += 1
+    return {k: {**v, "write_sizes": dict(v["write_sizes"]), "read_sizes": dict(v["read_sizes"]),
+                "calls": dict(v["calls"])} for k, v in sorted(files.items())}
 
 
 def features(events: list[dict], data_dir: Path) -> dict:
@@ -230,12 +242,14 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
 
 
-CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes")
+CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes", "reads", "read_bytes", "read_sizes",
+               "seeks")
 
 
 def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: list) -> tuple[list, dict]:
-    """dftracer.checkpoints: per checkpoint file of the training launch, opens, closes, writes, bytes, fsyncs and the
-    multiset of write sizes equal on both sides; other calls on them go to the classified differences."""
+    """dftracer.checkpoints: per checkpoint file of the launch, opens, closes, writes, bytes, fsyncs, the multiset of
+    write sizes, reads, bytes read, the multiset of read sizes and lseeks equal on both sides; other calls on them go
+    to the classified differences, as do the calls on what neither side opened (the per-checkpoint folders)."""
     if not (run.cfg.get("workflow") or {}).get("checkpoint"):
         return [], result("dftracer.checkpoints", SKIP, detail="checkpointing is off in this workload")
     if d is None or k is None:
@@ -243,6 +257,12 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
     rows, bad = [], []
     for n in sorted(set(d) | set(k)):
         a, b = d.get(n) or {}, k.get(n) or {}
+        if not a.get("opens") and not b.get("opens"):  # a folder (global_epoch<e>_step<s>/): mkdir, stat, opendir
+            for call in sorted(set(a.get("calls", {})) | set(b.get("calls", {}))):
+                x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
+                if x != y:
+                    diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+            continue
         rows += [{"file": n, "side": side, **{f: row.get(f) for f in CKPT_FIELDS}}
                  for side, row in (("dlio", d.get(n)), ("kernel", k.get(n))) if row is not None]
         wrong = [f for f in CKPT_FIELDS if a.get(f) != b.get(f)]
@@ -250,7 +270,7 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
             bad.append({"file": n, "fields": {f: {"dlio": a.get(f), "kernel": b.get(f)} for f in wrong}})
         for call in sorted(set(a.get("calls", {})) | set(b.get("calls", {})) if a and b else ()):
             # a file only one side wrote fails dftracer.checkpoints itself; its other calls are not differences
-            if call in ("open", "openat", "close", "write", "pwrite", "fsync", "fdatasync"):
+            if call in ("open", "openat", "close", "write", "pwrite", "fsync", "fdatasync", "read", "pread", "lseek"):
                 continue
             x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
             if x != y:
@@ -260,7 +280,8 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
                             detail="checkpointing is on but no checkpoint file was traced")
     n = len({r["file"] for r in rows})
     return rows, result("dftracer.checkpoints", PASS if not bad else FAIL, n, n - len(bad),
-                        f"{n} checkpoint files: opens, closes, writes, bytes, fsyncs and write sizes equal" if not bad
+                        f"{n} checkpoint files: opens, closes, writes, bytes, fsyncs, write sizes, reads, bytes read, "
+                        "read sizes and lseeks equal" if not bad
                         else f"{len(bad)} of {n} checkpoint files differ; first: {bad[0]}")
 
 
@@ -305,12 +326,17 @@ def check_dftracer(run: RunView) -> list[dict]:
     run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs, "checkpoints": ck_rows})
     raw = raw_reader(run)  # DLIO reads whole files without HDF5: this is the level where equivalence is shown
     first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
-    out.append(result("dftracer.per_file", PASS if data and bad_files == 0 else FAIL, len(data), len(data) - bad_files,
-                      f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal" +
-                      ("; DLIO reads whole files without HDF5 (sample_read whole_file): the equivalence of the two "
-                       "sides' I/O, in place of the Log VFD checks" if raw else "")
-                      if data and not bad_files else
-                      (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
+    if checkpoint_only(run.cfg) and not data:
+        out.append(result("dftracer.per_file", SKIP, detail="a checkpoint-only workload (workflow.train false): no "
+                          "data file is read; its checkpoint files are compared in dftracer.checkpoints"))
+    else:
+        out.append(result("dftracer.per_file", PASS if data and bad_files == 0 else FAIL, len(data),
+                          len(data) - bad_files,
+                          f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal" +
+                          ("; DLIO reads whole files without HDF5 (sample_read whole_file): the equivalence of the two "
+                           "sides' I/O, in place of the Log VFD checks" if raw else "")
+                          if data and not bad_files else
+                          (f"{bad_files} files differ; first: {first}" if first else "no data-file reads traced")))
     out.append(ck_result)
     out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS]))
     return out + similarity("similarity", d, k, "the data-file reads")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.mapping import dotted_get
-from profiles import Done, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, register
+from profiles import Done, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, checkpoint_only, register
 from profiles.compare import FAIL, PASS, SKIP, raw_reader, result
 
 RECORD_RE = re.compile(
@@ -133,9 +133,12 @@ def _ordered(cfg: dict) -> bool:
     return rt <= 1 if _tensorflow(cfg) else rt == 0
 
 
+NO_DATA = "a checkpoint-only workload (workflow.train false) opens no HDF5 file: no Log VFD launch"
+
+
 def check_logvfd(run: RunView) -> list[dict]:
     out = []
-    why = raw_reader(run)
+    why = raw_reader(run) or NO_DATA * checkpoint_only(run.cfg)
     if why:
         return [result("logvfd", SKIP, detail=why)]
     rt = int(dotted_get(run.cfg, "reader.read_threads", 1))
@@ -182,7 +185,7 @@ def check_counts(run: RunView) -> list[dict]:
     """Opens, raw reads and raw bytes per rank (and per phase/epoch where the order is deterministic) against the
     analytic model computed from the workload alone."""
     out = []
-    why = raw_reader(run)
+    why = raw_reader(run) or NO_DATA * checkpoint_only(run.cfg)
     if why:
         return [result("counts.logvfd", SKIP, detail=why)]
     for prof in ("logvfd", "logvfd-rt0"):
@@ -228,6 +231,8 @@ class LogVFD(Profile):
     checks = (check_logvfd, check_counts)
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
+        if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log
+            return []
         out = [LaunchSpec("logvfd", data="other")]
         if shape.read_threads > 0:  # DLIO's order is deterministic only with read_threads=0
             out.append(LaunchSpec("logvfd-rt0", data="other", read_threads_0=True))

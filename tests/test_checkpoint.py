@@ -10,9 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from kernel import BIN, MPIRUN, run, tiny
 
-from validate.model import checkpoint_files, torch_save_size
+from validate.model import checkpoint_files, torch_save_size, transformer_parameters
 
 VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 
@@ -28,6 +29,17 @@ def torch_run(script: str, *args: str) -> str:
     p = subprocess.run([dlio_python(), "-c", script, *args], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout
+
+
+def torch_save_sizes(build: str, states: dict) -> dict:
+    """len(torch.save(build(state))) per named state, in the reference venv; build: Python source defining build(v)."""
+    script = "import io, json, sys, torch\n" + build + """
+out = {}
+for name, st in json.loads(sys.argv[1]).items():
+    b = io.BytesIO(); torch.save(build(st), b); out[name] = len(b.getvalue())
+print(json.dumps(out))
+"""
+    return json.loads(torch_run(script, json.dumps(states)))
 
 
 def ckpt_sets(data: Path, folder: Path, **kw) -> dict:
@@ -96,6 +108,56 @@ def test_hand_worked_names():
         f"{k}-{e}-{s}-0.pt" for e in (1, 2) for s in (4, 8) for k in ("model", "layer-0"))
 
 
+def llama(layers: int, ranks_cfg: dict, **ck) -> dict:
+    """A checkpoint-only workload of DLIO 2.0.0-52's keys (392621b utils/config.py:864-933)."""
+    return {"workflow": {"train": False, "checkpoint": True}, "checkpoint": {"num_checkpoints_write": 1, **ck},
+            "model": {"type": "transformer", "num_layers": layers, "parallelism": ranks_cfg,
+                      "transformer": {"hidden_size": 64, "ffn_hidden_size": 224, "vocab_size": 2004,
+                                      "num_attention_heads": 32, "num_kv_heads": 8}}}
+
+
+def test_v2_parameters_as_dlio_logs_them():
+    """The tiny llama3_8b (L 32, h 64, FFN 224, V 2004, 32 heads, 8 KV heads) by hand: per layer h + h(h + 2 x 16) +
+    h^2 + h + 2 x 224h + 224h = 53376, x 32 + 2 x 2004h + h = 1964608, the number DLIO 392621b itself logs
+    ("Total number of parameters in the model: 1964608", make validate WORKLOAD=llama3_8b DLIO=<392621b>)."""
+    m = {"hidden": 64, "ffn": 224, "vocab": 2004, "layers": 32, "heads": 32, "kv_heads": 8}
+    assert transformer_parameters(m) == 1964608
+
+
+def test_v2_hand_worked_names():
+    """392621b base_checkpointing.py:56-107, :360-418 worked by hand.
+    ZeRO 1, tp 2, pp 2, 4 ranks (mp 4, dp 1), 3 layers: stage 0 (ranks 0, 1) holds layers 0-2 (embedding + 1, 2),
+    stage 1 (ranks 2, 3) layers 3-5 (layer 3, lm_head 4, norm 5); pp > 1 -> one file per layer on dp rank 0, plus each
+    rank's optimizer file. ZeRO 0, 4 ranks, tp = pp = 1: only rank 0 (< mp) writes, the zero_pp names."""
+    got = checkpoint_files(llama(3, {"tensor": 2, "pipeline": 2, "zero_stage": 1}), 4, "2.0.0-52")
+    want = {f"global_epoch1_step1/layer_{li}-model_{r}_model_states.pt" for r in (0, 1) for li in (0, 1, 2)} | \
+        {f"global_epoch1_step1/layer_{li}-model_{r}_model_states.pt" for r in (2, 3) for li in (3, 4, 5)} | \
+        {f"global_epoch1_step1/zero_pp_rank_0_mp_rank_{r}_optim_states.pt" for r in range(4)}
+    assert set(got) == want
+    got = checkpoint_files(llama(2, {"zero_stage": 0}, num_checkpoints_write=2), 4, "2.0.0-52")
+    assert set(got) == {f"global_epoch1_step{s}/zero_pp_rank_0_mp_rank_0_{k}_states.pt" for s in (1, 2)
+                        for k in ("model", "optim")}
+
+
+def test_torch_save_size_datatypes_equal_torch():
+    """The container model with DLIO 2.0.0-52's datatypes (HalfStorage, BFloat16Storage, FloatStorage, ...: one GLOBAL
+    per class and file) against torch.save of such a state, nested as DLIO's layer states are."""
+    states = {
+        "layers": {str(li): {str(i): (n, "fp16") for i, n in enumerate((32, 3072, 2048, 32, 14336, 7168))}
+                   for li in range(4)},
+        "optim": {str(i): (n, "fp32") for i, n in enumerate((70001, 320, 70001, 320))},
+        "mixed": {"0": (5, "bf16"), "1": (7, "fp64"), "2": (9, "uint8"), "3": (11, "int8"), "4": (3, "fp16")},
+    }
+    build = """
+T = {"int8": torch.int8, "uint8": torch.uint8, "fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+     "fp64": torch.float64}
+def build(v):  # keys made afresh as DLIO's str(index) (json.loads shares equal keys: pickle would memoize them)
+    return {str(int(k)): build(x) for k, x in v.items()} if isinstance(v, dict) else \\
+        torch.ones(v[0], dtype=T[v[1]])
+"""
+    assert {k: torch_save_size(v) for k, v in states.items()} == torch_save_sizes(build, states)
+
+
 def test_files_are_torch_save_bytes(tmp_path):
     """Each kernel file equals torch.save of DLIO's state (built here as base_checkpointing.py:38-56 builds it) byte
     for byte, but the 40-digit serialization id (data and its CRC), and torch.load reads it back."""
@@ -146,17 +208,11 @@ def test_torch_save_size_model_equals_torch():
         "nested": {"0": {"a": 3, "b": 3}, "1": {"a": 70000, "b": 70000}, "combined": 70003},
         "many": {str(i): 1 + i % 7 for i in range(1100)},
     }
-    script = r'''
-import io, json, sys, torch
+    build = """
 def build(v):
     return {k: build(x) for k, x in v.items()} if isinstance(v, dict) else torch.zeros(v, dtype=torch.int8)
-out = {}
-for name, st in json.loads(sys.argv[1]).items():
-    b = io.BytesIO(); torch.save(build(st), b); out[name] = len(b.getvalue())
-print(json.dumps(out))
-'''
-    got = json.loads(torch_run(script, json.dumps(states)))
-    assert {k: torch_save_size(v) for k, v in states.items()} == got
+"""
+    assert {k: torch_save_size(v) for k, v in states.items()} == torch_save_sizes(build, states)
 
 
 def test_foreign_files_kept_and_existing_checkpoint_refused(tmp_path):
@@ -224,3 +280,28 @@ def test_timing_pairs_dlio_checkpoint_stamps_with_its_files(tmp_path):
     got = checkpoints(tmp_path, "dlio", None, per)
     assert got == [{"epoch": 1, "step": 4, "files": 2, "bytes": 1024, "seconds": 0.25},
                    {"epoch": 1, "step": 8, "files": 2, "bytes": 1024, "seconds": 0.75}]
+
+
+def test_v2_random_files_are_valid_zips_as_the_model_sizes_them(tmp_path):
+    """Entry 2.0.0-52, random tensors (many below and one above the 4 MiB period of the random view): every record's
+    CRC-32 in the data descriptors is the CRC of the bytes written (Python's zipfile recomputes each), and the sizes are
+    the analytic model's. Hidden 1024, vocabulary 4096: the embedding and lm_head tensors are 4 MiB (fp16, / 2 ranks at
+    ZeRO 3 = 2 MiB each... so vocabulary 8192: 8 MiB / 2 = 4 MiB + the period's remainder), the layers' far smaller."""
+    import zipfile
+    cfg = llama(1, {"zero_stage": 3})
+    cfg["model"]["transformer"].update({"hidden_size": 1024, "vocab_size": 8200, "ffn_hidden_size": 512})
+    f = tmp_path / "llama.yaml"
+    f.write_text(yaml.safe_dump(cfg))
+    folder = tmp_path / "ck"
+    r = run(tmp_path, 2, {"dlio-version": "2.0.0-52", "checkpoint-folder": str(folder), "num-checkpoints-read": 0,
+                          "quiet": True, "data-folder": str(tmp_path / "data")}, config=f)
+    assert r.rc == 0, r.proc.stderr
+    want = checkpoint_files(cfg, 2, "2.0.0-52")
+    got = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*.pt")}
+    assert got == want
+    big = 0
+    for p in folder.rglob("*.pt"):
+        with zipfile.ZipFile(p) as z:
+            assert z.testzip() is None, p
+            big += any(i.file_size > 4 << 20 for i in z.infolist())
+    assert big  # the embedding shard (8200 x 1024 / 2 fp16 values) is past one period

@@ -15,10 +15,12 @@ REPO = Path(__file__).resolve().parent.parent
 VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 
 
-def harness(tmp: Path, *extra: str) -> tuple[int, Path]:
+def harness(tmp: Path, *extra: str, workload: str = "unet3d_checkpoint", venv: str = VENV) -> tuple[int, Path]:
+    """A tiny 2-rank run of the harness (returns its exit status and run directory); tests/test_validation_llama.py
+    runs its workload and DLIO through it too."""
     out = tmp / "last-run"
-    argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d_checkpoint", "--scale", "tiny", "--ranks",
-            "2", "--dlio-venv", VENV, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
+    argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", "tiny", "--ranks",
+            "2", "--dlio-venv", venv, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
     p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert out.exists(), p.stdout + p.stderr
     return p.returncode, Path(out.read_text())

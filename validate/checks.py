@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from common.rundir import RunDir
-from profiles import checkpoint_dir, registry
+from profiles import checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from validate import model
 
@@ -112,6 +112,8 @@ def check_dlio_version(run: Run) -> list[dict]:
 
 def check_dataset(run: Run) -> list[dict]:
     d, k = run.table("dataset-dlio.json"), run.table("dataset-kernel.json")
+    if checkpoint_only(run.cfg):
+        return [result("dataset.files", SKIP, detail="a checkpoint-only workload (workflow.train false): no dataset")]
     if d is None or k is None:
         return [result("dataset.files", SKIP, detail="a generation step did not finish: no dataset tables")]
     out = []
@@ -150,7 +152,9 @@ def check_checkpoints(run: Run) -> list[dict]:
         if step == "generate" or rec.get("status") != "ok":
             continue
         folder = checkpoint_dir(run.path / side / step)
-        got = {p.name: p.stat().st_size for p in folder.iterdir() if p.is_file()} if folder.is_dir() else {}
+        # names relative to the folder: 2.0.0-52 writes into global_epoch<e>_step<s>/ (base_checkpointing.py:389-390)
+        got = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*") if p.is_file()} \
+            if folder.is_dir() else {}
         seen += 1
         if got != want:
             missing = sorted(set(want) - set(got))[:3]
@@ -159,7 +163,7 @@ def check_checkpoints(run: Run) -> list[dict]:
             sizes = [(n, got[n], want[n]) for n in size]
             bad.append(f"{name}: missing {missing}, unexpected {extra}, other size (name, got, model) {sizes}")
     return [result("counts.checkpoints", PASS if seen and not bad else FAIL, len(want), None if bad else len(want),
-                   f"{seen} training launches each wrote the model's {len(want)} checkpoint files "
+                   f"{seen} launches each wrote the model's {len(want)} checkpoint files "
                    f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")]
 
 
@@ -178,13 +182,18 @@ def check_runtime(run: Run) -> list[dict]:
                           f"launch wall time DLIO {d['wall_s']:.2f} s, kernel {k['wall_s']:.2f} s, DLIO/kernel "
                           f"{d['wall_s'] / k['wall_s']:.2f}x (reported, not judged)", required=False))
     else:
-        out.append(result("runtime.generate", SKIP, detail="a generation launch did not finish", required=False))
+        out.append(result("runtime.generate", SKIP, required=False,
+                          detail="no dataset (checkpoint-only workload)" if checkpoint_only(run.cfg) else
+                          "a generation launch did not finish"))
     t = run.table("timing.json")
     if not t or not t.get("dlio") or not t.get("kernel"):
         out.append(result("runtime.train", SKIP, detail="timing profile not run or a side failed", required=False))
         return out
     for key, label, what in (("wall_s", "runtime.train", "launch wall time"),
                              ("train_s", "runtime.train_in_program", "training epochs as each program times them")):
+        if key == "train_s" and checkpoint_only(run.cfg):
+            out.append(result(label, SKIP, detail="no training epoch (checkpoint-only workload)", required=False))
+            continue
         ds = _stats([r["wall_s"] if key == "wall_s" else sum(r["train_epoch_s"]) for r in t["dlio"]])
         ks = _stats([r["wall_s"] if key == "wall_s" else sum(r["train_epoch_s"]) for r in t["kernel"]])
         ratio = ds["mean"] / ks["mean"] if ks["mean"] > 0 else float("nan")

@@ -317,11 +317,11 @@ class _PickleSize:
         else:
             self.n += 2 + (v.bit_length() + 8) // 8
 
-    def tensor(self, numel: int) -> None:
+    def tensor(self, numel: int, storage: str = "CharStorage") -> None:
         self.shared("global rebuild", 1 + len("torch._utils\n_rebuild_tensor_v2\n"))
         self.n += 2  # MARK MARK
         self.shared("str storage", 5 + len("storage"))
-        self.shared("global CharStorage", 1 + len("torch\nCharStorage\n"))
+        self.shared(f"global {storage}", 1 + len(f"torch\n{storage}\n"))
         self.string(str(self.storages))
         self.storages += 1
         self.shared("str cpu", 5 + len("cpu"))
@@ -348,6 +348,8 @@ class _PickleSize:
     def value(self, v) -> None:
         if isinstance(v, dict):
             self.dict(v)
+        elif isinstance(v, tuple):  # (elements, DLIO datatype)
+            self.tensor(v[0], DATATYPES[v[1]][1])
         else:
             self.tensor(v)
 
@@ -380,15 +382,27 @@ class _PickleSize:
             self.string(k)
 
 
+# DLIO 2.0.0-52's datatypes: bytes per element (checkpointing/base_checkpointing.py:33-43) and the storage class
+# torch.save names in its pickle for the torch dtype DLIO maps them to (pytorch_checkpointing.py get_torch_datatype)
+DATATYPES = {"int8": (1, "CharStorage"), "uint8": (1, "ByteStorage"), "fp16": (2, "HalfStorage"),
+             "bf16": (2, "BFloat16Storage"), "fp32": (4, "FloatStorage"), "fp64": (8, "DoubleStorage")}
+
+
 def _tensors(state: dict) -> list[int]:
+    """The byte size of each tensor of a state, in torch.save's storage order (a leaf: int8 elements, or a tuple
+    (elements, datatype))."""
     out = []
     for v in state.values():
-        out += _tensors(v) if isinstance(v, dict) else [v]
+        if isinstance(v, dict):
+            out += _tensors(v)
+        else:
+            out.append(v[0] * DATATYPES[v[1]][0] if isinstance(v, tuple) else v)
     return out
 
 
 def torch_save_size(state: dict) -> int:
-    """Bytes of torch.save(state, f) (torch 2.x's zip container): records data.pkl, .format_version ("1"),
+    """Bytes of torch.save(state, f) (torch 2.x's zip container; a state: nested dicts whose leaves are int8 tensor
+    elements or (elements, datatype) tuples): records data.pkl, .format_version ("1"),
     .storage_alignment ("64"), byteorder ("little"), data/<k> per tensor, version ("3\\n"), .data/serialization_id (40
     digits); each record a 30-byte local header, its name, a zip64 field when its size or offset reaches 2^32 - 1
     (4 + 16 / + 8 bytes), an "FB" padding field aligning the data to 64 bytes, the data, a data descriptor (16 bytes,
@@ -432,16 +446,19 @@ def checkpoint_states(cfg: dict) -> dict[str, dict]:
 
 
 def checkpoint_files(cfg: dict, ranks: int, rel: str | None = None) -> dict[str, int]:
-    """Every checkpoint file a training launch writes (name -> bytes), from the workload alone (DLIO 2.0.0).
+    """Every checkpoint file a training launch writes (name -> bytes), from the workload alone (DLIO 2.0.0; 2.0.0-52:
+    checkpoint_files_v2).
     Points (main.py): after step k of an epoch when steps_between_checkpoints s > 0 and k % s == 0 (:274-283);
     otherwise after the training loop of epoch e == checkpoint_after_epoch, then every epochs_between_checkpoints
     (:296-301, :327), named with the step _train returned. Writers: rank 0 (type rank_zero, the default) or every rank
     (all_ranks); files model-e-s-r.pt, optimizer-e-s-r.pt, and layer-l-e-s-r.pt for l < num_layers (+
     tensor_parallelism when > 1) on ranks r % pipeline_parallelism == 0 (base_checkpointing.py:70-86)."""
-    if rel not in (None, "2.0.0"):
-        raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0 only, not {rel!r}")
     if not dotted_get(cfg, "workflow.checkpoint", False):
         return {}
+    if rel == "2.0.0-52":
+        return checkpoint_files_v2(cfg, ranks)
+    if rel not in (None, "2.0.0"):
+        raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0 and 2.0.0-52 only, not {rel!r}")
     ck = cfg.get("checkpoint") or {}
     sb = int(ck.get("steps_between_checkpoints", -1))
     after, between = int(ck.get("checkpoint_after_epoch", 1)), int(ck.get("epochs_between_checkpoints", 1))
@@ -474,4 +491,115 @@ def checkpoint_files(cfg: dict, ranks: int, rel: str | None = None) -> dict[str,
             if "layer" in states and r % pp == 0 and layers > 0:
                 for layer in range(layers + (tp if tp > 1 else 0)):
                     out[f"layer-{layer}-{e}-{s}-{r}.pt"] = states["layer"]
+    return out
+
+
+# ---------- checkpoints of DLIO 2.0.0-52 (MLPerf Storage v2.0's branch mlperf_storage_v2.0, 392621b): transformer
+# states sharded by ZeRO / tensor / pipeline parallelism, one folder per checkpoint, the checkpoint-only workflow.
+# Paths are of that revision's dlio_benchmark package.
+
+
+def transformer_parameters(m: dict) -> int:
+    """base_checkpointing.py:284-302 get_num_parameters: embedding + L x (input norm, QKV with KV heads, dense, layer
+    norm, gated MLP h->2f and f->h) + final norm + lm_head (= embedding)."""
+    h, v, f, L = m["hidden"], m["vocab"], m["ffn"], m["layers"]
+    kv = h // m["heads"] * m["kv_heads"]
+    return v * h + (h + h * (h + 2 * kv) + h * h + h + 2 * f * h + f * h) * L + h + v * h
+
+
+def layer_parameters(m: dict, layer: int, dp: int) -> list[int]:
+    """base_checkpointing.py:304-329 get_layer_parameters: tensor elements of layer `layer` (0 embedding, 1..L
+    transformer layers, L+1 lm_head, L+2 final norm), divided by tp and, at ZeRO 3, by dp (integer divisions, in
+    DLIO's order)."""
+    h, f, L, tp = m["hidden"], m["ffn"], m["layers"], m["tp"]
+    kv = h // m["heads"] * m["kv_heads"]
+    sf = dp if m["zero"] >= 3 else 1
+    if layer in (0, L + 1):
+        return [h * m["vocab"] // tp // sf]
+    if layer == L + 2:
+        return [h // sf]
+    return [h // sf, h * (h + 2 * kv) // tp // sf, h * h // tp // sf, h // sf, h * 2 * f // tp // sf, h * f // tp // sf]
+
+
+def layer_range(m: dict, pp_rank: int) -> tuple[int, int]:
+    """base_checkpointing.py:360-382 get_layer_index (layer_parameters not given): this pipeline stage's transformer
+    layers, the first stage from 0 (embedding), the last to L+2."""
+    L, pp = m["layers"], m["pp"]
+    per, rem = L // pp, L % pp
+    if pp_rank < rem:
+        start = pp_rank * (per + 1) + 1
+        end = start + per
+    else:
+        start = rem * (per + 1) + (pp_rank - rem) * per + 1
+        end = start + per - 1
+    if pp_rank == pp - 1:
+        end = L + 2
+    if pp_rank == 0:
+        start = 0
+    return start, end
+
+
+def transformer_model(cfg: dict) -> dict:
+    """The model block as 392621b's utils/config.py:895-933 reads it, with its defaults (:108-136)."""
+    g = lambda k, d: dotted_get(cfg, f"model.{k}", d)  # noqa: E731
+    return {"type": g("type", None), "layers": int(g("num_layers", -1)),
+            "hidden": int(g("transformer.hidden_size", 2048)), "ffn": int(g("transformer.ffn_hidden_size", 8192)),
+            "vocab": int(g("transformer.vocab_size", 32000)),
+            "heads": int(g("transformer.num_attention_heads", 32)), "kv_heads": int(g("transformer.num_kv_heads", 8)),
+            "tp": int(g("parallelism.tensor", 1)), "pp": int(g("parallelism.pipeline", 1)),
+            "dp": int(g("parallelism.data", -1)), "zero": int(g("parallelism.zero_stage", 0)),
+            "model_dtype": str(g("model_datatype", "fp16")), "optimizer_dtype": str(g("optimizer_datatype", "fp32")),
+            "model_size": int(g("model_size_bytes", 10240)), "layer_parameters": g("layer_parameters", []),
+            "optimization_groups": g("optimization_groups", [])}
+
+
+def checkpoint_files_v2(cfg: dict, ranks: int) -> dict[str, int]:
+    """Every checkpoint file (path relative to the checkpoint folder -> bytes) a checkpoint-only launch of DLIO
+    2.0.0-52 writes. main.py:257-287 _checkpoint/_checkpoint_write: num_checkpoints_write saves, epoch 1, steps 1..N,
+    each into global_epoch1_step<s>/ (base_checkpointing.py:385-418 save_checkpoint); the reads (main.py:289-305) load
+    the same files. Per rank (base_checkpointing.py:56-107): mp = pp x tp, dp = ranks // mp (or model.parallelism.data,
+    subset mode), ranks >= mp write nothing at ZeRO 0; layer states {l: {i: tensor}} for this stage's layers unless
+    ZeRO 1 on dp rank > 0 (:120-134), optimizer states [P, 5h, P, 5h, P, 5h] with P = parameters // (dp x mp) at ZeRO
+    > 0, // mp at ZeRO 0 (:340-358), in the optimizer datatype; model_states-<rank> for a non-transformer model
+    (:159-160). Files (:391-418): ZeRO 1/2 layer files on dp rank 0 (model_<mp>_model_states, or per layer
+    layer_<l>-model_<mp>_model_states when pp > 1), else zero_pp_rank_<dp>_mp_rank_<mp>_model_states; the optimizer
+    file zero_pp_rank_<dp>_mp_rank_<mp>_optim_states."""
+    if dotted_get(cfg, "workflow.train", True):
+        raise UnknownRelease("the analytic model has DLIO 2.0.0-52's checkpoint-only workflow (workflow.train false), "
+                             "not its checkpoints during training")
+    m = transformer_model(cfg)
+    if m["layer_parameters"] or m["optimization_groups"]:
+        raise UnknownRelease("the analytic model has DLIO 2.0.0-52's transformer formulas, not given "
+                             "model.layer_parameters / optimization_groups")
+    mp = m["pp"] * m["tp"]
+    dp = m["dp"] if m["dp"] > 0 else ranks // mp
+    n = int(dotted_get(cfg, "checkpoint.num_checkpoints_write", -1))
+    out: dict[str, int] = {}
+    for r in range(ranks):
+        if m["zero"] == 0 and r >= mp:
+            continue  # rank_to_checkpoint = 0 != my_rank (:93-97)
+        pp_rank, dp_rank, mp_rank = (r // m["tp"]) % m["pp"], r // mp, r % mp
+        files: dict[str, dict] = {}
+        if m["type"] != "transformer" and m["model_size"] > 0:
+            files[f"model_states-{r}"] = {"a": (m["model_size"], "int8")}
+        if m["layers"] > 0 and not (m["zero"] == 1 and dp_rank != 0):
+            lo, hi = layer_range(m, pp_rank)
+            layers = {str(li): {str(i): (p, m["model_dtype"]) for i, p in enumerate(layer_parameters(m, li, dp))
+                                if p > 0} for li in range(lo, hi + 1)}
+            if 0 < m["zero"] < 3:
+                if dp_rank == 0 and m["pp"] > 1:
+                    files.update({f"layer_{li}-model_{mp_rank}_model_states": st for li, st in
+                                  ((int(k), v) for k, v in layers.items())})
+                elif dp_rank == 0:
+                    files[f"model_{mp_rank}_model_states"] = layers
+            else:
+                files[f"zero_pp_rank_{dp_rank}_mp_rank_{mp_rank}_model_states"] = layers
+        p = transformer_parameters(m) // (dp * mp if m["zero"] > 0 else mp) if m["layers"] > 0 else 0
+        if p > 0:
+            groups = [p, m["hidden"] * 5] * 3
+            files[f"zero_pp_rank_{dp_rank}_mp_rank_{mp_rank}_optim_states"] = {
+                str(i): (g, m["optimizer_dtype"]) for i, g in enumerate(groups) if g > 0}
+        sizes = {name: torch_save_size(st) for name, st in files.items() if st}
+        for s in range(1, n + 1):
+            out.update({f"global_epoch1_step{s}/{name}.pt": b for name, b in sizes.items()})
     return out

@@ -16,12 +16,13 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import checkpoint, ckptformat, dlio, generation, overhead, profilers, readpath, report, scaling
+from bench.perf import checkpoint, ckptformat, dlio, generation, mlperf, overhead, profilers, readpath, report, scaling
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
-            "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat}
+            "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
+            "mlperf": mlperf}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -46,6 +47,7 @@ PRESETS = {
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 1, "sides": ["kernel"], "timeout": 900},
         "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 1, "checkpoints": 1, "model": _CKPT_MODEL_TINY},
+        "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -82,6 +84,7 @@ PRESETS = {
         "profilers": {"scale": "tiny", "ranks": 2, "repeat": 2, "sides": ["dlio", "kernel"], "timeout": 900},
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 2, "checkpoints": 2, "model": _CKPT_MODEL_SMALL},
+        "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 3},
     },
 }
 

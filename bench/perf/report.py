@@ -40,6 +40,9 @@ def _load(sec: dict) -> str:
         f"load (1-min) {b.get('load1', 0):.2f}"
 
 
+REVISION_NOTE = "392621b (MLPerf Storage v2.0's mlperf_storage_v2.0)"
+
+
 def table(head: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -256,6 +259,23 @@ def markdown(res: dict, figs: dict) -> str:
                 for c in sec["cases"]]
         L += [table(["ranks", "format", "MiB per checkpoint", "write MiB/s", "write to disk MiB/s",
                      "read cold MiB/s", "read warm MiB/s"], rows), ""]
+    sec = s.get("mlperf")
+    if sec and "sides" in sec:
+        L += ["## 8. The MLPerf Storage checkpoint cycle", "",
+              f"`{sec['workload']}` ({sec['ranks']} ranks, {sec['bytes_per_checkpoint'] / MIB:.1f} MiB per "
+              "checkpoint): "
+              f"a launch writing {sec['checkpoints']} checkpoints, then one reading them back, DLIO {REVISION_NOTE} "
+              "against the kernel (entry 2.0.0-52), interleaved. Gap bound = the read launch's wall time less its "
+              f"loads as the program times them (start-up, sleeps, barriers, teardown); MLPerf's rule: <= "
+              f"{sec['rule_s']:.0f} s between the phases. Page caches not dropped. {_load(sec)}.", ""]
+        rows = [[side, fmt(x["write_wall_s"], 1, 2), fmt(x["read_wall_s"], 1, 2), fmt(x["cycle_wall_s"], 1, 2),
+                 fmt(x["save_s"], 1, 3), fmt(x["load_s"], 1, 3), fmt(x["gap_bound_s"], 1, 2),
+                 "yes" if sec["within_rule"][side] else "**no**"] for side, x in sec["sides"].items()]
+        L += [table(["side", "write launch s", "read launch s", "cycle s", "saves s", "loads s", "gap bound s",
+                     "within 30 s"], rows), "",
+              f"DLIO/kernel, cycle wall: {fratio(sec['ratio_cycle'], 1)}." +
+              (f" DLIO's measured gap (the write launch's exit to rank 0's first load): "
+               f"{fmt(sec['dlio_gap_measured_s'], 1, 1)} s." if sec.get("dlio_gap_measured_s") else ""), ""]
     errs = {k: v["error"] for k, v in s.items() if isinstance(v, dict) and "error" in v}
     skipped = {k: v["skipped"] for k, v in s.items() if isinstance(v, dict) and isinstance(v.get("skipped"), str)}
     if errs or skipped:
