@@ -134,7 +134,7 @@ def markdown(res: dict, figs: dict) -> str:
                      "kernel in program s", "DLIO/kernel in program"], rows), ""]
         for rm in sec.get("remeasured", []):
             ld = rm.get("load") or {}
-            L += [f"Re-measured at lower load ({(ld.get('before') or {}).get('load1', 0):.1f}–"
+            L += [f"Re-measured later (1-min load {(ld.get('before') or {}).get('load1', 0):.1f}–"
                   f"{(ld.get('after') or {}).get('load1', 0):.1f}): {', '.join(rm['variants'])}"
                   + (f" (and the generation of {', '.join(rm.get('scales') or {})}, 1 repetition)"
                      if rm.get("scales") else "") + ".", ""]
