@@ -314,6 +314,41 @@ def test_interrupted_generation_never_leaves_a_file_that_looks_whole(tmp_path):
             assert len([p for p in dataset_files(data) if p.name.endswith(".hdf5")]) == 24
 
 
+def test_killed_rank_mid_checkpoint_ends_the_job_and_leaves_no_whole_looking_file(tmp_path):
+    """SIGKILL rank 1 while it writes its checkpoint file (all_ranks, 3 GiB model file each): the job ends within
+    seconds with a non-zero status, rank 1 named; every file under a checkpoint's final name is a whole torch.save
+    zip, and what is left of the interrupted write has a .partial name only."""
+    import zipfile
+    folder = tmp_path / "ckpt"
+    sets = tiny(tmp_path / "data", **{"generate-data": True, "train": True, "evaluation": False, "epochs": 1,
+                                      "checkpoint": True, "checkpoint-folder": str(folder),
+                                      "checkpoint-type": "all_ranks", "model-size": 3 * 2**30, "quiet": False,
+                                      "output-folder": str(tmp_path / "out")})
+    job = Job(kernel_argv(2, sets))
+    deadline = time.time() + 120 * SLACK
+    partial = re.compile(r"model-\d+-\d+-1\.pt\.partial\.\d+")
+    while job.p.poll() is None and time.time() < deadline and \
+            not any(partial.fullmatch(p.name) for p in (folder.glob("*") if folder.exists() else [])):
+        time.sleep(0.005)
+    assert job.p.poll() is None, f"the job ended before rank 1 began its checkpoint: {job.stderr}"
+    killed = time.time()
+    os.kill(job_pids(job.p.pid)["ranks"][1], signal.SIGKILL)
+    rc = job.finish(timeout=60)
+    took = time.time() - killed
+    assert rc != 0 and took < 20 * SLACK, (rc, took)
+    assert re.search(r"rank 1\b", job.stderr), job.stderr[-2000:]
+    assert_nothing_left(str(tmp_path))
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    whole = [p for p in files if p.name.endswith(".pt")]
+    left = [p for p in files if ".partial." in p.name]
+    assert set(files) == set(whole) | set(left), files
+    assert any(partial.fullmatch(p.name) for p in left), f"rank 1's interrupted write: {files}"
+    assert not any(p.name.endswith("-1.pt") for p in whole), "rank 1's file never got its final name"
+    for p in whole:  # rank 0's, if it finished before the job was ended
+        with zipfile.ZipFile(p) as z:
+            assert z.testzip() is None, p
+
+
 def _handled_sigterm(stderr: str) -> int:
     """Ranks that ran their SIGTERM handler (which removes the rank's partial file, then reports). OpenMPI ends a job
     with SIGTERM and, 1 s later (odls_base_sigkill_timeout), SIGKILL: a rank blocked that long in a write (I/O
