@@ -23,6 +23,8 @@ def dlio_of(manifest: dict) -> dict:
     """The reference DLIO of a run (runs from before manifest["dlio"]: PyPI, version from the package)."""
     d = manifest.get("dlio") or {}
     ver = d.get("version") or manifest.get("versions", {}).get("dlio", "unknown")
+    if str(d.get("h5py") or "").startswith("wheel=="):  # DLIO_H5PY=wheel==X.Y.Z: another h5py, a row of its own
+        ver += f"+h5py{d['h5py'][len('wheel=='):]}"
     return {"version": ver, "revision": d.get("revision", "pypi"), "source": d.get("source", "pypi"),
             "entry": d.get("entry") or ("2.0.0" if not d else None), "nearest": bool(d.get("nearest"))}
 
@@ -56,10 +58,17 @@ def find_runs(paths: list[Path]) -> list[Path]:
     return out
 
 
+# the workload the version matrix compares DLIO versions on (other workloads: the workload matrix, make workloads)
+MATRIX_WORKLOAD = "unet3d"
+
+
 def update(matrix: dict, rows: list[dict]) -> dict:
-    """Rows keyed by DLIO version; a newer run of a version replaces its row, other versions' rows are kept."""
+    """Rows keyed by DLIO version; a newer run of a version on the matrix workload (unet3d, any scale) replaces its
+    row, other versions' rows are kept; runs of other workloads are not version-matrix rows."""
     by = {r["version"]: r for r in matrix.get("rows", [])}
     for r in rows:
+        if str(r.get("workload", "")).rsplit("-", 1)[0] != MATRIX_WORKLOAD:
+            continue
         old = by.get(r["version"])
         if old is None or r["created"] >= old.get("created", ""):
             by[r["version"]] = r

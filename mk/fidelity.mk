@@ -2,6 +2,7 @@
 #   make dlio-venv-spec DLIO=<spec>   the reference venv of a DLIO: a PyPI version (default 2.0.0) or the path of a
 #                                     DLIO source checkout (git; its version is `git describe --tags`), one venv per
 #                                     version and revision in $(CACHE) (scripts/deps-dlio.sh); its path in $(DLIO_STAMP)
+#       DLIO_H5PY=wheel==X.Y.Z        ... with another h5py wheel (its bundled HDF5): a matrix row of its own
 #       DLIO_H5PY=mpi                 ... with h5py built from source against the kernel's parallel HDF5 (HDF5_DIR or
 #                                     our own): what Darshan's HDF5 module needs for DLIO's H5F/H5D records
 #   make fidelity-run DLIO=<spec>     `make validate` against that DLIO (WORKLOAD, SCALE, RANKS, PROFILES as there),
@@ -14,7 +15,7 @@ DLIO_H5PY ?= wheel
 FIDELITY_RUNS ?= runs
 DLIO_SPEC_ABS = $(if $(wildcard $(DLIO)),$(abspath $(DLIO)),$(DLIO))
 # 2.0.0 with the wheel h5py keeps the historical stamp (the venv `make dlio-venv` builds); others get their own
-DLIO_SLUG = $(if $(and $(filter 2.0.0,$(DLIO)),$(filter wheel,$(DLIO_H5PY))),,.$(shell echo -n "$(DLIO_SPEC_ABS)$(if $(filter mpi,$(DLIO_H5PY)),:h5py-mpi:$(HDF5_DIR))" | sha256sum | cut -c1-10))
+DLIO_SLUG = $(if $(and $(filter 2.0.0,$(DLIO)),$(filter wheel,$(DLIO_H5PY))),,.$(shell echo -n "$(DLIO_SPEC_ABS)$(if $(filter mpi,$(DLIO_H5PY)),:h5py-mpi:$(HDF5_DIR))$(if $(filter wheel==%,$(DLIO_H5PY)),:h5py-$(DLIO_H5PY))" | sha256sum | cut -c1-10))
 DLIO_STAMP = build/.dlio-venv$(DLIO_SLUG)
 # the DLIO 2.0.0 venv with the MPI h5py, when made (`make test` hands it to the live Darshan test)
 DLIO_MPI_STAMP = build/.dlio-venv.$(shell echo -n "2.0.0:h5py-mpi:$(HDF5_DIR)" | sha256sum | cut -c1-10)

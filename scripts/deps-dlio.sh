@@ -7,6 +7,8 @@
 # is installed with --no-deps and its runtime stack from a pinned lock file (harness/requirements/), also --no-deps:
 # dlio-<version>.lock.txt, else the newest lock of an older version (2.0.1 and later need pydftracer >= 2.0.2).
 #   DLIO_H5PY=wheel (default)     h5py as the lock pins it: a manylinux wheel with its own serial HDF5
+#   DLIO_H5PY=wheel==X.Y.Z        the lock's stack with another h5py wheel (and the HDF5 it bundles): e.g. 3.16.0,
+#                                 which bundles HDF5 2.0.0 (the fidelity matrix gets a row of its own)
 #   DLIO_H5PY=mpi                 h5py (same version) built from source against the parallel HDF5 in
 #                                 H5DLIO_HDF5_PREFIX (the kernel's), HDF5_MPI=ON, CC=mpicc: what Darshan's HDF5 module
 #                                 needs to record H5F/H5D for DLIO (Darshan built against that same libhdf5); +4-5 min
@@ -98,11 +100,13 @@ fi
 h5py_mode=${DLIO_H5PY:-wheel}
 case "$h5py_mode" in
   wheel) h5prefix="" ;;
+  wheel==*) h5prefix=""
+       echo "${h5py_mode#wheel==}" | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$' || { echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel==X.Y.Z (an h5py release)" >&2; exit 2; } ;;
   mpi) h5prefix=${H5DLIO_HDF5_PREFIX:-}
        [ -n "$h5prefix" ] && [ -f "$h5prefix/include/H5pubconf.h" ] || { echo "deps-dlio: error: DLIO_H5PY=mpi needs H5DLIO_HDF5_PREFIX=<a parallel HDF5 install prefix> (got '${h5prefix}')" >&2; exit 2; }
        grep -Eq '^#define H5_HAVE_PARALLEL 1' "$h5prefix/include/H5pubconf.h" || { echo "deps-dlio: error: DLIO_H5PY=mpi: $h5prefix is a serial HDF5 (H5_HAVE_PARALLEL unset in include/H5pubconf.h)" >&2; exit 2; }
        h5prefix=$(cd "$h5prefix" && pwd) ;;
-  *) echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel or mpi" >&2; exit 2 ;;
+  *) echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: use wheel, wheel==X.Y.Z or mpi" >&2; exit 2 ;;
 esac
 base=${ver%%-*}
 lock="$here/harness/requirements/dlio-$base.lock.txt"
@@ -125,6 +129,9 @@ if [ "$h5py_mode" = mpi ]; then
   key=$( (echo "$key"; cat "$here/harness/requirements/h5py-mpi-build.txt"; echo "$h5prefix"; \
           grep -h 'HDF5 Version' "$h5prefix/lib/libhdf5.settings" 2>/dev/null; mpicc --showme:version 2>&1) | sha256sum | cut -c1-12)
   venv="$cache/dlio-$ver-h5mpi-$key"
+elif [ "$h5py_mode" != wheel ]; then
+  key=$( (echo "$key"; echo "$h5py_mode") | sha256sum | cut -c1-12)
+  venv="$cache/dlio-$ver-h5py${h5py_mode#wheel==}-$key"
 else
   venv="$cache/dlio-$ver-$key"
 fi
@@ -153,6 +160,11 @@ if [ "$h5py_mode" = mpi ]; then
   # no wheel cache: pip keys it by the sdist alone, and would hand back an h5py built against another HDF5
   HDF5_MPI=ON CC=mpicc HDF5_DIR="$h5prefix" "$venv.partial/bin/pip" install --no-cache-dir -q --force-reinstall \
     --no-deps --no-build-isolation --no-binary=h5py "h5py==$h5ver" >&2
+fi
+if [ "${h5py_mode#wheel==}" != "$h5py_mode" ]; then
+  "$venv.partial/bin/pip" install --no-cache-dir -q --no-deps "h5py==${h5py_mode#wheel==}" >&2 || {
+    rm -rf "$venv.partial"
+    echo "deps-dlio: error: DLIO_H5PY=$h5py_mode: pip cannot install h5py==${h5py_mode#wheel==} (see pip's message above)" >&2; exit 2; }
 fi
 python3 - "$venv.partial/.h5dlio-dlio.json" "$ver" "$rev" "$describe" "$origin" "$(basename "$lock")" "$dirty" \
   "$h5py_mode" "$h5prefix" <<'PY'
