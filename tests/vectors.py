@@ -76,12 +76,69 @@ def dlio_sampler() -> str:
     return "\n".join(out) + "\n"
 
 
+def dlio3_reshard() -> str:
+    """MLCommons DLIO 3.x (f6796ed) file lists per rank and epoch, written literally from its source with string
+    paths: main.py:274-278 _filter_round_robin (position i to rank i % R) and :483-484 the trim to floor(N/R); then
+    utils/config.py:1067-1110 _reshard_files at every reconfigure(epoch): np.random.seed(seed + epoch) (seed without
+    seed_change_epoch) and np.random.shuffle(paths) on each rank, buckets[(i + rank) % R], alltoall (received in
+    source-rank order), np.random.seed(seed + epoch + rank * 31) and shuffle. Line: N R seed sce epoch rank n files."""
+    cases = [(28, 2, 123, True, 3), (30, 4, 123, True, 2), (7, 3, 42, False, 2), (64, 5, 2**31 - 1, True, 2),
+             (9, 1, 123, True, 2)]
+    out = []
+    for n_files, ranks, seed, sce, epochs in cases:
+        names = [f"img_{i}_of_{n_files}.hdf5" for i in range(n_files)]
+        lists = [[f for i, f in enumerate(names) if i % ranks == r][: n_files // ranks] for r in range(ranks)]
+        for epoch in range(1, epochs + 1):
+            sent = []
+            for r in range(ranks):
+                paths = list(lists[r])
+                np.random.seed(seed + epoch if sce else seed)
+                np.random.shuffle(paths)
+                buckets: list[list[str]] = [[] for _ in range(ranks)]
+                for i, f in enumerate(paths):
+                    buckets[(i + r) % ranks].append(f)
+                sent.append(buckets)
+            lists = []
+            for d in range(ranks):
+                shard = [f for q in range(ranks) for f in sent[q][d]]
+                np.random.seed(seed + epoch + d * 31)
+                np.random.shuffle(shard)
+                lists.append(shard)
+            for r in range(ranks):
+                idx = [int(f.split("_")[1]) for f in lists[r]]
+                out.append(f"{n_files} {ranks} {seed} {int(sce)} {epoch} {r} {len(idx)} " + " ".join(map(str, idx)))
+    return "\n".join(out) + "\n"
+
+
+def dlio3_dims() -> str:
+    """MLCommons DLIO 3.x HDF5Generator.generate (data_generator/hdf5_generator.py:70-83 at f6796ed): rank q seeds
+    np.random.seed(10 + q), draws get_dimension(total) (data_generator.py: normal(dim, stdev, 2*total),
+    max(int(d), 1)) and writes files q, q+R, ... with draws 2i, 2i+1.
+    Line: record_length stdev ntrain neval ranks, then d1 d2 per file."""
+    cases = [(1048576, 488832, 28, 0, 2), (1048576, 524288, 8, 2, 3), (100, 5000, 6, 0, 1)]
+    out = []
+    for rl, rls, ntrain, neval, ranks in cases:
+        total = ntrain + neval
+        dim = int(math.sqrt(rl))
+        sd = rls / 2.0 / math.sqrt(rl)
+        files: list[tuple[int, int]] = [(0, 0)] * total
+        for q in range(ranks):
+            np.random.seed(10 + q)
+            d = [max(int(x), 1) for x in np.random.normal(dim, sd, 2 * total)]
+            for i in range(q, total, ranks):
+                files[i] = (d[2 * i], d[2 * i + 1])
+        out.append(f"{rl} {rls} {ntrain} {neval} {ranks} " + " ".join(f"{a} {b}" for a, b in files))
+    return "\n".join(out) + "\n"
+
+
 FILES = {
     "seed_state.txt": seed_state,
     "random_sample.txt": random_sample,
     "normal.txt": normal,
     "dlio_dims.txt": dlio_dims,
     "dlio_sampler.txt": dlio_sampler,
+    "dlio3_reshard.txt": dlio3_reshard,
+    "dlio3_dims.txt": dlio3_dims,
 }
 
 
