@@ -77,35 +77,18 @@ def dlio_sampler() -> str:
 
 
 def dlio3_reshard() -> str:
-    """MLCommons DLIO 3.x (f6796ed) file lists per rank and epoch, written literally from its source with string
-    paths: main.py:274-278 _filter_round_robin (position i to rank i % R) and :483-484 the trim to floor(N/R); then
-    utils/config.py:1067-1110 _reshard_files at every reconfigure(epoch): np.random.seed(seed + epoch) (seed without
-    seed_change_epoch) and np.random.shuffle(paths) on each rank, buckets[(i + rank) % R], alltoall (received in
-    source-rank order), np.random.seed(seed + epoch + rank * 31) and shuffle. Line: N R seed sce epoch rank n files."""
+    """MLCommons DLIO 3.x (f6796ed) file lists per rank and epoch: the analytic model's dlio3_file_lists, written
+    literally from DLIO's source with path strings (main.py:274-278, :483-484 the round-robin listing trimmed to
+    floor(N/R); utils/config.py:1067-1110 the reshard at every reconfigure(epoch)), not from the kernel.
+    Line: N R seed sce epoch rank n files."""
+    sys.path.insert(0, str(VEC_DIR.parent.parent.parent))  # run as a script: the repository's packages
+    from validate.model import dlio3_file_lists
     cases = [(28, 2, 123, True, 3), (30, 4, 123, True, 2), (7, 3, 42, False, 2), (64, 5, 2**31 - 1, True, 2),
              (9, 1, 123, True, 2)]
     out = []
     for n_files, ranks, seed, sce, epochs in cases:
-        names = [f"img_{i}_of_{n_files}.hdf5" for i in range(n_files)]
-        lists = [[f for i, f in enumerate(names) if i % ranks == r][: n_files // ranks] for r in range(ranks)]
-        for epoch in range(1, epochs + 1):
-            sent = []
-            for r in range(ranks):
-                paths = list(lists[r])
-                np.random.seed(seed + epoch if sce else seed)
-                np.random.shuffle(paths)
-                buckets: list[list[str]] = [[] for _ in range(ranks)]
-                for i, f in enumerate(paths):
-                    buckets[(i + r) % ranks].append(f)
-                sent.append(buckets)
-            lists = []
-            for d in range(ranks):
-                shard = [f for q in range(ranks) for f in sent[q][d]]
-                np.random.seed(seed + epoch + d * 31)
-                np.random.shuffle(shard)
-                lists.append(shard)
-            for r in range(ranks):
-                idx = [int(f.split("_")[1]) for f in lists[r]]
+        for epoch, lists in enumerate(dlio3_file_lists(n_files, ranks, seed, epochs, True, sce), start=1):
+            for r, idx in enumerate(lists):
                 out.append(f"{n_files} {ranks} {seed} {int(sce)} {epoch} {r} {len(idx)} " + " ".join(map(str, idx)))
     return "\n".join(out) + "\n"
 
