@@ -265,7 +265,10 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
     window = (math.ceil(prefetch / rt) if prefetch > 0 else 2) * rt if rt > 0 else 1
 
     def seg(rank: int, phase: str, e: int, n_batches: int, used: int) -> dict:
-        order = [f * spf + i for f in lists[e - 1][rank] for i in range(spf)]
+        # read_threads 0: TorchDataset.__init__ runs worker_init(-1) in the rank (torch_data_loader.py:174-175), whose
+        # pickle.loads makes a copy the ConfigArguments singleton (utils/config.py:308-313): the in-rank reader keeps
+        # the map of reconfigure(1) (main.py:699) in every epoch; spawned workers load the refreshed args (:802-808)
+        order = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][rank] for i in range(spf)]
         read = order[: n_batches * bs]
         return {"phase": phase, "epoch": e, "samples": read[: used * bs], "prefetched": (n_batches - used) * bs,
                 "opens": len(read), "bytes": [s // spf for s in read]}

@@ -321,7 +321,14 @@ static void plan_round_robin(const runner_t *Rc, epoch_plan_t *P)
 {
     runner_t *R = (runner_t *)Rc; /* the plan lives in the runner's shard */
     const config_t *c = R->cfg;
-    shard_to(R, P->epoch);
+    /* read-threads 0: the loader's reader lives in the rank and keeps the index map of the reconfigure made before
+     * the loader (epoch 1, main.py:699-701) for every epoch and pre-warm: TorchDataset.__init__ calls worker_init(-1)
+     * (data_loader/torch_data_loader.py:174-175), whose pickle.loads(serial_args) makes a copy the configuration
+     * singleton (utils/config.py:308-313) and the reader's map (reader/reader_handler.py:48); reconfigure and
+     * refresh_args (main.py:802-808) reach only workers spawned later (measured with strace: rank 0 reads epoch 1's
+     * files in both epochs and all three pre-warms). With reader processes every iterator spawns workers that load
+     * the refreshed arguments: each epoch's and pre-warm's own lists. */
+    shard_to(R, c->read_threads > 0 ? P->epoch : 1);
     const int64_t spf = c->num_samples_per_file, n = R->shard.per_rank * spf;
     const int64_t *files = shard_list(&R->shard, R->rank);
     for (int64_t k = 0; k < n; k++) R->rr_order[k] = files[k / spf] * spf + k % spf;
