@@ -137,7 +137,9 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * given (LoadConfig :1671-1672 stores the YAML string, `is not Shuffle.OFF` holds even for "off"): :1067-1110
      * numpy legacy seed(seed + epoch) (seed without seed_change_epoch) shuffle of the rank's list, buckets
      * (i + rank) % R, alltoall, then seed(seed + epoch + 31 * rank) shuffle; called before epoch 1 (main.py:699) and
-     * after every epoch (:802). Steps: main.py:607 max_steps = training_steps, the minimum over ranks (utils/config.py
+     * after every epoch (:802); with read_threads 0 the in-rank reader keeps reconfigure(1)'s lists for good
+     * (torch_data_loader.py:174-175 worker_init(-1) copies the config singleton, utils/config.py:308-313; measured
+     * with strace). Steps: main.py:607 max_steps = training_steps, the minimum over ranks (utils/config.py
      * :759-762, :1121-1122); the cap is checked when a batch arrives (main.py:619), a barrier after every step (:631).
      * prewarm (run.c run_prewarm, main.c PHASES): main.py:705-719 next(iter(loader)) before epoch 1 and :809-820 after
      * every epoch (the last included), each on the epoch reconfigured last. main.py:740-760 rank 0 tries `sudo -n`
