@@ -155,3 +155,16 @@ def test_kernel_and_model_read_what_the_real_dlio3_read(tmp_path):
     def fd(x: str, n: str) -> str:
         return re.sub(rf"\({n}\b", "(FD", re.sub(rf"= {n}$", "= FD", x))
     assert [fd(_sized(x, size_k), fd_k) for x in mine] == [fd(_sized(x, size_d), fd_d) for x in STRACE["one_open"]]
+
+
+def test_model_batches_with_reader_processes_match_the_real_dlio3():
+    """With reader processes, the real DLIO 3.x (strace, 4 workers, 1 epoch) read the first batch of each pre-warm only
+    (here: the iterator was deleted before a second worker had started) and each epoch's and pre-warm's own resharded
+    lists: the 8 batches its processes opened are the model's 2 x (pre-warm, 2 training batches, pre-warm)."""
+    w, rp = STRACE["workload"], STRACE["reader_processes"]
+    cfg = {"dataset": {"num_files_train": w["dataset"]["num_files_train"], "num_samples_per_file": 1},
+           "reader": {**w["reader"], "read_threads": 4}, "train": {**w["train"], "epochs": 1}}
+    bs = w["reader"]["batch_size"]
+    segs = [s for segs in model.workload_reads(cfg, 2, "3.0.2").values() for s in segs]
+    want = sorted(tuple(s["bytes"][i:i + bs]) for s in segs for i in range(0, len(s["bytes"]), bs))
+    assert sorted(tuple(b) for b in rp["batches"]) == want

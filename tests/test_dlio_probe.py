@@ -378,6 +378,17 @@ def test_logvfd_family_skipped_by_name_when_dlio_reads_raw_bytes():
     assert [c["name"] for c in logvfd.check_logvfd(h5)] == ["logvfd.logvfd"]  # no tables: the usual skip
 
 
+def test_logvfd_plans_no_read_threads_0_launch_when_dlio_reads_raw_bytes():
+    """That variant orders Log VFD records, which a whole-file reader has none of (and DLIO 3.x with read_threads 0
+    exits 1 under mpirun after its last epoch: it skips MPI.Finalize); with h5py reads it is planned as before."""
+    from profiles import Shape, logvfd
+    cfg = {"reader": {"read_threads": 4}}
+    steps = [x.step for x in logvfd.LogVFD().launches(Shape(cfg, 1, {**LINEAGES["f6796ed"]["rules"]}))]
+    assert steps == ["logvfd"]
+    assert [x.step for x in logvfd.LogVFD().launches(Shape(cfg, 1, {**LINEAGES["2.0.1"]["rules"]}))] == \
+        ["logvfd", "logvfd-rt0"]
+
+
 def test_model_names_the_3x_rules_it_does_not_model():
     """validate/model.py models 3.0.2's rules together (from DLIO's source); a release with only some of them is not
     guessed: it says which by name."""
