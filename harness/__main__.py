@@ -142,7 +142,8 @@ def main(argv=None) -> int:
                            skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                            for side, why in sides.items()}},
                            dlio_version=dlio["entry"] if dlio else None,
-                           dlio_keys=dlio["probed"]["keys"] if dlio else None)
+                           dlio_keys=dlio["probed"]["keys"] if dlio else None,
+                           dlio_rules=dlio["probed"]["rules"] if dlio else {})
         if a.resume:
             if not (a.resume / "manifest.json").exists():
                 raise WorkloadError(f"--resume {a.resume}: no manifest.json")

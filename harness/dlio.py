@@ -213,8 +213,8 @@ def refusal(who: str, m: dict) -> str:
 def not_replayed(who: str, entry: dict) -> str:
     """The message for a DLIO whose behaviour matches a kernel entry the kernel lists but cannot replay yet."""
     return (f"{who}: behaves as kernel entry {entry['version']} ({entry['source']}), which the kernel lists but does "
-            f"not replay yet: {entry['unsupported']}. Validation would compare the kernel's HDF5 reads with I/O DLIO "
-            "does not do; see issue 13 (MLCommons DLIO 3.x)")
+            f"not replay yet: {entry['unsupported']}. Validation would compare the kernel's reads with I/O DLIO "
+            "does not do (bench/src/dlio.c, that entry's `unsupported`)")
 
 
 def describe(venv: Path, kernel_bin: Path | None = None) -> dict:

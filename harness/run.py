@@ -39,6 +39,7 @@ class Options:
     skipped_profiles: dict = field(default_factory=dict)    # profile -> reason (recorded in the manifest)
     dlio_version: str | None = None                    # the kernel entry whose rules the reference DLIO matches
     dlio_keys: dict | None = None                      # {option: the yaml key the probe saw DLIO honour}
+    dlio_rules: dict = field(default_factory=dict)     # {rule: what the probe saw the reference DLIO do}
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -180,7 +181,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     side's own dataset or the other side's (the Log VFD launches: the cross-read check)."""
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {side: rd / side / "data" for side in SIDES}
-    shape = Shape(wl.config, opt.repeat)
+    shape = Shape(wl.config, opt.repeat, opt.dlio_rules)
     # a checkpoint-only workload has no dataset: no generation launch
     specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))] if shape.reads_data else []
     specs += [(p, spec) for p in chosen_profiles(opt) for spec in p.launches(shape)]
@@ -296,6 +297,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         opt.ranks, opt.launcher, opt.profiles, opt.kernel_sets = m["ranks"], m["launcher"], m["profiles"], \
             m["kernel_sets"]
         opt.dlio_version = (m.get("dlio") or {}).get("entry") or opt.dlio_version
+        opt.dlio_rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or opt.dlio_rules
         opt.repeat = m.get("repeat", 1)
     else:
         assert wl is not None

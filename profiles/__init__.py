@@ -43,9 +43,11 @@ class Found:
 
 @dataclass(frozen=True)
 class Shape:
-    """The run as planning sees it: the merged workload config and the timing repetitions."""
+    """The run as planning sees it: the merged workload config, the timing repetitions and the rules the probe saw
+    the reference DLIO follow (harness/probe.py; empty when not probed)."""
     config: dict
     repeat: int = 1
+    rules: dict = field(default_factory=dict)
 
     @property
     def read_threads(self) -> int:

@@ -234,7 +234,11 @@ class LogVFD(Profile):
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log
             return []
         out = [LaunchSpec("logvfd", data="other")]
-        if shape.read_threads > 0:  # DLIO's order is deterministic only with read_threads=0
+        # the read_threads=0 variant exists for the Log VFD's order: a DLIO that reads whole files without HDF5
+        # (sample_read whole_file, MLCommons 3.x) leaves no record to order, and DLIO 3.x with read_threads 0 exits 1
+        # after its last epoch under mpirun (worker_init(-1) in the rank, torch_data_loader.py:174-175, resets its
+        # DLIOMPI to a child's state, utils/config.py:308-313, so utils/utility.py:381-384 skips MPI.Finalize)
+        if shape.read_threads > 0 and shape.rules.get("sample_read") != "whole_file":
             out.append(LaunchSpec("logvfd-rt0", data="other", read_threads_0=True))
         return out
 

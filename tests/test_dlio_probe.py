@@ -134,6 +134,15 @@ def test_probe_on_the_reference_dlio():
     assert sum(got["seconds"].values()) < 120, got["seconds"]
     m = hdlio.match(got, hdlio.kernel_entries(KERNEL))
     assert m["entry"] == "2.0.0" and m["unverified"] == []
+    # negative control: the real DLIO 2.0.0 against the 3.x entry alone is refused with the 3.x rules it lacks named
+    only3 = [e for e in hdlio.kernel_entries(KERNEL) if e["version"] == "3.0.2"]
+    m3 = hdlio.match(got, only3)
+    assert m3["entry"] is None
+    msg = hdlio.refusal("DLIO 2.0.0", m3)
+    for rule in ("sample_read probed h5py (3.0.2: whole_file)", "file_sharding probed index_slice (3.0.2: round_robin)",
+                 "file_reshuffle probed false (3.0.2: true)", "prewarm probed false (3.0.2: true)",
+                 "gen_seed_per_rank probed false (3.0.2: true)"):
+        assert rule in msg, msg
 
 
 def test_probe_observations_tell_lineages_apart(tmp_path):
@@ -187,17 +196,19 @@ def test_mlperf_branch_refused_without_its_entry():
     assert "sampler_shuffles" not in msg and "record-length" not in msg  # where it behaves as 2.0.1: not named
 
 
-def test_mlcommons_3x_matches_its_entry_and_is_refused_naming_the_rules():
+def test_mlcommons_3x_matches_its_entry_which_the_kernel_replays():
     """MLCommons DLIO 3.x (f6796ed) behaves as the kernel's 3.0.2 entry and as no other (never as 2.0.1, with which it
-    shares the HDF5 file rules); while the kernel cannot replay that entry, the harness refuses it naming the rules."""
+    shares the HDF5 file rules), and the kernel replays that entry (nothing unsupported)."""
     known = hdlio.kernel_entries(KERNEL)
     m = hdlio.match(found(LINEAGES["f6796ed"]), known)
     assert m["entry"] == "3.0.2", m["differs"]
     assert [d["rule"] for d in m["differs"]["2.0.1"]] == ["sample_read", "file_sharding", "file_reshuffle", "prewarm",
                                                         "gen_seed_per_rank"]
     entry = next(e for e in known if e["version"] == "3.0.2")
-    msg = hdlio.not_replayed("DLIO=/tmp/dlio-src-f6796ed", entry)
-    assert "behaves as kernel entry 3.0.2" in msg and "not replay yet: sample_read whole_file" in msg
+    assert entry["unsupported"] is None
+    # a listed entry the kernel cannot replay is refused naming what it cannot do (the message the harness prints)
+    msg = hdlio.not_replayed("DLIO=/tmp/dlio-src-f6796ed", {**entry, "unsupported": "prewarm"})
+    assert "behaves as kernel entry 3.0.2" in msg and "not replay yet: prewarm" in msg
     # without the entry (the kernel before it): no entry matches, the same rules named against 2.0.1
     m = hdlio.match(found(LINEAGES["f6796ed"]), [e for e in known if e["version"] != "3.0.2"])
     assert m["entry"] is None
@@ -367,10 +378,27 @@ def test_logvfd_family_skipped_by_name_when_dlio_reads_raw_bytes():
     assert [c["name"] for c in logvfd.check_logvfd(h5)] == ["logvfd.logvfd"]  # no tables: the usual skip
 
 
+def test_logvfd_plans_no_read_threads_0_launch_when_dlio_reads_raw_bytes():
+    """That variant orders Log VFD records, which a whole-file reader has none of (and DLIO 3.x with read_threads 0
+    exits 1 under mpirun after its last epoch: it skips MPI.Finalize); with h5py reads it is planned as before."""
+    from profiles import Shape, logvfd
+    cfg = {"reader": {"read_threads": 4}}
+    steps = [x.step for x in logvfd.LogVFD().launches(Shape(cfg, 1, {**LINEAGES["f6796ed"]["rules"]}))]
+    assert steps == ["logvfd"]
+    assert [x.step for x in logvfd.LogVFD().launches(Shape(cfg, 1, {**LINEAGES["2.0.1"]["rules"]}))] == \
+        ["logvfd", "logvfd-rt0"]
+
+
 def test_model_names_the_3x_rules_it_does_not_model():
-    """validate/model.py knows the 3.x rules (from DLIO's source) but does not model them yet: it says so by name."""
+    """validate/model.py models 3.0.2's rules together (from DLIO's source); a release with only some of them is not
+    guessed: it says which by name."""
     from validate import model
     cfg = {"dataset": {"num_files_train": 4}, "reader": {"batch_size": 1}, "train": {"epochs": 1}}
-    with pytest.raises(model.UnknownRelease, match="3.0.2's rules whole_file, round_robin, reshard, prewarm"):
-        model.workload_reads(cfg, 2, "3.0.2")
+    model.RELEASES["3.x-partial"] = {**model.RELEASES["3.0.2"], "prewarm": False, "seed_per_rank": False}
+    try:
+        with pytest.raises(model.UnknownRelease, match="3.x-partial's rules whole_file, round_robin, reshard yet"):
+            model.workload_reads(cfg, 2, "3.x-partial")
+    finally:
+        del model.RELEASES["3.x-partial"]
+    assert [s["phase"] for s in model.workload_reads(cfg, 2, "3.0.2")[0]] == ["prewarm", "train", "prewarm"]
     assert model.workload_reads(cfg, 2, "2.0.1")[0][0]["opens"] == 2

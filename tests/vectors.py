@@ -76,12 +76,52 @@ def dlio_sampler() -> str:
     return "\n".join(out) + "\n"
 
 
+def dlio3_reshard() -> str:
+    """MLCommons DLIO 3.x (f6796ed) file lists per rank and epoch: the analytic model's dlio3_file_lists, written
+    literally from DLIO's source with path strings (main.py:274-278, :483-484 the round-robin listing trimmed to
+    floor(N/R); utils/config.py:1067-1110 the reshard at every reconfigure(epoch)), not from the kernel.
+    Line: N R seed sce epoch rank n files."""
+    sys.path.insert(0, str(VEC_DIR.parent.parent.parent))  # run as a script: the repository's packages
+    from validate.model import dlio3_file_lists
+    cases = [(28, 2, 123, True, 3), (30, 4, 123, True, 2), (7, 3, 42, False, 2), (64, 5, 2**31 - 1, True, 2),
+             (9, 1, 123, True, 2)]
+    out = []
+    for n_files, ranks, seed, sce, epochs in cases:
+        for epoch, lists in enumerate(dlio3_file_lists(n_files, ranks, seed, epochs, True, sce), start=1):
+            for r, idx in enumerate(lists):
+                out.append(f"{n_files} {ranks} {seed} {int(sce)} {epoch} {r} {len(idx)} " + " ".join(map(str, idx)))
+    return "\n".join(out) + "\n"
+
+
+def dlio3_dims() -> str:
+    """MLCommons DLIO 3.x HDF5Generator.generate (data_generator/hdf5_generator.py:70-83 at f6796ed): rank q seeds
+    np.random.seed(10 + q), draws get_dimension(total) (data_generator.py: normal(dim, stdev, 2*total),
+    max(int(d), 1)) and writes files q, q+R, ... with draws 2i, 2i+1.
+    Line: record_length stdev ntrain neval ranks, then d1 d2 per file."""
+    cases = [(1048576, 488832, 28, 0, 2), (1048576, 524288, 8, 2, 3), (100, 5000, 6, 0, 1)]
+    out = []
+    for rl, rls, ntrain, neval, ranks in cases:
+        total = ntrain + neval
+        dim = int(math.sqrt(rl))
+        sd = rls / 2.0 / math.sqrt(rl)
+        files: list[tuple[int, int]] = [(0, 0)] * total
+        for q in range(ranks):
+            np.random.seed(10 + q)
+            d = [max(int(x), 1) for x in np.random.normal(dim, sd, 2 * total)]
+            for i in range(q, total, ranks):
+                files[i] = (d[2 * i], d[2 * i + 1])
+        out.append(f"{rl} {rls} {ntrain} {neval} {ranks} " + " ".join(f"{a} {b}" for a, b in files))
+    return "\n".join(out) + "\n"
+
+
 FILES = {
     "seed_state.txt": seed_state,
     "random_sample.txt": random_sample,
     "normal.txt": normal,
     "dlio_dims.txt": dlio_dims,
     "dlio_sampler.txt": dlio_sampler,
+    "dlio3_reshard.txt": dlio3_reshard,
+    "dlio3_dims.txt": dlio3_dims,
 }
 
 

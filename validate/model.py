@@ -211,6 +211,92 @@ def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
     return out
 
 
+def dlio3_file_lists(nfiles: int, ranks: int, seed: int, epochs: int, reshard: bool,
+                     seed_change_epoch: bool = True) -> list[list[list[int]]]:
+    """[epoch - 1][rank] -> the rank's training files, for epochs 1..epochs, as MLCommons DLIO 3.x (f6796ed) holds
+    them. main.py:274-278 rank 0's listing dealt round-robin (position i to rank i % R), :483-484 trimmed to
+    floor(N/R) per rank; utils/config.py:1135-1138 reconfigure(epoch) (before epoch 1, main.py:699, and after every
+    epoch, :802) reshards with file_shuffle given: :1083-1110 every rank np.random.seed(seed + epoch) (seed without
+    seed_change_epoch), np.random.shuffle(its paths), buckets[(i + rank) % R], mpi.alltoall (the buckets received
+    in source-rank order), then np.random.seed(seed + epoch + rank * 31) and shuffle. Computed on names, as DLIO."""
+    names = [f"f{i}" for i in range(nfiles)]
+    lists = [[n for i, n in enumerate(names) if i % ranks == r][: nfiles // ranks] for r in range(ranks)]
+    out = []
+    for e in range(1, epochs + 1):
+        if reshard:
+            sent = []
+            for r in range(ranks):
+                paths = list(lists[r])
+                np.random.seed(seed + e if seed_change_epoch else seed)
+                np.random.shuffle(paths)
+                buckets: list[list[str]] = [[] for _ in range(ranks)]
+                for i, f in enumerate(paths):
+                    buckets[(i + r) % ranks].append(f)
+                sent.append(buckets)
+            lists = []
+            for d in range(ranks):
+                shard = [f for q in range(ranks) for f in sent[q][d]]
+                np.random.seed(seed + e + d * 31)
+                np.random.shuffle(shard)
+                lists.append(shard)
+        out.append([[int(n[1:]) for n in lst] for lst in lists])
+    return out
+
+
+def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int, list[dict]]:
+    """rank -> segments of a training launch of MLCommons DLIO 3.x (PyTorch loader, HDF5 on a local file system):
+    a "prewarm" segment before epoch 1 and after every epoch (main.py:705-717, :809-820: next(iter(loader)) reads
+    the first batch of the epoch reconfigured last; with reader processes, up to prefetch_factor x workers batches
+    more may be read before the iterator is deleted, counted in "prefetched_max"), then each epoch's "train" segment.
+    Samples of an epoch: the sampler's range(allreduce_min(local samples)) in order (torch_data_loader.py:548-549),
+    sample i of file list[i // spf] (utils/config.py:75-79); steps: floor(local / batch) (drop_last; training_steps
+    utils/config.py:1121-1122, or ceil before any reshard, :759-762, which the loader's end undercuts), or
+    total_training_steps, the cap tested when a batch arrives (main.py:619): one more batch fetched below the end.
+    Each sample read is one open and one read of the whole file (reader/hdf5_reader.py:61-63,
+    _local_fs_iterable_mixin.py:150-153): "bytes" lists, per read, the index of the file read (whose size it is)."""
+    spf = int(dotted_get(cfg, "dataset.num_samples_per_file", 1))
+    ntrain = int(dotted_get(cfg, "dataset.num_files_train", 8))
+    bs = int(dotted_get(cfg, "reader.batch_size", 1))
+    seed = int(dotted_get(cfg, "train.seed", 123))
+    sce = bool(dotted_get(cfg, "train.seed_change_epoch", True))
+    epochs = int(dotted_get(cfg, "train.epochs", 1))
+    tts = int(dotted_get(cfg, "train.total_training_steps", -1))
+    rt = int(dotted_get(cfg, "reader.read_threads", 1))
+    prefetch = int(dotted_get(cfg, "reader.prefetch_size", 2))
+    # utils/config.py:1671-1672 keeps the YAML string: `is not Shuffle.OFF` holds for any value given; absent, the
+    # default Shuffle.OFF (:119) keeps the listing
+    reshard = dotted_get(cfg, "reader.file_shuffle", None) is not None
+    if bool(dotted_get(cfg, "workflow.evaluation", False)):
+        raise UnknownRelease(f"the analytic model has DLIO {rel}'s training reads only, not its evaluation")
+    lists = dlio3_file_lists(ntrain, ranks, seed, epochs + 1, reshard, sce)
+    local = (ntrain // ranks) * spf
+    batches = local // bs
+    steps = min(batches, tts) if tts > 0 else batches
+    fetched = steps + 1 if steps < batches else steps
+    window = (math.ceil(prefetch / rt) if prefetch > 0 else 2) * rt if rt > 0 else 1
+
+    def seg(rank: int, phase: str, e: int, n_batches: int, used: int) -> dict:
+        # read_threads 0: TorchDataset.__init__ runs worker_init(-1) in the rank (torch_data_loader.py:174-175), whose
+        # pickle.loads makes a copy the ConfigArguments singleton (utils/config.py:308-313): the in-rank reader keeps
+        # the map of reconfigure(1) (main.py:699) in every epoch; spawned workers load the refreshed args (:802-808)
+        order = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][rank] for i in range(spf)]
+        read = order[: n_batches * bs]
+        return {"phase": phase, "epoch": e, "samples": read[: used * bs], "prefetched": (n_batches - used) * bs,
+                "opens": len(read), "bytes": [s // spf for s in read]}
+
+    out: dict[int, list[dict]] = {}
+    for r in range(ranks):
+        segs = []
+        for e in range(1, epochs + 2):
+            pre = seg(r, "prewarm", e, min(1, batches), min(1, batches))
+            pre["prefetched_max"] = (min(window, batches) - 1) * bs if batches else 0
+            segs.append(pre)
+            if e <= epochs:
+                segs.append(seg(r, "train", e, fetched, steps))
+        out[r] = segs
+    return out
+
+
 def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
     """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
     launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
@@ -219,6 +305,8 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
             raise UnknownRelease(f"the analytic model has DLIO's TensorFlow path for 2.0.0 only, not {rel!r}")
         return tf_workload_reads(cfg, ranks)
     r_ = release(rel)
+    if all(r_[k] for k in NEW_3X):
+        return dlio3_workload_reads(cfg, ranks, rel)
     todo = [k for k in NEW_3X if r_[k]]
     if todo:
         raise UnknownRelease(f"the analytic model does not model DLIO entry {rel}'s rules {', '.join(todo)} yet "

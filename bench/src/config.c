@@ -444,6 +444,8 @@ static int set_opt(config_t *c, const opt_t *o, const char *v, const char *where
         else if (lowereq(v, "seed") || lowereq(v, "true") || lowereq(v, "yes") || lowereq(v, "1")) *(int *)p = SHUFFLE_SEED;
         else if (lowereq(v, "random")) *(int *)p = SHUFFLE_RANDOM;
         else goto bad;
+        if (p == (void *)&c->file_shuffle) /* DLIO 3.x reshards whenever the key is given (see file_shuffle_given) */
+            c->file_shuffle_given = 1;
         return 0;
     case T_LOADER:
         if (lowereq(v, "pytorch")) *(int *)p = LOADER_PYTORCH;
@@ -851,6 +853,7 @@ static void set_defaults(config_t *c, int dlio)
             fprintf(stderr, "h5dlio: internal error: %s\n", err);
             abort();
         }
+    c->file_shuffle_given = 0; /* a default is not given */
 }
 
 static char *read_file(const char *path, size_t *len, char *err)
@@ -1311,6 +1314,21 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
         return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
     if (ckpt_format_validate(c, err))
         return -1;
+    int rr = strcmp(e->file_sharding, "round_robin") == 0;
+    if (rr && c->evaluation)
+        return fail(err, "key 'evaluation': DLIO %s's evaluation over round-robin sharded files (main.py _eval, "
+                    "utils/config.py:1067-1110 for file_list_eval) is not replayed yet", e->version);
+    if (rr && (c->framework == LOADER_TENSORFLOW || c->data_loader == LOADER_TENSORFLOW))
+        return fail(err, "key 'framework': DLIO %s's TensorFlow loader is not replayed (the PyTorch path is)",
+                    e->version);
+    if (rr && c->ordering != ORDER_DLIO)
+        return fail(err, "key 'ordering': DLIO %s's round-robin file sharding is DLIO's ordering (ordering=dlio)",
+                    e->version);
+    if (rr && ranks_known && c->train && c->num_files_train / nranks * c->num_samples_per_file < c->batch_size)
+        return fail(err, "key 'num-files-train': DLIO %s gives each rank floor(%lld / %d) = %lld files (main.py:483-484): "
+                    "%lld samples, fewer than a batch of %lld", e->version, (long long)c->num_files_train, nranks,
+                    (long long)(c->num_files_train / nranks),
+                    (long long)(c->num_files_train / nranks * c->num_samples_per_file), (long long)c->batch_size);
     for (int ph = 0; ph < NPHASES; ph++) {
         phase_cfg_t p = config_phase(c, ph);
         if (!p.enabled)
@@ -1333,7 +1351,7 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                         (long long)p.batch_size, (long long)per);
         if (ph != PH_TRAIN)
             continue;
-        int64_t max_steps = total / c->batch_size / nranks;
+        int64_t max_steps = rr ? used / nranks * c->num_samples_per_file / c->batch_size : total / c->batch_size / nranks;
         if (c->total_training_steps == 0)
             return fail(err, "key 'total-training-steps': must be -1 (all) or >= 1");
         if (c->total_training_steps > max_steps)

@@ -121,21 +121,30 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .prewarm = 0,
      .gen_seed_per_rank = 0},
     /* MLCommons DLIO 3.x: mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2, setup.py 3.0.0; no git tag).
-     * data_generator/hdf5_generator.py:46 h5py.File(name, 'w', libver='latest'), :47-52 records_<k> created with
-     * data= (no times in v2 headers), 'labels'; data_generator/data_generator.py:359 <prefix>_<i>_of_<N>.<format>;
-     * hdf5_generator.py:70-71 np.random.seed(10 + rank) before get_dimension, so each rank draws its files' sizes from
-     * its own stream (data_generator.py:300-320). reader/hdf5_reader.py:61-63 read_index ->
-     * reader/_local_fs_iterable_mixin.py:348-359 _localfs_ensure_cached -> :150-153 open(path, 'rb') and
-     * len(fh.read()): each sample is one POSIX open and a read of the whole file, never an HDF5 call.
-     * main.py:256-260, :274-278, :478-484 rank 0 lists and broadcasts, rank r keeps files r, r+R, ... and trims them to
-     * floor(N/R) (files_pre_sharded); utils/config.py:1135-1138 reconfigure reshards every epoch, file_shuffle on or
-     * off (LoadConfig :1671-1672 stores the YAML string, `is not Shuffle.OFF` is always true): :1067-1110 numpy legacy
-     * seed(seed+epoch) shuffle of the rank's list, round-robin buckets (i + rank) % R, alltoall, then
-     * seed(seed+epoch+31*rank) shuffle. data_loader/torch_data_loader.py:534-584 dlio_sampler over
-     * allreduce_min(local samples), in order (no shuffle); utils/config.py:1017-1040 the index map floors (no slice
-     * past T). main.py:606-619 the step cap (training_steps = allreduce_min, or total_training_steps) is checked when
-     * a batch arrives; main.py:705-717 and :809-820 a pre-warm next(iter(loader)) before epoch 1 and after every epoch
-     * (the last one included). main.py:740-760 rank 0 tries `sudo -n` drop_caches each epoch (no I/O on the data). */
+     * data_generator/hdf5_generator.py:46 h5py.File(name, 'w', libver='latest'), :47-53 records_<k> created with
+     * data= (no times in v2 headers), 'labels'; data_generator/data_generator.py:359 <prefix>_<i>_of_<N>.<format>.
+     * gen_seed_per_rank (layout.c layout_ranks): hdf5_generator.py:70 np.random.seed(10 + rank), :73
+     * get_dimension(total), :83 rank r writes files r, r+R, ... with draws 2i, 2i+1 of its own stream.
+     * sample_read whole_file (reader.c read_whole_file): reader/hdf5_reader.py:61-63 read_index ->
+     * reader/_local_fs_iterable_mixin.py:348-359 _localfs_ensure_cached -> :150-153 `with open(path, 'rb') as fh:
+     * len(fh.read())`: each sample one POSIX open, the file read whole, close; no HDF5 call (CPython 3.12's system
+     * calls, strace: openat, fstat, ioctl TCGETS, lseek x2, fstat, read(size + 1), read(1) = 0, close).
+     * file_sharding round_robin (run.c plan_round_robin, shard.c): main.py:260-278 rank 0 lists and broadcasts, rank r
+     * keeps positions r, r+R, ..., :483-484 trimmed to floor(N/R); data_loader/torch_data_loader.py:545-549
+     * dlio_sampler yields range(allreduce_min(local samples)) in order; utils/config.py:75-79 sample i is file
+     * list[i // spf] (the VirtualIndexMap's sample_shuffle permutation is never consulted by read_index).
+     * file_reshuffle (shard.c): utils/config.py:1135-1138 reconfigure(epoch) reshards whenever reader.file_shuffle is
+     * given (LoadConfig :1671-1672 stores the YAML string, `is not Shuffle.OFF` holds even for "off"): :1067-1110
+     * numpy legacy seed(seed + epoch) (seed without seed_change_epoch) shuffle of the rank's list, buckets
+     * (i + rank) % R, alltoall, then seed(seed + epoch + 31 * rank) shuffle; called before epoch 1 (main.py:699) and
+     * after every epoch (:802); with read_threads 0 the in-rank reader keeps reconfigure(1)'s lists for good
+     * (torch_data_loader.py:174-175 worker_init(-1) copies the config singleton, utils/config.py:308-313; measured
+     * with strace). Steps: main.py:607 max_steps = training_steps, the minimum over ranks (utils/config.py
+     * :759-762, :1121-1122); the cap is checked when a batch arrives (main.py:619), a barrier after every step (:631).
+     * prewarm (run.c run_prewarm, main.c PHASES): main.py:705-719 next(iter(loader)) before epoch 1 and :809-820 after
+     * every epoch (the last included), each on the epoch reconfigured last. main.py:740-760 rank 0 tries `sudo -n`
+     * drop_caches each epoch (no I/O on the data; not emulated). Evaluation (file_list_eval resharded alike) is not
+     * replayed: refused by config.c. */
     {.version = "3.0.2",
      .since = "3.0.0",
      .source = "git mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2)",
@@ -152,8 +161,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_reshuffle = 1,
      .prewarm = 1,
      .gen_seed_per_rank = 1,
-     .unsupported = "sample_read whole_file (the kernel reads samples through HDF5), file_sharding round_robin, "
-                    "file_reshuffle (per-epoch alltoall reshard), prewarm, gen_seed_per_rank"},
+     .unsupported = NULL},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
 #define NENTRIES (sizeof DLIO_ENTRIES / sizeof DLIO_ENTRIES[0])

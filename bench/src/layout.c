@@ -14,6 +14,8 @@ void layout_records_name(const layout_t *L, int64_t k, char *out, size_t outlen)
         die(EXIT_BADINPUT, "key 'records-dataset-name': too long");
 }
 
+static void draw_dims(layout_t *L, uint32_t seed, int64_t first, int64_t step);
+
 void layout_init(layout_t *L, const config_t *c)
 {
     memset(L, 0, sizeof *L);
@@ -33,20 +35,39 @@ void layout_init(layout_t *L, const config_t *c)
         L->dim2 = c->record_dims[1];
         return; /* DLIO refuses record_dims with a stdev (utils/config.py:340-341 at v2.0.1) */
     }
-    double stdev = (double)c->record_length_stdev / 2.0 / sq;
-    if (stdev > 0) {
+    L->stdev = (double)c->record_length_stdev / 2.0 / sq;
+    if (L->stdev > 0) {
         int64_t total = c->num_files_train + (c->num_files_eval > 0 ? c->num_files_eval : 0);
         L->dims = malloc((size_t)(2 * total + 2) * sizeof *L->dims);
         if (!L->dims)
             die(EXIT_RUNTIME, "out of memory for %lld file dimensions", (long long)total);
-        nprand_t r;
-        nprand_seed(&r, 10);
-        for (int64_t k = 0; k < 2 * total; k++) {
-            double d = nprand_normal(&r, (double)L->dim1, stdev);
-            int64_t v = (int64_t)d; /* Python int(): truncation toward zero */
-            L->dims[k] = v > 1 ? v : 1;
-        }
+        draw_dims(L, 10, 0, 1);
     }
+}
+
+/* get_dimension(total) after np.random.seed(seed): 2 x total normal draws; file k keeps draws 2k and 2k+1, for
+ * the files k = first, first + step, ... */
+static void draw_dims(layout_t *L, uint32_t seed, int64_t first, int64_t step)
+{
+    int64_t total = L->nfiles[PH_TRAIN] + (L->nfiles[PH_EVAL] > 0 ? L->nfiles[PH_EVAL] : 0);
+    nprand_t r;
+    nprand_seed(&r, seed);
+    for (int64_t k = 0; k < 2 * total; k++) {
+        double d = nprand_normal(&r, (double)L->dim1, L->stdev);
+        int64_t v = (int64_t)d; /* Python int(): truncation toward zero */
+        if (k / 2 >= first && (k / 2 - first) % step == 0)
+            L->dims[k] = v > 1 ? v : 1;
+    }
+}
+
+void layout_ranks(layout_t *L, int nranks)
+{
+    /* MLCommons DLIO 3.x (gen_seed_per_rank): data_generator/hdf5_generator.py:70 np.random.seed(10 + my_rank) before
+     * get_dimension(total) (:72), and rank q writes files q, q+R, ... (:81) with draws 2i, 2i+1 of its own stream:
+     * file k's dimensions come from stream 10 + k % R */
+    if (!L->dlio->gen_seed_per_rank || !L->dims)
+        return;
+    for (int q = 0; q < nranks; q++) draw_dims(L, (uint32_t)(10 + q), q, nranks);
 }
 
 void layout_free(layout_t *L)

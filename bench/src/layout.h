@@ -14,11 +14,15 @@ typedef struct {
     int64_t dim1, dim2;   /* every file's sample dimensions when record-length-stdev is 0: int(sqrt(record-length))
                              twice, or record-dims (d1 / num-dset-per-record, d2) */
     int64_t *dims;        /* record-length-stdev > 0: 2 x (train+eval) drawn dimensions, DLIO's order; else NULL */
+    double stdev;         /* the draws' scale: record-length-stdev / 2 / sqrt(record-length) */
 } layout_t;
 
 /* Compute per-file dimensions exactly as DLIO draws them (numpy legacy RNG, seed 10). */
 void layout_init(layout_t *L, const config_t *cfg);
 void layout_free(layout_t *L);
+/* Once the rank count is known: entries whose generation seeds each rank apart (gen_seed_per_rank) draw file k's
+ * dimensions from stream 10 + k % nranks (else nothing changes). */
+void layout_ranks(layout_t *L, int nranks);
 /* Path of file i of a phase; returns the length (truncation is a fatal error). */
 void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outlen);
 /* The folder holding a phase's files: <data-folder>/<train|valid>, or its sub-folder k when the phase has more than

@@ -257,6 +257,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
         return input_error(J->rank, err);
     }
     config_note_rank_shape(c, a->dry_ranks ? a->dry_ranks : J->nranks);
+    layout_ranks(&J->L, a->dry_ranks ? a->dry_ranks : J->nranks);
     if (J->rank == 0 && c->warnings[0]) /* keys ignored as DLIO ignores them; nearest entry; shapes DLIO cannot run */
         for (const char *w = c->warnings; *w;) {
             const char *nl = strchr(w, '\n');
@@ -338,6 +339,10 @@ static void phase_checkpoint(job_t *J, int64_t epoch)
 }
 static void phase_eval(job_t *J, int64_t epoch) { read_epoch(J, PH_EVAL, epoch); }
 
+/* DLIO 3.x main.py:802-820: at the end of every epoch (the last included), the next epoch's loader pre-warm */
+static int want_prewarm(const job_t *J, int64_t epoch) { return (void)epoch, J->L.dlio->prewarm && J->cfg.train; }
+static void phase_prewarm(job_t *J, int64_t epoch) { run_prewarm(&J->R, epoch + 1); }
+
 /* The job's phases, in the order they run: once (before the epochs), then in each epoch the per-epoch phases that
  * want it, in table order. A new phase is its function above plus one line here, at the place in the epoch where it
  * runs (DLIO checkpoints after training, before evaluation; its per-step checkpoints run inside training, run.c). */
@@ -351,6 +356,7 @@ static const struct {
     {"train", 1, want_train, phase_train},
     {"checkpoint", 1, want_checkpoint, phase_checkpoint},
     {"eval", 1, want_eval, phase_eval},
+    {"prewarm", 1, want_prewarm, phase_prewarm},
 };
 #define NPHASE_DEFS (sizeof PHASES / sizeof PHASES[0])
 
@@ -362,6 +368,7 @@ static void epochs_begin(job_t *J)
     uint32_t rseed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
     MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
     runner_init(&J->R, c, &J->L, J->rank, J->nranks, J->pool.n ? &J->pool : NULL, rseed);
+    J->res.runner = &J->R;
     if (c->checkpoint) {
         ckpt_init(&J->ckpt, c, J->rank, J->nranks);
         J->R.ckpt = &J->ckpt;
@@ -380,6 +387,8 @@ static void epochs_begin(job_t *J)
         J->res.read[ph].epoch = xcalloc((size_t)c->epochs, sizeof *J->res.read[ph].epoch, "the epoch statistics");
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (want_prewarm(J, 0)) /* DLIO 3.x main.py:705-719: the pre-warm before epoch 1 */
+        run_prewarm(&J->R, 1);
 }
 
 static void epochs_end(job_t *J)

@@ -3,6 +3,8 @@
 #include "trace.h"
 #include "util.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static void read_h5py(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
+static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
 
 void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed)
 {
@@ -19,6 +24,7 @@ void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L
     const driver_t *d = driver_select(c, 0);
     r->fapl = d->fapl(c);
     r->dxpl = d->dxpl(c);
+    r->read_sample = strcmp(L->dlio->sample_read, "whole_file") == 0 ? read_whole_file : read_h5py;
     nprand_seed(&r->pre_rng, stream_seed);
 }
 
@@ -88,6 +94,79 @@ static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t
     acc->reads += 1;
 }
 
+/* DLIO <= 2.0.x (sample_read "h5py"): one h5py.File(path, 'r') per sample, reading the sample's records
+ * (reader/hdf5_reader.py:47-48 at v2.0.1: records_0..records_{n-1} inside one open; 2.0.0 :47 'records'). */
+static void read_h5py(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc)
+{
+    const config_t *c = r->cfg;
+    double t0 = now();
+    hid_t f = H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT);
+    acc->meta_s += now() - t0;
+    for (int64_t k = 0; k < (r->L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
+        char dname[300];
+        layout_records_name(r->L, k, dname, sizeof dname);
+        read_dataset(r, f, dname, sample, path, acc);
+    }
+    double t4 = now();
+    H5_CHECK(H5Fclose(f), path, EXIT_RUNTIME);
+    acc->meta_s += now() - t4;
+    acc->opens += 1;
+}
+
+/* MLCommons DLIO 3.x (sample_read "whole_file"): reader/hdf5_reader.py:61-63 read_index ->
+ * reader/_local_fs_iterable_mixin.py:348-359 _localfs_ensure_cached -> :150-153 `with open(path, 'rb') as fh:
+ * len(fh.read())`, whatever the sample: no HDF5 call. The system calls are CPython 3.12's for that line (strace in
+ * DLIO's venv): openat(O_RDONLY|O_CLOEXEC), fstat, ioctl(TCGETS) (isatty: the buffering choice), lseek(0, SEEK_CUR)
+ * twice (the buffered reader's and the raw file's position), fstat (readall's size hint), read(size + 1) returning
+ * size, read(1) returning 0 (end of file), close. */
+static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc)
+{
+    (void)sample;
+    double t0 = now();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(EXIT_BADINPUT, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        die(EXIT_RUNTIME, "fstat %s: %s", path, strerror(errno));
+    (void)isatty(fd);
+    (void)lseek(fd, 0, SEEK_CUR);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    if (fstat(fd, &st) != 0)
+        die(EXIT_RUNTIME, "fstat %s: %s", path, strerror(errno));
+    size_t want = (size_t)(st.st_size - (pos > 0 ? pos : 0)) + 1, got = 0;
+    if (want > r->bufsize) {
+        free(r->buf);
+        r->buf = xmalloc(want, "a whole-file buffer");
+        r->bufsize = want;
+    }
+    double t1 = now();
+    for (;;) { /* FileIO.readall: read what is left of the buffer until read returns 0 */
+        if (got == want) { /* the file grew: Python grows its buffer; the kernel's is the same size again */
+            uint8_t *b = realloc(r->buf, want * 2);
+            if (!b)
+                die(EXIT_RUNTIME, "out of memory reading %s", path);
+            r->buf = b, want *= 2, r->bufsize = want;
+        }
+        ssize_t n = read(fd, r->buf + got, want - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die(EXIT_RUNTIME, "read %s: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    double t2 = now();
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "close %s: %s", path, strerror(errno));
+    acc->meta_s += (t1 - t0) + (now() - t2);
+    acc->read_s += t2 - t1;
+    acc->bytes += (int64_t)got;
+    acc->reads += 1;
+    acc->opens += 1;
+}
+
 void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
 {
     const config_t *c = r->cfg;
@@ -98,19 +177,7 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     void *tr = trace_begin("read_sample");
     trace_int(tr, "file", file);
     trace_int(tr, "sample", sample);
-    double t0 = now();
-    hid_t f = H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT);
-    acc->meta_s += now() - t0;
-    /* DLIO >= 2.0.1 reads records_0..records_{n-1} of the sample inside one open (reader/hdf5_reader.py:47-48) */
-    for (int64_t k = 0; k < (r->L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
-        char dname[300];
-        layout_records_name(r->L, k, dname, sizeof dname);
-        read_dataset(r, f, dname, sample, path, acc);
-    }
-    double t4 = now();
-    H5_CHECK(H5Fclose(f), path, EXIT_RUNTIME);
-    acc->meta_s += now() - t4;
-    acc->opens += 1;
+    r->read_sample(r, path, sample, acc);
     trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
         double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)

@@ -13,9 +13,13 @@ typedef struct {
 /* The one place accumulators are summed (a batch's answer from a reader process, prefetched batches). */
 void io_acc_add(io_acc_t *into, const io_acc_t *from);
 
-typedef struct {
+typedef struct sample_reader sample_reader_t;
+struct sample_reader {
     const config_t *cfg;
     const layout_t *L;
+    /* how one sample is read, chosen once from the DLIO entry's sample_read: h5py (open, read the records, close) or
+     * whole_file (Python's open().read() of the file) */
+    void (*read_sample)(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
     hid_t fapl, dxpl;
     uint8_t *buf;
     size_t bufsize;
@@ -24,11 +28,11 @@ typedef struct {
      * order (slot[file] = position in ofile/ohid, -1: never opened), and image_processed */
     int64_t *slot, *ofile, nopen, nslots, processed;
     hid_t *ohid;
-} sample_reader_t;
+};
 
 void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed);
 void sample_reader_close(sample_reader_t *r);
-/* Read global sample g of a phase: open, read one (1, d1, d2) slab, close; then preprocess time. */
+/* Read global sample g of a phase (read_sample: h5py or whole_file); then preprocess time. */
 void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc);
 
 /* DLIO 2.0.0's TF path: one reader thread's generator over its list of samples (reader/reader_handler.py:80-109).

@@ -400,6 +400,22 @@ static void gather_gen(const results_t *r, double *files, double *bytes, double 
     *files = sum[0], *bytes = sum[1], *seconds = last - first;
 }
 
+/* DLIO 3.x's loader pre-warms (run_prewarm): pre-warms, samples, opens, reads and bytes summed over ranks; all zero
+ * for entries without them */
+enum { W_N, W_SAMPLES, W_OPENS, W_READS, W_BYTES, NW };
+static void gather_prewarm(const results_t *r, double out[NW])
+{
+    double mine[NW] = {0};
+    if (r->runner) {
+        mine[W_N] = (double)r->runner->prewarm.n;
+        mine[W_SAMPLES] = (double)r->runner->prewarm.samples;
+        mine[W_OPENS] = (double)r->runner->prewarm.io.opens;
+        mine[W_READS] = (double)r->runner->prewarm.io.reads;
+        mine[W_BYTES] = (double)r->runner->prewarm.io.bytes;
+    }
+    MPI_CHECK(MPI_Reduce(mine, out, NW, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+}
+
 /* ---------- checkpoints ---------- */
 enum { C_FILES, C_BYTES, C_WRITES, C_START, C_END, NC };
 
@@ -530,6 +546,8 @@ int report_write(const results_t *r)
     free(mine);
     double gfiles, gbytes, gsec;
     gather_gen(r, &gfiles, &gbytes, &gsec);
+    double pw[NW] = {0};
+    gather_prewarm(r, pw);
     ckpt_res_t ck;
     gather_ckpt(r, &ck);
     if (r->rank != 0)
@@ -592,6 +610,11 @@ int report_write(const results_t *r)
             json_phase(&js, &ps[k], c, c->output_ranks_data);
     if (r->ckpt)
         json_ckpt(&js, &ck, r->ckpt, r->nranks, c->output_ranks_data);
+    if (pw[W_N] > 0)
+        sb_printf(&js,
+                  ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
+                  "\"bytes\": %.0f}",
+                  pw[W_N], pw[W_SAMPLES], pw[W_OPENS], pw[W_READS], pw[W_BYTES]);
     sb_printf(&js, "\n}\n");
 
     int rc = 0;

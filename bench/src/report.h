@@ -14,6 +14,7 @@ typedef struct {
     double clock_offset;       /* this rank's now() minus rank 0's (clock_offset()): phase spans across ranks */
     double wall_s;
     const ckpt_t *ckpt;        /* the checkpoints this rank took part in (NULL: checkpointing off) */
+    const runner_t *runner;    /* the read phases' runner (its pre-warm reads: DLIO 3.x entries), or NULL */
 } results_t;
 
 /* Collective: every rank calls it; rank 0 writes the files. Returns 0, or -1 if an output could not be written. */

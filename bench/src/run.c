@@ -301,6 +301,52 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     P->barriered = P->phase == PH_TRAIN ? P->steps : 0;
 }
 
+/* MLCommons DLIO 3.x (file_sharding "round_robin"). The rank's files: the initial round-robin listing trimmed to
+ * floor(N/R) (main.py:260-278, :483-484), resharded by every reconfigure(epoch) up to this epoch when file_reshuffle
+ * applies: reader.file_shuffle given, whatever its value (utils/config.py:1137-1138, :1671-1672; shard.c). Its samples in order: dlio_sampler yields range(allreduce_min(local
+ * samples)) unshuffled (data_loader/torch_data_loader.py:548-549, :582-584) and sample i is file list[i // spf],
+ * index i % spf (utils/config.py:75-79: the VirtualIndexMap's permutation is never consulted by read_index).
+ * Steps: max_steps = training_steps (main.py:607), the minimum over ranks of ceil(local/batch) (utils/config.py:759-762)
+ * or, after a reshard, of floor(local/batch) (:1121-1122); the loader drops the last partial batch, every rank
+ * holds floor(N/R) files: floor(local/batch) steps, or total_training_steps; the cap is checked when a batch
+ * arrives (main.py:619), so one more batch is fetched below the loader's end; a barrier after every step (:631). */
+static void shard_to(runner_t *R, int64_t epoch)
+{
+    const config_t *c = R->cfg;
+    int reshuffle = R->L->dlio->file_reshuffle && c->file_shuffle_given;
+    while (R->shard.epoch < epoch) {
+        if (reshuffle)
+            shard_reshuffle(&R->shard, R->shard.epoch + 1, (uint32_t)c->random_seed, c->seed_change_epoch);
+        else
+            R->shard.epoch++;
+    }
+}
+
+static void plan_round_robin(const runner_t *Rc, epoch_plan_t *P)
+{
+    runner_t *R = (runner_t *)Rc; /* the plan lives in the runner's shard */
+    const config_t *c = R->cfg;
+    /* read-threads 0: the loader's reader lives in the rank and keeps the index map of the reconfigure made before
+     * the loader (epoch 1, main.py:699-701) for every epoch and pre-warm: TorchDataset.__init__ calls worker_init(-1)
+     * (data_loader/torch_data_loader.py:174-175), whose pickle.loads(serial_args) makes a copy the configuration
+     * singleton (utils/config.py:308-313) and the reader's map (reader/reader_handler.py:48); reconfigure and
+     * refresh_args (main.py:802-808) reach only workers spawned later (measured with strace: rank 0 reads epoch 1's
+     * files in both epochs and all three pre-warms). With reader processes every iterator spawns workers that load
+     * the refreshed arguments: each epoch's and pre-warm's own lists. */
+    shard_to(R, c->read_threads > 0 ? P->epoch : 1);
+    const int64_t spf = c->num_samples_per_file, n = R->shard.per_rank * spf;
+    const int64_t *files = shard_list(&R->shard, R->rank);
+    for (int64_t k = 0; k < n; k++) R->rr_order[k] = files[k / spf] * spf + k % spf;
+    P->order = R->rr_order;
+    P->nout = n;
+    P->batches = n / P->bs;
+    P->steps = c->total_training_steps > 0 && c->total_training_steps < P->batches ? c->total_training_steps
+                                                                                  : P->batches;
+    P->fetched = P->steps < P->batches ? P->steps + 1 : P->steps;
+    P->barriered = P->steps;
+}
+
+static const ordering_ops_t ORDERING_ROUND_ROBIN = {.name = "round-robin", .plan = plan_round_robin};
 static const ordering_ops_t ORDERING_DLIO = {.name = "dlio", .plan = plan_dlio};
 static const ordering_ops_t ORDERING_TF = {.name = "tf", .plan = plan_tf};
 static const ordering_ops_t ORDERING_H5BENCH = {.name = "h5bench", .plan = plan_h5bench};
@@ -319,6 +365,12 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     int tf = c->data_loader == LOADER_TENSORFLOW;
     R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
+    if (!tf && c->ordering == ORDER_DLIO && strcmp(L->dlio->file_sharding, "round_robin") == 0) {
+        R->ordering = &ORDERING_ROUND_ROBIN;
+        shard_init(&R->shard, c->num_files_train, nranks);
+        R->rr_order = xcalloc((size_t)(R->shard.per_rank * c->num_samples_per_file) + 1, sizeof *R->rr_order,
+                              "the rank's sample order");
+    }
     if (tf) { /* sized for the larger phase */
         tf_split_t sp = {0};
         for (int ph = 0; ph < NPHASES; ph++) {
@@ -360,6 +412,8 @@ void runner_free(runner_t *R)
     free(R->tf.blen);
     free(R->tf.bthr);
     free(R->tf.bflags);
+    free(R->rr_order);
+    shard_free(&R->shard);
 }
 
 /* Step k: load its batch; unless it is the batch fetched past the cap, emulated compute and (training) a barrier.
@@ -424,4 +478,28 @@ void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
          * the loader ran out first (main.py:285-292) */
         R->last_step = P.steps < P.batches || P.steps == cap_of(R, &P) ? P.steps : P.steps + 1;
     }
+}
+
+/* MLCommons DLIO 3.x (prewarm): next(iter(loader)) on the training loader before epoch 1 (main.py:705-717, after
+ * reconfigure(1), :699) and at the end of every epoch after reconfigure(epoch + 1) (:802-820), the last included:
+ * the first batch of that epoch's plan is read, then a barrier (:719; the next epoch starts with barriers, :787).
+ * DLIO's reader processes are handed prefetch_factor x workers batches when the iterator starts and stop when it is
+ * deleted: with workers, the batches besides the first that are read before the shutdown depend on timing; the
+ * kernel reads the first batch only (as DLIO does with read_threads 0). */
+void run_prewarm(runner_t *R, int64_t epoch)
+{
+    void *tr = trace_begin("prewarm");
+    trace_int(tr, "epoch", epoch);
+    epoch_plan_t P = {.phase = PH_TRAIN, .epoch = epoch, .bs = R->cfg->batch_size};
+    R->ordering->plan(R, &P);
+    if (P.batches > 0) {
+        P.batches = P.fetched = 1; /* the loader hands out and reads batch 0 only */
+        R->loader->start(R, &P);
+        R->loader->load(R, &P, 0, &R->prewarm.io);
+        log_batch(R, &P, 0, "prewarm");
+        R->prewarm.samples += batch_len(&P, 0);
+        R->prewarm.n++;
+    }
+    trace_end(tr);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }

@@ -6,6 +6,7 @@
 #include "ckpt.h"
 #include "reader.h"
 #include "sampler.h"
+#include "shard.h"
 #include <stdio.h>
 
 typedef struct {
@@ -84,6 +85,12 @@ struct runner {
         uint8_t *bflags;
         nprand_t rng;     /* numpy's global stream, reseeded as DLIO's reconfigure reseeds it */
     } tf;
+    shard_t shard;        /* DLIO 3.x (ordering round-robin): every rank's file list, as of shard.epoch */
+    int64_t *rr_order;    /* the rank's samples of the planned epoch */
+    struct {              /* DLIO 3.x's loader pre-warms (run_prewarm): reads outside the epochs */
+        io_acc_t io;
+        int64_t samples, n;
+    } prewarm;
 };
 
 /* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
@@ -96,4 +103,6 @@ int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase
 /* One epoch of a read phase: the batches of this rank in order, each followed by emulated compute and (training) a
  * barrier. */
 void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st);
+/* DLIO 3.x's loader pre-warm of epoch `epoch` (entries with prewarm): its first batch read, then a barrier. */
+void run_prewarm(runner_t *R, int64_t epoch);
 #endif

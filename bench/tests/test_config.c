@@ -226,6 +226,8 @@ int main(void)
     char *s_version[] = {"generate-data=true", "dlio-version=nine"};
     char *s_nearest[] = {"generate-data=true", "dlio-version=2.9"};
     char *s_v3[] = {"generate-data=true", "dlio-version=3.0.2"};
+    char *s_v3_eval[] = {"train=true", "evaluation=true", "dlio-version=3.0.2"};
+    char *s_v3_few[] = {"train=true", "num-files-train=9", "num-samples-per-file=1", "batch-size=3", "dlio-version=3.0.2"};
     char *s_dset_200[] = {"generate-data=true", "num-dset-per-record=2"};
     char *s_dset_nodims[] = {"generate-data=true", "dlio-version=2.0.1", "num-dset-per-record=2"};
     char *s_trim[] = {"train=true", "dlio-version=2.0.1-17", "num-files-train=13", "batch-size=7"};
@@ -251,9 +253,11 @@ int main(void)
     check("file size overflow", NULL, NULL, 3, s_sample_overflow, 1, "'num-samples-per-file'|overflow");
     check("not a dlio version", NULL, NULL, 2, s_version, 1, "'dlio-version'|nine|not a DLIO version");
     check("unknown dlio version: nearest entry", NULL, NULL, 2, s_nearest, 1, NULL);
-    /* MLCommons 3.x reads whole files without HDF5 (reader/_local_fs_iterable_mixin.py:150-153 at f6796ed) */
-    check("3.x entry listed, not replayed", NULL, NULL, 2, s_v3, 1,
-          "'dlio-version'|3.0.2|not replayed yet|sample_read whole_file|file_sharding round_robin|prewarm");
+    /* MLCommons 3.x (f6796ed): replayed for training; its evaluation is not; each rank holds floor(N/R) files
+     * (main.py:483-484): 9 files over 4 ranks give 2 files per rank, fewer samples than a batch of 3 */
+    check("3.x entry replayed", NULL, NULL, 2, s_v3, 1, NULL);
+    check("3.x evaluation refused", NULL, NULL, 3, s_v3_eval, 1, "'evaluation'|3.0.2|not replayed yet");
+    check("3.x floor(N/R) files per rank", NULL, NULL, 5, s_v3_few, 4, "'num-files-train'|floor(9 / 4) = 2|batch of 3");
     check("2.0.0 has one records dataset", NULL, NULL, 2, s_dset_200, 1, "'num-dset-per-record'|2.0.0");
     check("2.0.1 datasets need record dims", NULL, NULL, 3, s_dset_nodims, 1, "'num-dset-per-record'|record-dims");
     check("main trims files to none", NULL, NULL, 4, s_trim, 2, "'num-files-train'|trims|56");

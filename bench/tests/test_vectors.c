@@ -4,6 +4,8 @@
 #include "layout.h"
 #include "nprand.h"
 #include "sampler.h"
+#include "shard.h"
+#include "dlio.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,79 @@ static void test_sampler(const char *dir)
     fclose(f);
 }
 
+/* MLCommons DLIO 3.x's round-robin listing and per-epoch reshard (shard.c) against DLIO's code run with numpy */
+static void test_dlio3_reshard(const char *dir)
+{
+    FILE *f = open_vec(dir, "dlio3_reshard.txt");
+    long long nf, ranks, seed, sce, epoch, rank, n;
+    int lines = 0;
+    shard_t s;
+    int have = 0;
+    long long cur[4] = {-1, -1, -1, -1};
+    while (fscanf(f, "%lld %lld %lld %lld %lld %lld %lld", &nf, &ranks, &seed, &sce, &epoch, &rank, &n) == 7) {
+        if (!have || cur[0] != nf || cur[1] != ranks || cur[2] != seed || cur[3] != sce) {
+            if (have) shard_free(&s);
+            shard_init(&s, nf, (int)ranks);
+            have = 1;
+            cur[0] = nf, cur[1] = ranks, cur[2] = seed, cur[3] = sce;
+        }
+        if (s.epoch < epoch)
+            shard_reshuffle(&s, epoch, (uint32_t)seed, (int)sce);
+        EXPECT(s.per_rank == n, "reshard N=%lld R=%lld: %lld files per rank vs DLIO %lld", nf, ranks,
+               (long long)s.per_rank, n);
+        const int64_t *l = shard_list(&s, (int)rank);
+        int bad = 0;
+        for (long long i = 0; i < n; i++) {
+            long long want;
+            if (fscanf(f, "%lld", &want) != 1) exit(2);
+            if (i < s.per_rank && l[i] != want && !bad++)
+                EXPECT(0, "reshard N=%lld R=%lld seed=%lld e=%lld rank %lld pos %lld: file %lld vs DLIO %lld", nf,
+                       ranks, seed, epoch, rank, i, (long long)l[i], want);
+        }
+        checks++;
+        lines++;
+    }
+    if (have) shard_free(&s);
+    EXPECT(lines >= 20, "dlio3_reshard.txt: %d lines", lines);
+    fclose(f);
+}
+
+/* MLCommons DLIO 3.x's per-rank generation seeds (layout_ranks with the 3.0.2 entry) */
+static void test_dlio3_dims(const char *dir)
+{
+    FILE *f = open_vec(dir, "dlio3_dims.txt");
+    long long rl, rls, ntrain, neval, ranks;
+    int lines = 0;
+    while (fscanf(f, "%lld %lld %lld %lld %lld", &rl, &rls, &ntrain, &neval, &ranks) == 5) {
+        config_t c;
+        memset(&c, 0, sizeof c);
+        c.record_length = rl;
+        c.record_length_stdev = rls;
+        c.num_files_train = ntrain;
+        c.num_files_eval = neval;
+        c.num_dset_per_record = 1;
+        snprintf(c.dlio_entry, sizeof c.dlio_entry, "3.0.2");
+        layout_t L;
+        layout_init(&L, &c);
+        layout_ranks(&L, (int)ranks);
+        int bad = 0;
+        for (long long i = 0; i < ntrain + neval; i++) {
+            long long w1, w2;
+            int64_t d1, d2;
+            if (fscanf(f, "%lld %lld", &w1, &w2) != 2) exit(2);
+            layout_dims(&L, i < ntrain ? PH_TRAIN : PH_EVAL, i < ntrain ? i : i - ntrain, &d1, &d2);
+            if ((d1 != w1 || d2 != w2) && !bad++)
+                EXPECT(0, "3.x dims rl=%lld R=%lld file %lld: %lld x %lld vs DLIO %lld x %lld", rl, ranks, i,
+                       (long long)d1, (long long)d2, w1, w2);
+        }
+        layout_free(&L);
+        checks++;
+        lines++;
+    }
+    EXPECT(lines == 3, "dlio3_dims.txt: %d lines", lines);
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -180,6 +255,8 @@ int main(int argc, char **argv)
     test_normal(argv[1]);
     test_dims(argv[1]);
     test_sampler(argv[1]);
+    test_dlio3_reshard(argv[1]);
+    test_dlio3_dims(argv[1]);
     printf("test_vectors: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }
