@@ -111,6 +111,9 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
         raise WorkloadError(f"SCALE={scale}: {path} has scales {sorted(scales)}")
     if "base" not in ref:
         raise WorkloadError(f"{path}: no 'base' (the DLIO workload it overlays)")
+    for what, v in (("overlay", ref.get("overlay") or {}), (f"scales.{scale}", scales[scale] or {})):
+        if not isinstance(v, dict):
+            raise WorkloadError(f"{path}: {what} must be a mapping of DLIO workload keys, not {type(v).__name__}")
     if dlio_keys:  # refuse what this DLIO would silently ignore (keys of another release)
         from harness.dlio import unread_keys
         unread = unread_keys(deep_merge(ref.get("overlay") or {}, scales[scale] or {}), dlio_keys)
@@ -122,10 +125,9 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
     if not base_path.exists():
         raise WorkloadError(f"{path}: base '{ref['base']}' is not a workload of the installed DLIO ({base_path})")
     base = _yaml(base_path)
-    for what, v in (("overlay", ref.get("overlay") or {}), (f"scales.{scale}", scales[scale] or {}),
-                    (f"base {base_path}", base)):
-        if not isinstance(v, dict):
-            raise WorkloadError(f"{path}: {what} must be a mapping of DLIO workload keys, not {type(v).__name__}")
+    if not isinstance(base, dict):
+        raise WorkloadError(f"{path}: base {base_path} must be a mapping of DLIO workload keys, not "
+                            f"{type(base).__name__}")
     overlay, preset = ref.get("overlay") or {}, scales[scale] or {}
     if dlio_keys:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
         from harness.dlio import translate
