@@ -71,6 +71,10 @@ CLASSES = [
     (lambda call, f: (f or "").endswith(".yaml") and ("/hydra/" in f or "/dlio-config/" in f),
      "DLIO's configuration (Hydra reads the workload YAML, writes the resolved config)"),
     (lambda call, f: f in ("<STDIN>", "<STDOUT>", "<STDERR>"), "standard streams (console output)"),
+    (lambda call, f: not f and call in ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl",
+                                        "execlp", "execle", "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit"),
+     "process management, no file (DFTracer 2.x records it): the kernel forks its reader processes, DLIO 3.x spawns "
+     "its readers (exec of the interpreter, and its waits)"),
     (lambda call, f: re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", f or "") is not None,
      "a Python library's temporary file (tempfile's random name under /tmp)"),
 ]

@@ -142,3 +142,106 @@ def test_metadata_rate_of_the_real_traces_counts_every_data_file_open():
         m = dftracer.metadata(load(side), Path(RUN) / side / "data")
         assert [e["opens"] for e in m["per_epoch"]] == [28, 28] and m["all"]["opens"] == 56
         assert all(e["metadata_s"] > 0 and e["epoch_s"] > 0 for e in m["per_epoch"])
+
+
+# ------------------------------------------- DFTracer 2.x: MLCommons DLIO 3.x (f6796ed) traced in the run, real traces
+
+DATA2 = Path(__file__).parent / "data" / "dftracer2"
+RUN2 = "/work/main/runs/unet3d-tiny-20261123-155010"  # where they were captured (the file names inside them)
+# the run's workload (tiny unet3d, 2 ranks, 4 reader processes; DLIO's default seed)
+CFG2 = {"dataset": {"num_files_train": 28, "num_samples_per_file": 1},
+        "reader": {"batch_size": 7, "read_threads": 4, "file_shuffle": "seed", "sample_shuffle": "seed"},
+        "train": {"epochs": 2}}
+
+
+def load2(side: str) -> list[dict]:
+    return dftracer.normalize([e for p in sorted((DATA2 / side).glob("*.pfw.gz")) for e in dftracer.read_events(p)],
+                              side)
+
+
+def test_dftracer2_format_file_names_and_cut_streams(tmp_path):
+    """pydftracer 2.x names files by hash ("FH" events): every traced data-file call gets its path back. Rank 0's
+    main process of that run never flushed its trace (an empty file); a stream cut mid-way (a process killed before
+    finalising) keeps the events before the cut."""
+    assert dftracer.read_events(DATA2 / "dlio" / "trace-0-of-2-6ec660e72376514e-app.pfw.gz") == []
+    whole = DATA2 / "dlio" / "trace-1-of-2-3c3b9a48315398ab-app.pfw.gz"
+    raw = whole.read_bytes()
+    cut = tmp_path / "trace-1-of-2-cut-app.pfw.gz"
+    cut.write_bytes(raw[: len(raw) * 2 // 3])
+    with pytest.raises(EOFError):
+        gzip.open(cut, "rt").read()
+    n, ev = len(dftracer.read_events(whole)), dftracer.read_events(cut)
+    assert 0 < len(ev) < n and {e["_file_rank"] for e in ev} == {1}
+    for side in ("dlio", "kernel"):
+        posix = [e for e in load2(side) if e["cat"] == "POSIX" and e["name"] in ("open", "read", "pread", "close")]
+        assert posix and all(e["fname"] for e in posix)
+        assert all(e["fname"].startswith(f"{RUN2}/{side}/data/train/img_") for e in posix if e["name"] != "close"
+                   or "/data/" in e["fname"])
+
+
+@pytest.mark.parametrize("side", ["dlio", "kernel"])
+def test_dftracer2_ranks_read_the_files_the_model_gives_them(side):
+    """The rank of a DLIO 3.x process comes from its trace's file name (trace-<rank>-of-<size>: pydftracer renames the
+    log, spawned readers inherit it), the kernel's from rank_info. Each rank must open exactly the files MLCommons
+    DLIO 3.x's sharding and reshards give it (validate.model, numpy's RandomState), DLIO up to its pre-warm prefetch."""
+    ev = load2(side)
+    t = dftracer.rank_opens(ev, Path(RUN2) / side / "data")
+    assert set(t) == {"0", "1"}  # no data-file open by a process of unknown rank
+    segs = model.dlio3_workload_reads(CFG2, 2)
+    for r in (0, 1):
+        got = Counter({int(f.split("_")[1]): n for f, n in t[str(r)].items()})
+        want = Counter(f for s in segs[r] for f in s["bytes"])
+        may = Counter(s for seg in segs[r] for s in seg.get("prefetch_samples", []))
+        if side == "kernel":
+            assert got == want
+        else:
+            assert not want - got and not (got - want) - may and got != want  # this run's DLIO did prefetch
+
+
+class _Run:
+    """The few things check_model_opens reads of a run."""
+    ranks, release, cfg, manifest = 2, "3.0.2", CFG2, {}
+
+    def model_reads(self, cfg):
+        return model.workload_reads(cfg, self.ranks, self.release)
+
+
+def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
+    tables = {s: {"rank_opens": dftracer.rank_opens(load2(s), Path(RUN2) / s / "data")} for s in ("dlio", "kernel")}
+    run = _Run()
+    segs = run.model_reads(CFG2)
+
+    def verdicts(d, k):
+        return {c["name"]: c["status"] for c in dftracer.check_model_opens(run, d, k, segs)}
+    assert set(verdicts(tables["dlio"], tables["kernel"]).values()) == {"pass"}
+    # rank 1's kernel opens a file once more than modelled; rank 0's DLIO misses a modelled open
+    k = json.loads(json.dumps(tables["kernel"]))
+    f = next(iter(k["rank_opens"]["1"]))
+    k["rank_opens"]["1"][f] += 1
+    d = json.loads(json.dumps(tables["dlio"]))
+    f0 = next(x for x, n in d["rank_opens"]["0"].items() if n == tables["kernel"]["rank_opens"]["0"][x])  # no prefetch
+    d["rank_opens"]["0"][f0] -= 1
+    v = verdicts(d, k)
+    assert v["counts.dftracer.kernel.rank1"] == "fail" and v["counts.dftracer.dlio.rank0"] == "fail"
+    assert v["counts.dftracer.kernel.rank0"] == "pass" and v["counts.dftracer.dlio.rank1"] == "pass"
+    # DLIO's rank 0 opening a file once more than its epochs and every pre-warm batch could: beyond the bound
+    d = json.loads(json.dumps(tables["dlio"]))
+    x = next(iter(d["rank_opens"]["0"]))
+    i = int(x.split("_")[1])
+    d["rank_opens"]["0"][x] = sum(f == i for s in segs[0] for f in s["bytes"]) + \
+        sum(f == i for s in segs[0] for f in s.get("prefetch_samples", [])) + 1
+    assert verdicts(d, tables["kernel"])["counts.dftracer.dlio.rank0"] == "fail"
+    # without pre-warm prefetch in the model (read_threads 0), DLIO's extra opens are not allowed either
+    assert dftracer.check_model_opens(run, tables["dlio"], tables["kernel"], None)[1]["status"] == "fail"
+
+
+def test_prewarm_extra_opens_must_read_as_the_kernel_does():
+    row = {"opens": 2, "closes": 2, "reads": 4, "bytes": 200, "accesses": {"-1+101": 2, "-1+1": 2}}
+    assert dftracer._whole_opens_more({k: v * 2 if k != "accesses" else {x: n * 2 for x, n in v.items()}
+                                       for k, v in row.items()}, row) == 2
+    assert dftracer._whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 300,
+                                       "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 1
+    # a third open that read half the file: not a pre-warm prefetch of the same file
+    assert dftracer._whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 250,
+                                       "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 0
+    assert dftracer._whole_opens_more(row, row) == 0 and dftracer._whole_opens_more(row, None) == 0

@@ -290,6 +290,9 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
         for e in range(1, epochs + 2):
             pre = seg(r, "prewarm", e, min(1, batches), min(1, batches))
             pre["prefetched_max"] = (min(window, batches) - 1) * bs if batches else 0
+            # which samples those are: the batches after the first, of the list the pre-warm reads
+            pre["prefetch_samples"] = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][r]
+                                       for i in range(spf)][bs: bs + pre["prefetched_max"]]
             segs.append(pre)
             if e <= epochs:
                 segs.append(seg(r, "train", e, fetched, steps))

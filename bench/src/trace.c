@@ -5,7 +5,10 @@
 #include <string.h>
 
 static struct {
-    void *(*begin)(const char *, const char *);
+    /* DFTracer 1.0's initialize_region(name, cat); 2.x added a third argument, the event type (DF_DATA_EVENT 0):
+       always passing it is right for both under the x86-64/AArch64 calling conventions (an extra argument is
+       ignored) */
+    void *(*begin)(const char *, const char *, int);
     void (*end)(void *);
     void (*set_int)(void *, const char *, int);
     int on;
@@ -24,7 +27,7 @@ void trace_init(void)
 
 int trace_enabled(void) { return T.on; }
 
-void *trace_begin(const char *name) { return T.on ? T.begin(name, "h5dlio") : NULL; }
+void *trace_begin(const char *name) { return T.on ? T.begin(name, "h5dlio", 0) : NULL; }
 
 void trace_int(void *region, const char *key, long long value)
 {
