@@ -245,3 +245,39 @@ def test_prewarm_extra_opens_must_read_as_the_kernel_does():
     assert dftracer._whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 250,
                                        "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 0
     assert dftracer._whole_opens_more(row, row) == 0 and dftracer._whole_opens_more(row, None) == 0
+
+
+# ------------------------------------------------------------------- which tracer a reference venv has, and the wrap
+
+def _venv(tmp_path: Path, layout: str, pydftracer: str) -> Path:
+    """A venv's DFTracer files as the two wheels lay them out: pydftracer 1.0 (dftracer/lib) or the 2.x core
+    (dftracer/lib64), with pydftracer's dist-info."""
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    (site / "dftracer" / layout).mkdir(parents=True)
+    (site / "dftracer" / layout / "libdftracer_preload.so").write_bytes(b"")
+    (site / f"pydftracer-{pydftracer}.dist-info").mkdir()
+    return tmp_path / "venv"
+
+
+@pytest.mark.parametrize("layout,ver,dlio_preloaded", [("lib", "1.0.2", False), ("lib64", "2.0.6", True)])
+def test_dlio_runs_under_the_preload_library_with_pydftracer_2(tmp_path, layout, ver, dlio_preloaded):
+    from profiles import Context, Launch
+    venv = _venv(tmp_path, layout, ver)
+    found = dftracer.DFTracer().available(Context(dlio_venv=venv, kernel_bin=tmp_path / "h5dlio"))
+    assert found.ok and found.info["lib"].endswith(f"dftracer/{layout}/libdftracer_preload.so")
+    assert found.info["pydftracer"] == ver
+    for side in ("dlio", "kernel"):
+        w = dftracer.DFTracer().wrap(Launch(side, "dftracer", ["prog"], {}, tmp_path / side, tmp_path / "data",
+                                            found.info))
+        assert w.env["DFTRACER_ENABLE"] == "1"
+        preloaded = side == "kernel" or dlio_preloaded
+        assert (w.env.get("LD_PRELOAD") == found.info["lib"]) == preloaded
+        if preloaded:
+            assert w.env["DFTRACER_DATA_DIR"].startswith(str(tmp_path / "data") + ":")
+
+
+def test_no_tracer_in_the_venv_is_a_named_skip(tmp_path):
+    from profiles import Context
+    (tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "dftracer" / "python").mkdir(parents=True)
+    found = dftracer.DFTracer().available(Context(dlio_venv=tmp_path / "venv", kernel_bin=tmp_path / "h5dlio"))
+    assert not found.ok and "dftracer 2.x core wheel" in found.reason
