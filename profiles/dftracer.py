@@ -283,11 +283,25 @@ def rank_opens(events: list[dict], data_dir: Path) -> dict:
     return {r: dict(sorted(c.items())) for r, c in sorted(out.items())}
 
 
+def process_opens(events: list[dict], data_dir: Path) -> dict:
+    """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
+    process, for the order of reads within each process (a reader process reads its batches one sample at a time)."""
+    root = str(data_dir).rstrip("/") + "/"
+    seq: dict[tuple, list] = defaultdict(list)
+    for e in sorted(events, key=lambda e: e["ts"]):
+        if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(root):
+            seq[(e["rank"], e["pid"])].append(e["fname"][len(root):])
+    out: dict[str, list] = defaultdict(list)
+    for (rank, _pid), files in sorted(seq.items()):
+        out[str(rank)].append(files)
+    return dict(out)
+
+
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
     ckpt = checkpoint_dir(outdir)
     return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir, ckpt),
-            "rank_opens": rank_opens(events, data_dir),
+            "rank_opens": rank_opens(events, data_dir), "process_opens": process_opens(events, data_dir),
             "checkpoints": checkpoint_table(events, ckpt),
             "features": features(events, data_dir), "metadata": metadata(events, data_dir),
             "timeline": timeline(events)}
@@ -471,7 +485,55 @@ def check_model_opens(run: RunView, d: dict, k: dict, model_reads: dict | None) 
                           f"{unnamed} unnamed")
             out.append(result(f"counts.dftracer.{side}.rank{r}", PASS if ok else FAIL, sum(want.values()),
                               sum(got.values()), f"model of DLIO {run.release}, opens per data file: {detail}"))
+        out.append(_batches(run, r, segs[r], d, k, model_reads is not None))
     return out
+
+
+def _file_index(f: str) -> int:
+    m = FILE_INDEX.search(f)
+    return int(m.group(1)) if m else -1
+
+
+def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch: bool) -> dict:
+    """dftracer.batches.rank<r>: the order of reads within each batch. Every process's data-file opens, in time
+    order, cut into batches of batch_size opens (one whole-file open per sample): the kernel's batches must be the
+    model's (each segment's reads cut alike), as a multiset of ordered file tuples; DLIO's the model's plus pre-warm
+    batches after the first (prefetch_samples cut alike), its reader's last batch possibly cut short by the
+    iterator's deletion (a prefix of one of those)."""
+    bs = int((run.cfg.get("reader") or {}).get("batch_size", 1))
+
+    def cut(files: list[int]) -> list[tuple]:
+        return [tuple(files[i:i + bs]) for i in range(0, len(files), bs)]
+
+    want = Counter(b for seg in segs for b in cut(list(seg["bytes"])))
+    spf = int((run.cfg.get("dataset") or {}).get("num_samples_per_file", 1))
+    may = Counter(b for seg in segs for b in cut([s // spf for s in seg.get("prefetch_samples", [])])) \
+        if prefetch else Counter()
+    verdicts = []
+    for side, t in (("kernel", k), ("dlio", d)):
+        got: Counter = Counter()
+        partial = []
+        for files in (t.get("process_opens") or {}).get(str(r), []):
+            chunks = cut([_file_index(f) for f in files])
+            if chunks and len(chunks[-1]) < bs:
+                partial.append(chunks.pop())
+            got.update(chunks)
+        more, fewer = got - want, want - got
+        if side == "kernel" or not may:
+            bad = more or fewer or partial
+        else:
+            spare = may - more
+            bad = fewer or (more - may) or any(not any(b[:len(p)] == p for b in spare) for p in partial)
+        verdicts.append((side, not bad, sum(got.values()), len(partial), more, fewer))
+    ok = all(v[1] for v in verdicts)
+    (ks, _, kn, _, _, _), (ds, _, dn, dp, dmore, _) = verdicts
+    detail = (f"{sum(want.values())} modelled batches of {bs} reads, each in the modelled order: the kernel {kn}, "
+              f"DLIO {dn}" + (f" ({sum(dmore.values())} of them and {dp} cut short from its pre-warm prefetch)"
+                              if dmore or dp else "")) if ok else \
+        "; ".join(f"{s}: {sum(f.values())} modelled batches missing or out of order (first {sorted(f)[:1]}), "
+                  f"{sum(m.values())} not modelled (first {sorted(m)[:1]})"
+                  for s, good, _, _, m, f in verdicts if not good)
+    return result(f"dftracer.batches.rank{r}", PASS if ok else FAIL, sum(want.values()), dn, detail)
 
 
 @register

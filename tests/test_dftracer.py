@@ -207,7 +207,9 @@ class _Run:
 
 
 def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
-    tables = {s: {"rank_opens": dftracer.rank_opens(load2(s), Path(RUN2) / s / "data")} for s in ("dlio", "kernel")}
+    tables = {s: {"rank_opens": dftracer.rank_opens(load2(s), Path(RUN2) / s / "data"),
+                  "process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
+              for s in ("dlio", "kernel")}
     run = _Run()
     segs = run.model_reads(CFG2)
 
@@ -232,7 +234,8 @@ def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
         sum(f == i for s in segs[0] for f in s.get("prefetch_samples", [])) + 1
     assert verdicts(d, tables["kernel"])["counts.dftracer.dlio.rank0"] == "fail"
     # without pre-warm prefetch in the model (read_threads 0), DLIO's extra opens are not allowed either
-    assert dftracer.check_model_opens(run, tables["dlio"], tables["kernel"], None)[1]["status"] == "fail"
+    v = {c["name"]: c["status"] for c in dftracer.check_model_opens(run, tables["dlio"], tables["kernel"], None)}
+    assert v["counts.dftracer.dlio.rank0"] == "fail" and v["dftracer.batches.rank0"] == "fail"
 
 
 def test_prewarm_extra_opens_must_read_as_the_kernel_does():
@@ -281,3 +284,33 @@ def test_no_tracer_in_the_venv_is_a_named_skip(tmp_path):
     (tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "dftracer" / "python").mkdir(parents=True)
     found = dftracer.DFTracer().available(Context(dlio_venv=tmp_path / "venv", kernel_bin=tmp_path / "h5dlio"))
     assert not found.ok and "dftracer 2.x core wheel" in found.reason
+
+
+def test_dftracer2_batches_in_order_and_cut_short():
+    """dftracer.batches: each process's opens cut into batches of 7; two files swapped inside one of DLIO's batches
+    fail it (the per-file counts cannot see that); a reader cut short mid-way through a pre-warm batch it may read
+    passes, one cut short in a batch it may not read fails."""
+    run = _Run()
+    segs = run.model_reads(CFG2)
+    tables = {s: {"process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
+              for s in ("dlio", "kernel")}
+
+    def status(d, r=0):
+        return dftracer._batches(run, r, segs[r], d, tables["kernel"], True)["status"]
+    assert status(tables["dlio"]) == "pass" and status(tables["dlio"], 1) == "pass"
+    d = json.loads(json.dumps(tables["dlio"]))
+    first = d["process_opens"]["0"][0]
+    first[0], first[1] = first[1], first[0]
+    assert status(d) == "fail"
+    # the kernel's own batches checked against the model too: one batch reversed
+    k = json.loads(json.dumps(tables["kernel"]))
+    k["process_opens"]["1"][0][:7] = k["process_opens"]["1"][0][:7][::-1]
+    assert dftracer._batches(run, 1, segs[1], tables["dlio"], k, True)["status"] == "fail"
+    # a DLIO reader that read only the first 3 files of a batch its pre-warm may prefetch
+    names = {dftracer._file_index(f): f for p in tables["dlio"]["process_opens"]["0"] for f in p}
+    pre = [s for seg in segs[0] for s in seg.get("prefetch_samples", [])]
+    d = json.loads(json.dumps(tables["dlio"]))
+    d["process_opens"]["0"].append([names.get(i, f"train/img_{i:02d}_of_28.hdf5") for i in pre[-7:][:3]])
+    assert status(d) == "pass"
+    d["process_opens"]["0"][-1] = d["process_opens"]["0"][-1][::-1]  # the same 3 files in another order
+    assert status(d) == "fail"
