@@ -273,16 +273,6 @@ def timeline(events: list[dict]) -> dict:
                       for (r, p), ev in sorted(lanes.items())]}
 
 
-def rank_opens(events: list[dict], data_dir: Path) -> dict:
-    """rank -> {data file (relative to the data folder): opens} (processes of unknown rank under "-1")."""
-    root = str(data_dir).rstrip("/") + "/"
-    out: dict[str, Counter] = defaultdict(Counter)
-    for e in events:
-        if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(root):
-            out[str(e["rank"])][e["fname"][len(root):]] += 1
-    return {r: dict(sorted(c.items())) for r, c in sorted(out.items())}
-
-
 def process_opens(events: list[dict], data_dir: Path) -> dict:
     """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
     process, for the order of reads within each process (a reader process reads its batches one sample at a time)."""
@@ -301,7 +291,7 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
     ckpt = checkpoint_dir(outdir)
     return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir, ckpt),
-            "rank_opens": rank_opens(events, data_dir), "process_opens": process_opens(events, data_dir),
+            "process_opens": process_opens(events, data_dir),
             "checkpoints": checkpoint_table(events, ckpt),
             "features": features(events, data_dir), "metadata": metadata(events, data_dir),
             "timeline": timeline(events)}
@@ -407,7 +397,8 @@ def check_dftracer(run: RunView) -> list[dict]:
                           len(data) - bad_files,
                           f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal" +
                           (f" but for DLIO's pre-warm prefetch: {sum(extra.values())} more opens of {len(extra)} "
-                           "files, each reading the file as the kernel's opens do (dftracer.prewarm checks which)"
+                           "files, each reading the file as the kernel's opens do (counts.dftracer and "
+                           "dftracer.batches check which)"
                            if extra else "") +
                           ("; DLIO reads whole files without HDF5 (sample_read whole_file): the equivalence of the two "
                            "sides' I/O, in place of the Log VFD checks" if raw else "")
@@ -461,14 +452,8 @@ def check_model_opens(run: RunView, d: dict, k: dict, model_reads: dict | None) 
         want = Counter(f for seg in segs[r] for f in seg["bytes"])
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)):
-            got = Counter()
-            unnamed = 0
-            for f, n in (t.get("rank_opens") or {}).get(str(r), {}).items():
-                m = FILE_INDEX.search(f)
-                if m:
-                    got[int(m.group(1))] += n
-                else:
-                    unnamed += n
+            got = Counter(_file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
+            unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
             if side == "kernel" or not may:
                 ok = not more and not fewer and not unnamed

@@ -184,18 +184,21 @@ def test_dftracer2_ranks_read_the_files_the_model_gives_them(side):
     """The rank of a DLIO 3.x process comes from its trace's file name (trace-<rank>-of-<size>: pydftracer renames the
     log, spawned readers inherit it), the kernel's from rank_info. Each rank must open exactly the files MLCommons
     DLIO 3.x's sharding and reshards give it (validate.model, numpy's RandomState), DLIO up to its pre-warm prefetch."""
-    ev = load2(side)
-    t = dftracer.rank_opens(ev, Path(RUN2) / side / "data")
+    t = dftracer.process_opens(load2(side), Path(RUN2) / side / "data")
     assert set(t) == {"0", "1"}  # no data-file open by a process of unknown rank
     segs = model.dlio3_workload_reads(CFG2, 2)
     for r in (0, 1):
-        got = Counter({int(f.split("_")[1]): n for f, n in t[str(r)].items()})
+        got = Counter(int(f.split("_")[1]) for files in t[str(r)] for f in files)
         want = Counter(f for s in segs[r] for f in s["bytes"])
         may = Counter(s for seg in segs[r] for s in seg.get("prefetch_samples", []))
         if side == "kernel":
             assert got == want
         else:
             assert not want - got and not (got - want) - may and got != want  # this run's DLIO did prefetch
+
+
+def _opens(t: dict, r: int) -> Counter:
+    return Counter(f for files in t["process_opens"][str(r)] for f in files)
 
 
 class _Run:
@@ -207,8 +210,7 @@ class _Run:
 
 
 def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
-    tables = {s: {"rank_opens": dftracer.rank_opens(load2(s), Path(RUN2) / s / "data"),
-                  "process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
+    tables = {s: {"process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
               for s in ("dlio", "kernel")}
     run = _Run()
     segs = run.model_reads(CFG2)
@@ -218,20 +220,20 @@ def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
     assert set(verdicts(tables["dlio"], tables["kernel"]).values()) == {"pass"}
     # rank 1's kernel opens a file once more than modelled; rank 0's DLIO misses a modelled open
     k = json.loads(json.dumps(tables["kernel"]))
-    f = next(iter(k["rank_opens"]["1"]))
-    k["rank_opens"]["1"][f] += 1
+    k["process_opens"]["1"].append([k["process_opens"]["1"][0][0]])
     d = json.loads(json.dumps(tables["dlio"]))
-    f0 = next(x for x, n in d["rank_opens"]["0"].items() if n == tables["kernel"]["rank_opens"]["0"][x])  # no prefetch
-    d["rank_opens"]["0"][f0] -= 1
+    f0 = next(x for x, n in _opens(d, 0).items() if n == _opens(tables["kernel"], 0)[x])  # a file not prefetched
+    next(files for files in d["process_opens"]["0"] if f0 in files).remove(f0)
     v = verdicts(d, k)
     assert v["counts.dftracer.kernel.rank1"] == "fail" and v["counts.dftracer.dlio.rank0"] == "fail"
     assert v["counts.dftracer.kernel.rank0"] == "pass" and v["counts.dftracer.dlio.rank1"] == "pass"
     # DLIO's rank 0 opening a file once more than its epochs and every pre-warm batch could: beyond the bound
     d = json.loads(json.dumps(tables["dlio"]))
-    x = next(iter(d["rank_opens"]["0"]))
+    x = d["process_opens"]["0"][0][0]
     i = int(x.split("_")[1])
-    d["rank_opens"]["0"][x] = sum(f == i for s in segs[0] for f in s["bytes"]) + \
-        sum(f == i for s in segs[0] for f in s.get("prefetch_samples", [])) + 1
+    bound = sum(f == i for s in segs[0] for f in s["bytes"]) + \
+        sum(f == i for s in segs[0] for f in s.get("prefetch_samples", []))
+    d["process_opens"]["0"].append([x] * (bound + 1 - _opens(d, 0)[x]))
     assert verdicts(d, tables["kernel"])["counts.dftracer.dlio.rank0"] == "fail"
     # without pre-warm prefetch in the model (read_threads 0), DLIO's extra opens are not allowed either
     v = {c["name"]: c["status"] for c in dftracer.check_model_opens(run, tables["dlio"], tables["kernel"], None)}
