@@ -87,14 +87,19 @@ def classify(call: str, fname: str) -> str | None:
     return None
 
 
+def dlio_rule(run, name: str):
+    """A rule of the reference DLIO as the probe saw it (manifest dlio.probed.rules), else as its kernel entry says
+    (dlio.entry_rules); None when neither has it."""
+    d = run.manifest.get("dlio") or {}
+    probed = ((d.get("probed") or {}).get("rules") or {}).get(name)
+    return probed if probed is not None else (d.get("entry_rules") or {}).get(name)
+
+
 def raw_reader(run) -> str | None:
     """Why the Log VFD has nothing to compare, or None: the reference DLIO reads each sample as the whole file with
     Python's open().read() (rule sample_read whole_file, as probed: MLCommons 3.x reader/hdf5_reader.py read_index ->
     reader/_local_fs_iterable_mixin.py _read_local_bytes), no HDF5 call, so its side of a Log VFD log is empty."""
-    d = run.manifest.get("dlio") or {}
-    rule = ((d.get("probed") or {}).get("rules") or {}).get("sample_read") or (d.get("entry_rules") or {}).get(
-        "sample_read")
-    if rule != "whole_file":
+    if dlio_rule(run, "sample_read") != "whole_file":
         return None
     return ("DLIO reads each sample as the whole file with Python open().read() (sample_read whole_file), without "
             "the HDF5 library: no Log VFD record to compare; equivalence is checked at the POSIX level "

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, checkpoint_only, register
-from profiles.compare import FAIL, PASS, SKIP, classify, explained, raw_reader, result, similarity
+from profiles.compare import FAIL, PASS, SKIP, classify, dlio_rule, explained, raw_reader, result, similarity
 from profiles.features import io_features, metadata_rate
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
@@ -417,9 +417,7 @@ def prewarm_prefetch(run: RunView) -> dict | None:
     to the spawned workers and deletes the iterator when the first batch arrives: how many of the others are read
     depends on how far each worker got (measured: +7 and +14 opens on the two ranks of one tiny unet3d run). The
     kernel reads the first batch, as DLIO does with read_threads 0."""
-    dl = run.manifest.get("dlio") or {}
-    rule = ((dl.get("probed") or {}).get("rules") or {}).get("prewarm", (dl.get("entry_rules") or {}).get("prewarm"))
-    if not rule or int((run.cfg.get("reader") or {}).get("read_threads", 1)) == 0:
+    if not dlio_rule(run, "prewarm") or int((run.cfg.get("reader") or {}).get("read_threads", 1)) == 0:
         return None
     return run.model_reads(run.cfg)
 
