@@ -8,6 +8,8 @@
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
 #   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run).
 SHELL := /bin/bash
+# a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
+.SHELLFLAGS := -o pipefail -c
 .DEFAULT_GOAL := help
 PY ?= python3
 CACHE ?= $(HOME)/.cache/h5dlio
@@ -93,7 +95,9 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 validate: build venv dlio-venv
 	@$(start_run); \
 	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
-	  $(VENV)/bin/python -m reports "$$run" | tail -n1; [ $$hrc -eq 0 ] || exit $$hrc; exit $$vrc
+	  rout=$$($(VENV)/bin/python -m reports "$$run"); rrc=$$?; [ -z "$$rout" ] || echo "$${rout##*$$'\n'}"; \
+	  [ $$rrc -eq 0 ] || echo "make validate: the report of $$run was not rendered (exit $$rrc)" >&2; \
+	  [ $$hrc -eq 0 ] || exit $$hrc; [ $$vrc -eq 0 ] || exit $$vrc; exit $$rrc
 
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure

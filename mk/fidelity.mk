@@ -33,8 +33,8 @@ validate: dlio-venv-spec
 
 fidelity-run: build venv dlio-venv-spec
 	@$(start_run); \
-	  $(VENV)/bin/python -m validate "$$run"; \
-	  $(VENV)/bin/python -m fidelity $(FIDELITY_RUNS)
+	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
+	  $(VENV)/bin/python -m fidelity $(FIDELITY_RUNS) || exit $$?; [ $$hrc -eq 0 ] || exit $$hrc; exit $$vrc
 
 fidelity: venv
 	@$(VENV)/bin/python -m fidelity $(FIDELITY_RUNS)

@@ -62,7 +62,7 @@ fuzz: fuzz-build
 
 fuzz-merge: fuzz-build
 	@mkdir -p $(FUZZ_DIR)/corpus
-	@$(FUZZ_DIR)/fuzz_config -merge=1 -max_len=4096 bench/fuzz/corpus $(FUZZ_DIR)/corpus 2>&1 | tail -2; \
+	@$(FUZZ_DIR)/fuzz_config -merge=1 -max_len=4096 bench/fuzz/corpus $(FUZZ_DIR)/corpus 2>&1 | tail -2 || exit $$?; \
 	  echo "bench/fuzz/corpus: $$(ls bench/fuzz/corpus | wc -l) inputs, $$(du -sh bench/fuzz/corpus | cut -f1)"
 
 asan-build: deps

@@ -196,7 +196,9 @@ def logvfd_section(run: RunData) -> list[Block]:
 
 # ---------------------------------------------------------------- 4. counts against the analytic model
 
-_COUNT_RE = re.compile(r"^counts\.(\w+)\.([\w-]+)\.rank(\d+)$")
+# the Log VFD's counts.<side>.<variant>.rank<r> (values: dicts of opens, raw reads, raw bytes); not DFTracer's
+# counts.dftracer.<side>.rank<r> (integers: opens of DLIO 3.x's whole-file reads, shown with the other checks)
+_COUNT_RE = re.compile(r"^counts\.(" + "|".join(SIDES) + r")\.([\w-]+)\.rank(\d+)$")
 
 
 def counts_rows(run: RunData) -> list[list[str]]:
