@@ -3,7 +3,12 @@ classes of I/O that is not data I/O (every difference outside the data-file read
 row, and the DLIO paper's similarity over I/O features."""
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from profiles import checkpoint_dir
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -45,46 +50,140 @@ def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
                    "scaled by the larger side; reported, not judged)", required=False) | {"observed_score": score}]
 
 
-# Differences outside the data-file reads, and why they are not data I/O (DFTracer calls, Darshan file records).
-# Anything else fails dftracer.explained / darshan.explained.
+# What a path is in one side's launch of this run. Differences outside the data-file reads are classified by that
+# (the kind of root a path lies under, the path relative to it), by the call and by the side, never by substrings of
+# absolute paths: the run directory's name holds the workload's ("unet3d_checkpoint-tiny-..."), so a substring rule
+# would "explain" anything under it. Anything a rule does not explain fails dftracer.explained / darshan.explained.
+DATA, CHECKPOINT, OUTPUT, CONFIG, PYTHON, SYSTEM, STREAM, NOFILE, OTHER = (
+    "data", "checkpoint", "output", "config", "python", "system", "stream", "nofile", "other")
+
+
+@dataclass(frozen=True)
+class Roots:
+    """The folders of one side's launch as they were when it ran (absolute: traces record absolute paths)."""
+    side: str
+    workdir: str                # the launch's folder and working directory: its own output (relative paths)
+    data: str                   # the side's data folder
+    checkpoint: str             # the launch's checkpoint folder (inside workdir)
+    config: tuple = ()          # the run's configuration: <run>/workload.yaml, <run>/dlio-config
+    python: tuple = ()          # the reference DLIO's venv and its interpreter's prefix
+
+
+def _under(path: str, root: str) -> str | None:
+    """path relative to root ("" for root itself), or None when it is not under it."""
+    root = root.rstrip("/")
+    if path == root:
+        return ""
+    return path[len(root) + 1:] if root and path.startswith(root + "/") else None
+
+
+def where(path: str, roots: Roots) -> tuple[str, str]:
+    """(kind, path relative to that kind's root) of a path one side's launch touched."""
+    if not path:
+        return NOFILE, ""
+    if path in ("<STDIN>", "<STDOUT>", "<STDERR>"):
+        return STREAM, path
+    p = os.path.normpath(path if path.startswith("/") else os.path.join(roots.workdir, path))
+    for kind, root in ((DATA, roots.data), (CHECKPOINT, roots.checkpoint), (OUTPUT, roots.workdir)):
+        rel = _under(p, root)
+        if rel is not None:
+            return kind, rel
+    for kind, rs in ((CONFIG, roots.config), (PYTHON, roots.python)):
+        for root in rs:
+            rel = _under(p, root)
+            if rel is not None:
+                return kind, rel
+    if p.startswith(("/proc/", "/sys/", "/dev/")) or p in ("/proc", "/sys", "/dev") or \
+            re.match(r"/tmp/(ompi\.|pmix|prte|openmpi-sessions)", p):
+        return SYSTEM, p
+    return OTHER, p
+
+
+DIR_CALLS = ("mkdir", "opendir", "readdir", "closedir")
+STAT_CALLS = ("stat", "lstat", "fstat", "fstatat", "newfstatat", "statx", "access", "faccessat", "xstat", "lxstat",
+              "fxstat", "__xstat", "__lxstat", "__fxstat", "xstat64", "lxstat64", "fxstat64")
+PROC_CALLS = ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
+              "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit")
+PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint file until it is whole
+SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
+
+# (test(call, kind, relative path, side), why). A data file opened, read, written, truncated or renamed outside the
+# compared reads, or a checkpoint file written outside the compared checkpoints, is never explained: no rule takes a
+# data path but directory listing and status probes, and none takes a checkpoint file but the kernel's own two steps.
 CLASSES = [
-    (lambda call, f: call in ("mkdir", "opendir", "readdir", "closedir") and "/checkpoints" in (f or ""),
+    (lambda c, k, r, s: k == CHECKPOINT and c in DIR_CALLS,
      "the checkpoint folder: DLIO makes it at start-up, checkpointing or not (base_checkpointing.py create_namespace), "
      "2.0.0-52 also a global_epoch<e>_step<s>/ per save and load (:390, :431) and lists the folder before the reads "
      "(main.py:262); the kernel makes each level it needs and lists it as often"),
-    (lambda call, f: call == "access" and (f or "").endswith(".pt"),
+    (lambda c, k, r, s: k == CHECKPOINT and s == "kernel" and c in ("access",) + STAT_CALLS and r.endswith(".pt"),
      "the kernel checks that a checkpoint file does not exist before writing it (never overwrites one, ckpt.c)"),
-    (lambda call, f: call in ("opendir", "readdir", "closedir"), "dataset discovery: DLIO lists train/ and valid/"),
-    (lambda call, f: call in ("stat", "lstat", "fstat", "access"), "file-status probe (HDF5 build / libc ABI)"),
-    (lambda call, f: (f or "").endswith((".py", ".pyc", ".so")) or ".so." in (f or ""), "interpreter start-up"),
-    (lambda call, f: re.search(r"\.(pfw|pfw\.gz|log|json|csv|darshan)(\.tmp\.\d+)?$", f or "") is not None,
-     "profiler or program output"),
-    (lambda call, f: (f or "").startswith(("/tmp/ompi.", "/dev/shm/")) or "pmix" in (f or ""),
-     "MPI runtime session files (Open MPI / PMIx shared memory)"),
-    (lambda call, f: (f or "").startswith(("/proc/", "/sys/", "/dev/")), "system pseudo-files (/proc, /sys, /dev)"),
-    (lambda call, f: "/site-packages/" in (f or "") or (f or "").endswith(("pyvenv.cfg", ".pth", "bin/dlio_benchmark")),
-     "Python environment: package data, metadata and entry points read at start-up"),
-    (lambda call, f: call == "rename" and (f or "").endswith(".pt"),
+    (lambda c, k, r, s: k == CHECKPOINT and s == "kernel" and c == "rename" and PARTIAL.sub("", r).endswith(".pt"),
      "the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (never a partial file under "
      "its final name)"),
-    (lambda call, f: "checkpoint" in (f or ""), "DLIO creates its checkpoint folder at start-up (checkpointing off)"),
-    (lambda call, f: (f or "").endswith(".yaml") and ("/hydra/" in f or "/dlio-config/" in f),
-     "DLIO's configuration (Hydra reads the workload YAML, writes the resolved config)"),
-    (lambda call, f: f in ("<STDIN>", "<STDOUT>", "<STDERR>"), "standard streams (console output)"),
-    (lambda call, f: not f and call in ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl",
-                                        "execlp", "execle", "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit"),
+    (lambda c, k, r, s: k == DATA and c in ("opendir", "readdir", "closedir"),
+     "dataset discovery: DLIO lists train/ and valid/"),
+    (lambda c, k, r, s: k in (DATA, CHECKPOINT) and c in STAT_CALLS,
+     "file-status probe of a data or checkpoint path (HDF5's open, Python's os.path checks): no byte read or written"),
+    (lambda c, k, r, s: k not in (DATA, CHECKPOINT) and c in STAT_CALLS, "file-status probe (HDF5 build / libc ABI)"),
+    (lambda c, k, r, s: k == PYTHON and s == "dlio",
+     "Python environment: the interpreter's and the venv's modules, package data and entry points read at start-up"),
+    (lambda c, k, r, s: k in (OTHER, PYTHON) and (SHARED_LIB.search(r) is not None or r == "/etc/ld.so.cache"),
+     "shared libraries loaded at start-up (the dynamic linker, MPI and HDF5 plugins, Python extension modules)"),
+    (lambda c, k, r, s: k == OUTPUT,
+     "the launch's own folder: its output (logs, results, profiler traces) and DLIO's resolved Hydra configuration"),
+    (lambda c, k, r, s: k == CONFIG, "the run's configuration: the workload YAML each side reads"),
+    (lambda c, k, r, s: k == SYSTEM and r.startswith(("/tmp/", "/dev/shm/")),
+     "MPI runtime session files (Open MPI / PMIx shared memory)"),
+    (lambda c, k, r, s: k == SYSTEM, "system pseudo-files (/proc, /sys, /dev)"),
+    (lambda c, k, r, s: k == STREAM, "standard streams (console output)"),
+    (lambda c, k, r, s: k == NOFILE and c in PROC_CALLS,
      "process management, no file (DFTracer 2.x records it): the kernel forks its reader processes, DLIO 3.x spawns "
      "its readers (exec of the interpreter, and its waits)"),
-    (lambda call, f: re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", f or "") is not None,
+    (lambda c, k, r, s: k == OTHER and re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", r) is not None,
      "a Python library's temporary file (tempfile's random name under /tmp)"),
 ]
 
 
-def classify(call: str, fname: str) -> str | None:
+def classify(call: str, path: str, roots: Roots, kind: str | None = None) -> str | None:
+    """Why a difference on `path` (raw as traced, or relative to the root of `kind` when given) is not data I/O;
+    None when nothing explains it."""
+    k, rel = (kind, path) if kind else where(path, roots)
     for test, why in CLASSES:
-        if test(call, fname):
+        if test(call, k, rel, roots.side):
             return why
     return None
+
+
+def _venv_python(venv: Path) -> list[str]:
+    """The venv and its interpreter's prefix (pyvenv.cfg's home is <prefix>/bin), when the venv is still here."""
+    out = [str(venv)]
+    try:
+        home = next((ln.split("=", 1)[1].strip() for ln in (venv / "pyvenv.cfg").read_text().splitlines()
+                     if ln.split("=", 1)[0].strip() == "home"), None)
+    except OSError:
+        home = None
+    if home:
+        out.append(str(Path(home).parent))
+    return out
+
+
+def launch_roots(run, side: str, step: str) -> Roots:
+    """The roots of one launch (`<side>.<step>` in the manifest), as they were when it ran: its recorded workdir (the
+    run may have moved since), the run directory two levels up; the reference venv and interpreter as the harness
+    recorded them (manifest roots), else from DLIO's argv."""
+    rec = run.step(f"{side}.{step}") or {}
+    wd = Path(rec.get("workdir") or (run.path / side / step))
+    rd = wd.parent.parent
+    recorded = run.manifest.get("roots") or {}
+    py = list(recorded.get("python") or ())
+    if not py:
+        argv = next((r.get("argv") or [] for n, r in (run.manifest.get("steps") or {}).items()
+                     if n.startswith("dlio.")), [])
+        entry = next((a for a in argv if a.endswith("/bin/dlio_benchmark") or a.endswith("/bin/python")), None)
+        if entry:
+            py = _venv_python(Path(entry).parent.parent)
+    return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
+                 config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py))
 
 
 def dlio_rule(run, name: str):

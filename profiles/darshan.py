@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from profiles import (
+    SIDES,
     Context,
     Done,
     Found,
@@ -20,10 +21,22 @@ from profiles import (
     RunView,
     Shape,
     Wrapped,
+    checkpoint_dir,
     checkpoint_only,
     register,
 )
-from profiles.compare import FAIL, PASS, SKIP, classify, explained, result, similarity
+from profiles.compare import (
+    DATA,
+    FAIL,
+    PARTIAL,
+    PASS,
+    SKIP,
+    classify,
+    explained,
+    launch_roots,
+    result,
+    similarity,
+)
 from profiles.darshan_analyses import analyse
 from profiles.features import io_features, metadata_rate
 
@@ -119,21 +132,25 @@ def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
     return out
 
 
-def config_text(data_dir: Path) -> str:
+def _posix_rx(folder: Path) -> str:
+    """A POSIX regex of a folder's contents: special characters escaped; whitespace and commas (separators in the
+    configuration file) -> '.'."""
+    return "^" + re.sub(r"[\s,]", ".", re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", str(folder).rstrip("/"))) + "/"
+
+
+def config_text(data_dir: Path, ckpt_dir: Path | None = None) -> str:
     """The runtime configuration (DARSHAN_CONFIG_PATH) of one launch. Darshan's defaults (4 MiB for all modules,
     1024 records per module) are used up by a Python process's imports before DLIO opens its first data file: the
     data files are then simply missing from the log. So: room for every file (the interpreter's own included, so
     that the comparison can classify them); and DXT, whose 2 MiB per module and process is fixed at Darshan's build,
-    traces the data folder only."""
-    # POSIX regex of the folder: special characters escaped; whitespace and commas (separators in this file) -> '.'
-    rx = "^" + re.sub(r"[\s,]", ".", re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", str(data_dir).rstrip("/"))) + "/"
+    traces the data folder and the checkpoint folder only."""
+    include = "".join(f"NAME_INCLUDE  {_posix_rx(d)}  DXT_POSIX,DXT_MPIIO\n" for d in (data_dir, ckpt_dir) if d)
     return ("# written by h5dlio's darshan profile (profiles/darshan.py)\n"
             "MOD_ENABLE    DXT_POSIX,DXT_MPIIO\n"
             "MODMEM        256\n"
             "NAMEMEM       64\n"
             "MAX_RECORDS   65536  POSIX,STDIO,MPI-IO,H5F,H5D\n"
-            "NAME_EXCLUDE  .*  DXT_POSIX,DXT_MPIIO\n"
-            f"NAME_INCLUDE  {rx}  DXT_POSIX,DXT_MPIIO\n")
+            "NAME_EXCLUDE  .*  DXT_POSIX,DXT_MPIIO\n" + include)
 
 
 def _rows(df) -> list[dict]:
@@ -142,20 +159,46 @@ def _rows(df) -> list[dict]:
     return [{k: cols[k][i] for k in cols} for i in range(len(df))]
 
 
-def parse_log(path: Path, data_dir: Path) -> dict:
+# the programs a launch starts (the kernel under either of its names, DLIO's entry point): any other process that
+# left a log (a child such as the `uname` DLIO's Python spawns) is kept apart from the per-file comparison
+PROGRAMS = ("h5dlio", "h5bench_dlio", "dlio_benchmark")
+
+
+def _ckpt_row() -> dict:
+    return {"opens": 0, "writes": 0, "bytes": 0, "fsyncs": 0, "reads": 0, "read_bytes": 0,
+            "write_segments": Counter(), "read_segments": Counter()}
+
+
+def is_program(exe: str, programs: tuple = PROGRAMS) -> bool:
+    """Is a log's process the launched program (its exe line names one of `programs` in its first two words: the
+    binary, or the script an interpreter runs)?"""
+    return any(os.path.basename(w) in programs for w in exe.split()[:2])
+
+
+def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS) -> dict:
     import darshan  # pydarshan, imported only when there is a log to read
 
     rep = darshan.DarshanReport(str(path), read_all=True)
     names = rep.name_records
     root = str(data_dir).rstrip("/") + "/"
+    croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
     files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "reads": 0, "bytes": 0, "accesses": Counter(),
                                                   "h5f_opens": 0, "h5d": {}})
+    ckpts: dict[str, dict] = defaultdict(_ckpt_row)
     other: Counter = Counter()
+    exe = str(rep.metadata.get("exe") or "")
+
+    def name(rid: int) -> str:
+        return names.get(rid % 2**64, "")  # record ids are uint64; pandas may hand them over as int64
 
     def rel(rid: int) -> str | None:
-        n = names.get(rid % 2**64, "")  # record ids are uint64; pandas may hand them over as int64
-        n = n.split(":/")[0]  # H5D records are "<file>:/<dataset>"
+        n = name(rid).split(":/")[0]  # H5D records are "<file>:/<dataset>"
         return n[len(root):] if n.startswith(root) else None
+
+    def crel(rid: int) -> str | None:
+        """A checkpoint file's name relative to the checkpoint folder (the kernel's partial name as its final one)."""
+        n = name(rid)
+        return PARTIAL.sub("", n[len(croot):]) if croot and n.startswith(croot) else None
 
     mods = set(rep.modules)
     meta_s = 0.0  # POSIX_F_META_TIME under the data folder: open, close, stat and seek time, summed over processes
@@ -163,9 +206,17 @@ def parse_log(path: Path, data_dir: Path) -> dict:
         df = rep.records["POSIX"].to_df()
         c, fc = df["counters"], df["fcounters"]
         for row, frow in zip(_rows(c), _rows(fc), strict=True):
-            r = rel(int(row["id"]))
+            rid = int(row["id"])
+            r, cr = rel(rid), crel(rid)
+            if cr is not None:
+                t = ckpts[cr]
+                for k, col in (("opens", "POSIX_OPENS"), ("writes", "POSIX_WRITES"), ("bytes", "POSIX_BYTES_WRITTEN"),
+                               ("reads", "POSIX_READS"), ("read_bytes", "POSIX_BYTES_READ")):
+                    t[k] += int(row[col])
+                t["fsyncs"] += int(row["POSIX_FSYNCS"]) + int(row["POSIX_FDSYNCS"])
+                continue
             if r is None:
-                other[names.get(int(row["id"]) % 2**64, "?")] += int(row["POSIX_OPENS"])
+                other[name(rid) or "?"] += int(row["POSIX_OPENS"])
                 continue
             meta_s += float(frow["POSIX_F_META_TIME"])
             files[r]["opens"] += int(row["POSIX_OPENS"])
@@ -174,8 +225,13 @@ def parse_log(path: Path, data_dir: Path) -> dict:
     reads: list[dict] = []  # DXT read segments of the data files, for the I/O features
     if "DXT_POSIX" in mods:
         for rec in rep.records["DXT_POSIX"].to_df():
-            r = rel(int(rec["id"]))
-            if r is not None and len(rec["read_segments"]):
+            rid = int(rec["id"])
+            r, cr = rel(rid), crel(rid)
+            if cr is not None:
+                for kind in ("write", "read"):
+                    for s in _rows(rec[f"{kind}_segments"]):
+                        ckpts[cr][f"{kind}_segments"][f"{int(s['offset'])}+{int(s['length'])}"] += 1
+            elif r is not None and len(rec["read_segments"]):
                 for s in _rows(rec["read_segments"]):
                     off, size = int(s["offset"]), int(s["length"])
                     files[r]["accesses"][f"{off}+{size}"] += 1
@@ -190,15 +246,17 @@ def parse_log(path: Path, data_dir: Path) -> dict:
         for row in _rows(rep.records["H5D"].to_df()["counters"]):
             r = rel(int(row["id"]))
             if r is not None:
-                ds = names.get(int(row["id"]) % 2**64, "").split(":/", 1)[-1]
+                ds = name(int(row["id"])).split(":/", 1)[-1]
                 d = files[r]["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 d["opens"] += int(row["H5D_OPENS"])
                 d["reads"] += int(row["H5D_READS"])
                 d["bytes"] += int(row["H5D_BYTES_READ"])
     partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
-    return {"log": path.name, "modules": sorted(mods), "nprocs": rep.metadata["job"]["nprocs"], "partial": partial,
-            "meta_s": meta_s,
+    return {"log": path.name, "exe": exe, "program": is_program(exe, programs), "modules": sorted(mods),
+            "nprocs": rep.metadata["job"]["nprocs"], "partial": partial, "meta_s": meta_s,
             "files": {k: {**v, "accesses": dict(v["accesses"])} for k, v in sorted(files.items())},
+            "checkpoints": {k: {**v, "write_segments": dict(v["write_segments"]),
+                                "read_segments": dict(v["read_segments"])} for k, v in sorted(ckpts.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
 
 
@@ -213,15 +271,22 @@ def epoch_times(outdir: Path, side: str) -> list[float] | None:
         return None
 
 
-def parse(outdir: Path, side: str, data_dir: Path) -> dict:
+def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -> dict:
     logs = sorted((outdir / "logs").rglob("*.darshan"))
     if not logs:  # Darshan only warns when it cannot write: say what it said
         warn = next((ln for f in ("launch.stderr", "launch.stdout") if (outdir / f).exists()
                      for ln in (outdir / f).read_text(errors="replace").splitlines() if "darshan" in ln.lower()), "")
         raise ValueError(f"no Darshan log in {outdir / 'logs'}" + (f" (Darshan said: {warn.strip()[:300]})" if warn
                                                                     else " (was libdarshan.so preloaded?)"))
+    every = [parse_log(p, data_dir, checkpoint_dir(outdir), programs) for p in logs]
+    parsed = [t for t in every if t["program"]]
+    if not parsed:
+        raise ValueError(f"no Darshan log of the launched program ({', '.join(programs)}) in {outdir / 'logs'}: only "
+                         + "; ".join(f"{t['log']} ({t['exe'][:60]})" for t in every))
+    # a child process of the launch (not the program): kept apart, with every data or checkpoint file it touched
+    children = [{"log": t["log"], "exe": t["exe"], "data_files": sorted(t["files"]),
+                 "checkpoint_files": sorted(t["checkpoints"])} for t in every if not t["program"]]
     merged: dict[str, dict] = {}
-    parsed = [parse_log(p, data_dir) for p in logs]
     for t in parsed:
         for f, row in t["files"].items():
             m = merged.setdefault(f, {"opens": 0, "reads": 0, "bytes": 0, "accesses": Counter(), "h5f_opens": 0,
@@ -233,6 +298,12 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
                 acc = m["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 for k in acc:
                     acc[k] += d[k]
+    ckpts: dict[str, dict] = {}
+    for t in parsed:
+        for f, row in t["checkpoints"].items():
+            m = ckpts.setdefault(f, _ckpt_row())
+            for k, v in row.items():
+                m[k] += Counter(v) if k.endswith("_segments") else v
     other: Counter = Counter()
     for t in parsed:
         for o in t["other"]:
@@ -243,13 +314,44 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
                 f"{what} (the program's epoch times not found: no rate)",
                 "all": metadata_rate(sum(r["opens"] for r in merged.values()), sum(t["meta_s"] for t in parsed),
                                      sum(ep) if ep else None, len(ep) if ep else None)}
-    return {"side": side, "logs": [t["log"] for t in parsed],
+    return {"side": side, "logs": [t["log"] for t in parsed], "children": children,
             "modules": sorted({m for t in parsed for m in t["modules"]}),
             # a module that ran out of memory in some process (DXT keeps 2 MiB per module): its counts are short
             "partial": sorted({f"{t['log']}:{m}" for t in parsed for m in t["partial"]}),
             "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
+            "checkpoints": {f: {k: dict(v) if isinstance(v, Counter) else v for k, v in r.items()}
+                            for f, r in sorted(ckpts.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
             "features": io_features([r for t in parsed for r in t["reads"]]), "metadata": metadata}
+
+
+def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) -> None:
+    """Every difference outside the compared data files and checkpoint files, classified by what its path is in
+    each side's launch (profiles.compare.where): other files' opens, data files opened without a read (never
+    explained), and child processes of a launch (explained unless they touched a data or checkpoint file)."""
+    df, kf = d["files"], k["files"]
+    roots = {side: launch_roots(run, side, "darshan") for side in SIDES}
+    others: dict[str, list[int]] = {}
+    for i, t in enumerate((d, k)):
+        for o in t["other"]:
+            others.setdefault(o["file"], [0, 0])[i] += o["opens"]
+    for f, (x, y) in sorted(others.items()):
+        if x != y:
+            side = "kernel" if y > x else "dlio"
+            diffs.append({"file": f, "field": "opens", "dlio": x, "kernel": y,
+                          "class": classify("open", f, roots[side])})
+    for n in sorted(set(df) | set(kf)):  # a data file opened with no read (probe, lock test): never explained
+        x, y = df.get(n, {}).get("opens", 0), kf.get(n, {}).get("opens", 0)
+        if n not in data and x != y:
+            diffs.append({"file": n, "field": "opens", "dlio": x, "kernel": y,
+                          "class": classify("open", n, roots["kernel" if y > x else "dlio"], DATA)})
+    for i, t in enumerate((d, k)):  # a child process of a launch: explained unless it touched data or checkpoints
+        for c in t.get("children", []):
+            touched = c["data_files"] + c["checkpoint_files"]
+            diffs.append({"file": c["log"], "field": "child process", "dlio": c["exe"] if i == 0 else None,
+                          "kernel": c["exe"] if i == 1 else None,
+                          "class": None if touched else f"a child process of the launch ({c['exe'][:80]}), not the "
+                          "launched program: it touched no data or checkpoint file"})
 
 
 DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
@@ -262,13 +364,19 @@ def check_darshan(run: RunView) -> list[dict]:
     the DXT segments."""
     skipped = run.manifest.get("skipped_profiles", {})
     d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
-    if (d is None or k is None) and checkpoint_only(run.cfg):
-        return [result("darshan.per_file", SKIP, detail="a checkpoint-only workload (workflow.train false): no data "
-                       "file is read (its checkpoint files: dftracer.checkpoints)")]
     if d is None or k is None:
         why = skipped.get("darshan") or skipped.get("darshan.dlio") or skipped.get("darshan.kernel") or \
             "darshan profile not run (or a launch failed)"
         return [result("darshan.per_file", SKIP, detail=f"skipped: {why}")]
+    if checkpoint_only(run.cfg):  # no data file read: the checkpoint files and everything else each side touched
+        diffs: list = []
+        out = [result("darshan.per_file", SKIP, detail="a checkpoint-only workload (workflow.train false): no data "
+                      "file is read (its checkpoint files: darshan.checkpoints)"),
+               check_checkpoints(run, d, k, "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"], diffs)]
+        _other_differences(run, d, k, [], diffs)
+        run.put_table("files-darshan.json", {"rows": [], "differences": diffs, "columns": [],
+                                             "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
+        return out + [explained("darshan", diffs)]
     df, kf = d["files"], k["files"]
     data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
@@ -288,16 +396,7 @@ def check_darshan(run: RunView) -> list[dict]:
             x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
             if x != y:
                 diffs.append({"file": n, "field": f, "dlio": x, "kernel": y, "class": None})
-    others: dict[str, list[int]] = {}
-    for i, t in enumerate((d, k)):
-        for o in t["other"]:
-            others.setdefault(o["file"], [0, 0])[i] += o["opens"]
-        for n, row in t["files"].items():  # a data-folder entry with no reads (probe, lock test)
-            if n not in data:
-                others.setdefault(n, [0, 0])[i] += row["opens"]
-    for f, (x, y) in sorted(others.items()):
-        if x != y:
-            diffs.append({"file": f, "field": "opens", "dlio": x, "kernel": y, "class": classify("open", f)})
+    _other_differences(run, d, k, data, diffs)
     columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
     run.put_table("files-darshan.json", {"rows": rows, "differences": diffs, "columns": columns,
                                          "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
@@ -312,8 +411,41 @@ def check_darshan(run: RunView) -> list[dict]:
                      "profiles/darshan.py config_text()" if partial else "")
                   + ("" if h5 else "; H5F/H5D not compared: a side has no HDF5 module records")
                   + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
+    out.append(check_checkpoints(run, d, k, dxt, diffs))
     out.append(explained("darshan", [x for x in diffs if x["file"] not in data]))
     return out + similarity("similarity.darshan", d, k, "the DXT read segments")
+
+
+CKPT_FIELDS = ("opens", "writes", "bytes", "fsyncs", "reads", "read_bytes")
+CKPT_DXT_FIELDS = ("write_segments", "read_segments")
+
+
+def check_checkpoints(run: RunView, d: dict, k: dict, dxt: bool, diffs: list) -> dict:
+    """darshan.checkpoints: per checkpoint file of the launch (its name relative to the launch's checkpoint folder,
+    the kernel's partial name as its final one), POSIX opens, write calls, bytes written, fsyncs, reads and bytes
+    read, and the DXT (offset, size) write and read segments, equal on both sides."""
+    if not (run.cfg.get("workflow") or {}).get("checkpoint"):
+        return result("darshan.checkpoints", SKIP, detail="checkpointing is off in this workload")
+    dc, kc = d.get("checkpoints"), k.get("checkpoints")
+    if dc is None or kc is None:
+        return result("darshan.checkpoints", FAIL, detail="a Darshan table has no checkpoint section (collected "
+                      "before checkpoint files were compared: collect the run again)")
+    fields = CKPT_FIELDS + (CKPT_DXT_FIELDS if dxt else ())
+    names = sorted(set(dc) | set(kc))
+    bad = []
+    for n in names:
+        a, b = dc.get(n) or {}, kc.get(n) or {}
+        wrong = {f: {"dlio": a.get(f), "kernel": b.get(f)} for f in fields if a.get(f) != b.get(f)}
+        if wrong:
+            bad.append({"file": n, "fields": wrong})
+    if not names:
+        return result("darshan.checkpoints", FAIL, detail="checkpointing is on but Darshan recorded no checkpoint "
+                      "file on either side")
+    run.put_table("checkpoints-darshan.json", {"files": {"dlio": dc, "kernel": kc}, "differences": bad})
+    return result("darshan.checkpoints", PASS if not bad else FAIL, len(names), len(names) - len(bad),
+                  (f"{len(names)} checkpoint files: {', '.join(fields)} equal" if not bad else
+                   f"{len(bad)} of {len(names)} checkpoint files differ; first: {str(bad[0])[:400]}")
+                  + ("" if dxt else "; write and read segments not compared: a side has no DXT records"))
 
 
 @register
@@ -343,9 +475,8 @@ class Darshan(Profile):
         return {k: v["skip"] for k, v in found.info["sides"].items() if "skip" in v}
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
-        if not shape.reads_data:  # its checks compare data files: a checkpoint-only workload reads none
-            return []
-        return [LaunchSpec("darshan", read_threads_0=True)]
+        # a checkpoint-only workload reads no data file: its launch compares the checkpoint files
+        return [LaunchSpec("darshan", read_threads_0=shape.reads_data)]
 
     def wrap(self, launch: Launch) -> Wrapped:
         """Preload for the ranks only (libdarshan.so first, then the side's libhdf5); logs into <workdir>/logs (made
@@ -357,8 +488,8 @@ class Darshan(Profile):
         env = {**launch.env, "LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(wd / "logs"),
                "DARSHAN_CONFIG_PATH": str(wd / "darshan.conf"), "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO",
                "DARSHAN_ENABLE_NONMPI": "1"}
-        return Wrapped(list(launch.argv), env, dirs=(wd / "logs",), files=((wd / "darshan.conf",
-                                                                           config_text(launch.data)),))
+        return Wrapped(list(launch.argv), env, dirs=(wd / "logs",),
+                       files=((wd / "darshan.conf", config_text(launch.data, checkpoint_dir(wd))),))
 
     def collect(self, done: Done) -> dict:
         return {f"darshan-{done.side}.json": parse(done.workdir, done.side, done.data)}

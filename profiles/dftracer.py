@@ -20,8 +20,34 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from profiles import Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, checkpoint_only, register
-from profiles.compare import FAIL, PASS, SKIP, classify, dlio_rule, explained, raw_reader, result, similarity
+from profiles import (
+    SIDES,
+    Context,
+    Done,
+    Found,
+    Launch,
+    Profile,
+    RunView,
+    Wrapped,
+    checkpoint_dir,
+    checkpoint_only,
+    register,
+)
+from profiles.compare import (
+    CHECKPOINT,
+    DATA,
+    FAIL,
+    PARTIAL,
+    PASS,
+    SKIP,
+    classify,
+    dlio_rule,
+    explained,
+    launch_roots,
+    raw_reader,
+    result,
+    similarity,
+)
 from profiles.features import io_features, metadata_rate
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
@@ -153,8 +179,8 @@ def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None)
             "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(other.items())]}
 
 
-# the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (DLIO writes <name> itself)
-PARTIAL = re.compile(r"\.partial\.\d+$")
+# the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (DLIO writes <name> itself):
+# PARTIAL (profiles.compare)
 WRITES = {"write", "pwrite"}
 
 
@@ -304,7 +330,14 @@ CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes", "r
                "seeks")
 
 
-def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: list) -> tuple[list, dict]:
+def _classify_both(call: str, rel: str, roots: dict, kind: str, x: int, y: int) -> str | None:
+    """A difference in a call's count on a path both sides name alike (relative to their data or checkpoint folder):
+    explained, or not, as the side that made more of the call made it."""
+    side = "kernel" if y > x else "dlio"
+    return classify(call, rel, roots[side], kind)
+
+
+def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: list, roots: dict) -> tuple[list, dict]:
     """dftracer.checkpoints: per checkpoint file of the launch, opens, closes, writes, bytes, fsyncs, the multiset of
     write sizes, reads, bytes read, the multiset of read sizes and lseeks equal on both sides; other calls on them go
     to the classified differences, as do the calls on what neither side opened (the per-checkpoint folders)."""
@@ -319,7 +352,8 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
             for call in sorted(set(a.get("calls", {})) | set(b.get("calls", {}))):
                 x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
                 if x != y:
-                    diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+                    diffs.append({"file": n, "field": call, "dlio": x, "kernel": y,
+                                  "class": _classify_both(call, n, roots, CHECKPOINT, x, y)})
             continue
         rows += [{"file": n, "side": side, **{f: row.get(f) for f in CKPT_FIELDS}}
                  for side, row in (("dlio", d.get(n)), ("kernel", k.get(n))) if row is not None]
@@ -332,7 +366,8 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
                 continue
             x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
             if x != y:
-                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y,
+                              "class": _classify_both(call, n, roots, CHECKPOINT, x, y)})
     if not rows:
         return rows, result("dftracer.checkpoints", FAIL,
                             detail="checkpointing is on but no checkpoint file was traced")
@@ -350,6 +385,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     if d is None or k is None:
         return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
     out, rows, diffs = [], [], []
+    roots = {side: launch_roots(run, side, "dftracer") for side in SIDES}
     prewarm = prewarm_prefetch(run)
     extra: dict[str, int] = {}  # data file -> DLIO's opens beyond the kernel's (its pre-warm prefetch)
     df, kf = d["files"]["files"], k["files"]["files"]
@@ -366,7 +402,9 @@ def check_dftracer(run: RunView) -> list[dict]:
         if n not in data:  # a directory or a file only probed: explained below
             for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
                 diffs.append({"file": n, "field": call, "dlio": (a or {}).get("calls", {}).get(call, 0),
-                              "kernel": (b or {}).get("calls", {}).get(call, 0), "class": classify(call, n)})
+                              "kernel": (b or {}).get("calls", {}).get(call, 0),
+                              "class": _classify_both(call, n, roots, DATA, (a or {}).get("calls", {}).get(call, 0),
+                                                      (b or {}).get("calls", {}).get(call, 0))})
             continue
         wrong = [f for f in DATA_FIELDS if (a or {}).get(f) != (b or {}).get(f)]
         if wrong and prewarm and (k_extra := _whole_opens_more(a, b)):
@@ -380,12 +418,14 @@ def check_dftracer(run: RunView) -> list[dict]:
             x, y = (a or {}).get("calls", {}).get(call, 0), (b or {}).get("calls", {}).get(call, 0)
             # a file DLIO's pre-warm opened more often: its other calls in the same proportion
             if (x * b["opens"] != y * a["opens"]) if n in extra else x != y:
-                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y, "class": classify(call, n)})
+                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y,
+                              "class": _classify_both(call, n, roots, DATA, x, y)})
     for side, t in (("dlio", d), ("kernel", k)):
         for o in t["files"]["other"]:
             diffs.append({"file": o["file"], "field": o["call"], "dlio": o["n"] if side == "dlio" else 0,
-                          "kernel": o["n"] if side == "kernel" else 0, "class": classify(o["call"], o["file"])})
-    ck_rows, ck_result = compare_checkpoints(run, d.get("checkpoints"), k.get("checkpoints"), diffs)
+                          "kernel": o["n"] if side == "kernel" else 0,
+                          "class": classify(o["call"], o["file"], roots[side])})
+    ck_rows, ck_result = compare_checkpoints(run, d.get("checkpoints"), k.get("checkpoints"), diffs, roots)
     run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs, "checkpoints": ck_rows})
     raw = raw_reader(run)  # DLIO reads whole files without HDF5: this is the level where equivalence is shown
     first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)

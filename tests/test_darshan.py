@@ -148,7 +148,7 @@ def _run_with(tmp_path: Path, dlio: dict, kernel: dict) -> dict:
 
     from validate import checks
     (tmp_path / "tables").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "manifest.json").write_text(json.dumps({"steps": {}, "ranks": 2}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"steps": {}, "ranks": 2, "workload": {"config": {}}}))
     for side, t in (("dlio", dlio), ("kernel", kernel)):
         (tmp_path / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
     return {c["name"]: c for c in darshan.check_darshan(checks.Run(tmp_path))}
@@ -159,7 +159,8 @@ def _side(tmp_path: Path, log: str, side: str) -> dict:
     step = tmp_path / side
     (step / "logs").mkdir(parents=True)
     shutil.copy(DATA / f"{log}.darshan", step / "logs")
-    return darshan.parse(step, side, Path("/scratch/dlio/data"))
+    # the fixtures' programs (README.md): h5sample.c and h5py_sample.py, not the kernel or DLIO
+    return darshan.parse(step, side, Path("/scratch/dlio/data"), programs=("h5sample", "h5py_sample.py"))
 
 
 def test_check_passes_equal_sides_and_fails_a_changed_access(tmp_path):
