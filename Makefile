@@ -102,8 +102,8 @@ validate: build venv dlio-venv
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
-test-py: build venv dlio-venv chromium latex slurm
-	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+test-py: build venv dlio-venv chromium latex slurm darshan-for-tests
+	@H5DLIO_DARSHAN_PREFIX="$$(cat build/.darshan-prefix 2>/dev/null)" H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs tests
 
 test: lint test-c test-reliability test-py

@@ -20,6 +20,7 @@ from common.rundir import RunDir
 from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload
 from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, checkpoint_dir, owner, registry
+from profiles.compare import venv_python
 
 KERNEL_BIN = REPO / "build" / "h5dlio"
 GEN_BUFFER = 16 * 1024 * 1024
@@ -229,6 +230,8 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
+            # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
+            "roots": {"python": venv_python(dlio_venv)},
             "steps": {}, "status": "running"}
 
 

@@ -154,7 +154,7 @@ def classify(call: str, path: str, roots: Roots, kind: str | None = None) -> str
     return None
 
 
-def _venv_python(venv: Path) -> list[str]:
+def venv_python(venv: Path) -> list[str]:
     """The venv and its interpreter's prefix (pyvenv.cfg's home is <prefix>/bin), when the venv is still here."""
     out = [str(venv)]
     try:
@@ -181,7 +181,7 @@ def launch_roots(run, side: str, step: str) -> Roots:
                      if n.startswith("dlio.")), [])
         entry = next((a for a in argv if a.endswith("/bin/dlio_benchmark") or a.endswith("/bin/python")), None)
         if entry:
-            py = _venv_python(Path(entry).parent.parent)
+            py = venv_python(Path(entry).parent.parent)
     return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
                  config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py))
 

@@ -47,6 +47,10 @@ def verdict_section(run: RunData) -> list[Block]:
                     f"`{v.get('scale')}` with {v.get('ranks')} ranks: {s.get('pass', 0)} pass, {s.get('fail', 0)} "
                     f"fail, {s.get('skip', 0)} skip. Only required checks decide the verdict; `runtime.*` checks are "
                     "reported, not judged."))
+    if v.get("not_compared"):
+        out.append(Para("**Not compared** in this run (its profiles could not see it; the verdict says nothing about "
+                        "it):"))
+        out.append(Bullets([f"{x['what']}: needs {x['needs']}" for x in v["not_compared"]]))
     if v.get("failed"):
         out.append(Para("Failed required checks: " + ", ".join(f"`{n}`" for n in v["failed"]) + "."))
     rows = [[c["name"], status_cell(c["status"]), "required" if c.get("required", True) else "info",

@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     s = v["summary"]
     print(f"verdict: {v['verdict'].upper()}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
           f"skip)  {a.run_dir / 'verdict.json'}")
+    for x in v.get("not_compared", []):  # what the PASS does not cover
+        print(f"  not compared: {x['what']} (needs {x['needs']})")
     return 0 if v["verdict"] == "pass" else 1
 
 

@@ -222,6 +222,34 @@ def run_checks(run: Run, fns: list) -> list[dict]:
     return rows
 
 
+# Classes of I/O a run may differ in, the checks that see each (name prefixes) and the profiles that run them. A PASS
+# covers a class only when one of its checks passed; a class none passed is named in the verdict as not compared
+# (`make validate PROFILES=logvfd` ends PASS, but I/O outside HDF5 went unseen: the verdict says so).
+COVERAGE = [
+    ("hdf5_reads", "HDF5 reads of the data files, per file open and in order (Log VFD records)",
+     ("logvfd.multiset.", "logvfd.sequence."), "the Log VFD profile (logvfd)",
+     lambda run: not checkpoint_only(run.cfg)),
+    ("posix_data", "POSIX I/O on the data folder outside the compared HDF5 reads (extra opens, plain reads, writes, "
+     "stray files)", ("dftracer.per_file", "darshan.per_file"), "a system-level tracer (dftracer or darshan)",
+     lambda run: not checkpoint_only(run.cfg)),
+    ("posix_other", "every other file a side touched, classified (dftracer.explained / darshan.explained)",
+     ("dftracer.explained", "darshan.explained"), "a system-level tracer (dftracer or darshan)", lambda run: True),
+    ("checkpoint_writes", "checkpoint files written and read (bytes, write calls, fsyncs, stray files in the "
+     "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
+     "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
+    ("counts_model", "opens, reads and bytes per rank against the analytic model",
+     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints"), "the Log VFD or DFTracer profile",
+     lambda run: True),
+]
+
+
+def not_compared(run: Run, rows: list[dict]) -> list[dict]:
+    """The classes of I/O this run's checks did not compare (COVERAGE): what, and what would compare it."""
+    passed = [c["name"] for c in rows if c["status"] == PASS]
+    return [{"io": key, "what": what, "needs": needs} for key, what, prefixes, needs, applies in COVERAGE
+            if applies(run) and not any(n.startswith(prefixes) for n in passed)]
+
+
 def validate(path: Path) -> dict:
     run = Run(path)
     checks_ = run_checks(run, checks())
@@ -230,4 +258,5 @@ def validate(path: Path) -> dict:
     verdict = "pass" if not failed and any(c["status"] == PASS for c in req) else "fail"
     return {"run": run.manifest["run_id"], "workload": run.manifest["workload"]["name"],
             "scale": run.manifest["workload"]["scale"], "ranks": run.ranks, "verdict": verdict,
-            "failed": failed, "summary": dict(Counter(c["status"] for c in checks_)), "checks": checks_}
+            "failed": failed, "summary": dict(Counter(c["status"] for c in checks_)),
+            "not_compared": not_compared(run, checks_), "checks": checks_}
