@@ -231,7 +231,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
-            "roots": {"python": venv_python(dlio_venv)},
+            "roots": {"python": venv_python(dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
 
 

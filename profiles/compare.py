@@ -54,8 +54,8 @@ def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
 # (the kind of root a path lies under, the path relative to it), by the call and by the side, never by substrings of
 # absolute paths: the run directory's name holds the workload's ("unet3d_checkpoint-tiny-..."), so a substring rule
 # would "explain" anything under it. Anything a rule does not explain fails dftracer.explained / darshan.explained.
-DATA, CHECKPOINT, OUTPUT, CONFIG, PYTHON, SYSTEM, STREAM, NOFILE, OTHER = (
-    "data", "checkpoint", "output", "config", "python", "system", "stream", "nofile", "other")
+DATA, CHECKPOINT, OUTPUT, CONFIG, PYTHON, USERCONF, SYSTEM, STREAM, NOFILE, OTHER = (
+    "data", "checkpoint", "output", "config", "python", "userconf", "system", "stream", "nofile", "other")
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class Roots:
     checkpoint: str             # the launch's checkpoint folder (inside workdir)
     config: tuple = ()          # the run's configuration: <run>/workload.yaml, <run>/dlio-config
     python: tuple = ()          # the reference DLIO's venv and its interpreter's prefix
+    home: str = ""              # the home folder of the user who ran it (its dot-folders: libraries' user config)
 
 
 def _under(path: str, root: str) -> str | None:
@@ -93,6 +94,9 @@ def where(path: str, roots: Roots) -> tuple[str, str]:
             rel = _under(p, root)
             if rel is not None:
                 return kind, rel
+    rel = _under(p, roots.home) if roots.home else None
+    if rel and rel.startswith("."):
+        return USERCONF, rel
     if p.startswith(("/proc/", "/sys/", "/dev/")) or p in ("/proc", "/sys", "/dev") or \
             re.match(r"/tmp/(ompi\.|pmix|prte|openmpi-sessions)", p):
         return SYSTEM, p
@@ -132,6 +136,9 @@ CLASSES = [
     (lambda c, k, r, s: k == OUTPUT,
      "the launch's own folder: its output (logs, results, profiler traces) and DLIO's resolved Hydra configuration"),
     (lambda c, k, r, s: k == CONFIG, "the run's configuration: the workload YAML each side reads"),
+    (lambda c, k, r, s: k == USERCONF and s == "dlio" and c in ("open", "openat", "read", "close"),
+     "a library's per-user configuration read at start-up (a dot-folder of the home folder, e.g. Keras' "
+     "~/.keras/keras.json, read when DLIO imports TensorFlow)"),
     (lambda c, k, r, s: k == SYSTEM and r.startswith(("/tmp/", "/dev/shm/")),
      "MPI runtime session files (Open MPI / PMIx shared memory)"),
     (lambda c, k, r, s: k == SYSTEM, "system pseudo-files (/proc, /sys, /dev)"),
@@ -175,6 +182,7 @@ def launch_roots(run, side: str, step: str) -> Roots:
     wd = Path(rec.get("workdir") or (run.path / side / step))
     rd = wd.parent.parent
     recorded = run.manifest.get("roots") or {}
+    home = recorded.get("home") or os.path.expanduser("~")
     py = list(recorded.get("python") or ())
     if not py:
         argv = next((r.get("argv") or [] for n, r in (run.manifest.get("steps") or {}).items()
@@ -183,7 +191,7 @@ def launch_roots(run, side: str, step: str) -> Roots:
         if entry:
             py = venv_python(Path(entry).parent.parent)
     return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
-                 config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py))
+                 config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py), home=home)
 
 
 def dlio_rule(run, name: str):

@@ -22,7 +22,7 @@ def roots(side: str = "dlio") -> Roots:
     wd = f"{RD}/{side}/dftracer"
     return Roots(side=side, workdir=wd, data=f"{RD}/{side}/data", checkpoint=f"{wd}/checkpoints",
                  config=(f"{RD}/workload.yaml", f"{RD}/dlio-config"),
-                 python=("/cache/dlio-2.0.0-abc", "/root/.pyenv/versions/3.11.7"))
+                 python=("/cache/dlio-2.0.0-abc", "/root/.pyenv/versions/3.11.7"), home="/home/u")
 
 
 @pytest.mark.parametrize("call,path,side", [
@@ -36,6 +36,9 @@ def roots(side: str = "dlio") -> Roots:
     ("open", f"{RD}/kernel/elsewhere.bin", "kernel"),                      # in the run dir, outside every root
     ("open", "/home/someone/results.json", "kernel"),                      # a .json that is no output of this run
     ("open", "/home/someone/checkpoint.bin", "dlio"),
+    ("open", "/home/u/results.bin", "dlio"),                                 # the home folder, not a dot-folder
+    ("write", "/home/u/.keras/keras.json", "dlio"),                          # written: not a read of its config
+    ("open", "/home/u/.keras/keras.json", "kernel"),                         # the kernel imports no library config
     ("open", "/cache/dlio-2.0.0-abc/lib/python3.11/site-packages/x.py", "kernel"),  # the kernel has no Python
     ("rename", f"{RD}/dlio/dftracer/checkpoints/model-0.pt", "dlio"),      # only the kernel renames its partial file
 ])
@@ -58,6 +61,7 @@ def test_never_explained(call, path, side):
     ("open", "/tmp/ompi.vm.0/jf.0/1/sm_segment.vm.0.1", "kernel", "MPI runtime"),
     ("open", "/proc/self/maps", "kernel", "pseudo-files"),
     ("fork", "", "kernel", "process management"),
+    ("open", "/home/u/.keras/keras.json", "dlio", "per-user configuration"),
 ])
 def test_explained_by_what_the_path_is(call, path, side, words):
     why = classify(call, path, roots(side))
