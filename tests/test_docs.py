@@ -91,3 +91,31 @@ def test_page_left_out_of_the_nav_fails_the_build(tmp_path):
     (d / "docs" / "orphan.md").write_text("# An orphan page\n")
     p = _build(d)
     assert p.returncode != 0 and "orphan.md" in p.stderr, p.stderr[-3000:]
+
+
+def _make_docs(site: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", "docs", f"DOCS_SITE={site}"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600, env=_env())
+
+
+def test_make_docs_rebuilds_its_own_site(tmp_path):
+    """A second build into the same folder (marked .h5dlio-docs by the first) replaces the site."""
+    _need_mkdocs()
+    site = tmp_path / "site"
+    assert _make_docs(str(site)).returncode == 0
+    again = _make_docs(str(site))
+    assert again.returncode == 0 and (site / "index.html").exists(), again.stderr[-2000:]
+
+
+@pytest.mark.parametrize("what", ["a folder holding someone else's file", "a file", "empty"])
+def test_make_docs_refuses_a_site_folder_it_would_wipe(what, tmp_path):
+    """MkDocs empties its site folder before building: a folder make docs did not make is refused, named, exit 2,
+    with nothing touched."""
+    _need_mkdocs()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    site = {"a folder holding someone else's file": str(theirs), "a file": str(theirs / "notes.txt"), "empty": ""}[what]
+    p = _make_docs(site)
+    assert p.returncode == 2 and "DOCS_SITE" in p.stderr and "index.html" not in p.stdout, p.stdout + p.stderr
+    assert sorted(f.name for f in theirs.iterdir()) == ["notes.txt"] and (theirs / "notes.txt").read_text() == "mine"
