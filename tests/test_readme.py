@@ -241,7 +241,8 @@ def case_example_json(tmp: Path, cmd: str) -> None:
     (fs / "h5dlio").mkdir(parents=True, exist_ok=True)
     (fs / "h5dlio" / "notes.txt").write_text("mine")
     foreign = _sh(_mpirun(run), cwd=tmp, timeout=300)
-    assert foreign.returncode == 2 and "h5dlio" in foreign.stderr, foreign.stderr[-2000:]
+    assert foreign.returncode == 2 and "'data-folder'" in foreign.stderr, foreign.stderr[-2000:]
+    assert str(fs / "h5dlio" / "notes.txt") in foreign.stderr, foreign.stderr[-2000:]
     assert (fs / "h5dlio" / "notes.txt").read_text() == "mine"
     conf = json.loads((EXAMPLES / "h5bench-dlio.json").read_text())
     c = conf["benchmarks"][0]["configuration"]
