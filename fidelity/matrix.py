@@ -102,7 +102,7 @@ def cell(row: dict, fam: str) -> str:
 def render_md(matrix: dict, reports: dict[str, str]) -> str:
     lines = ["# DLIO version matrix", "",
              "Written by `make fidelity` from run directories (`runs/*/verdict.json`); one row per DLIO version, the "
-             "newest run of each. Columns: pass/fail counts per check family (see README: Reading the verdict).", "",
+             "newest run of each. Columns: pass/fail counts per check family (docs/validation.md, the verdict).", "",
              "| DLIO | source | kernel entry | date | kernel rev | workload | verdict | "
              + " | ".join(FAMILIES) + " |",
              "|" + "---|" * (7 + len(FAMILIES))]

@@ -121,7 +121,7 @@ def render_md(m: dict) -> str:
          f"Written by `make workloads` on {m['date']} (kernel {m['kernel_revision']}, DLIO {m['dlio']}): "
          f"`make validate WORKLOAD=<w> SCALE={m['scale']} RANKS={m['ranks']}` for every DLIO workload in "
          "`reference-configs/`, one at a time. Columns: the verdict, then the checks of each family by status (see "
-         "README: Reading the verdict); a refused workload: the kernel's reason, given before any launch.", "",
+         "docs/validation.md); a refused workload: the kernel's reason, given before any launch.", "",
          "| workload | DLIO base | verdict | " + " | ".join(fams) + " | date | run |",
          "|" + "---|" * (5 + len(fams))]
     for r in m["rows"]:

@@ -207,7 +207,7 @@ def refusal(who: str, m: dict) -> str:
     others = "; ".join(f"{v}: {len(d)} rules differ" for v, d in m["differs"].items() if v != closest)
     note = f"; not observed: {', '.join(m['unverified'])}" if m["unverified"] else ""
     return (f"{who}: no kernel entry matches its behaviour: {rules}" + (f" ({others})" if others else "") + note +
-            ". A new release needs its entry in bench/src/dlio.c (see README, When DLIO releases)")
+            ". A new release needs its entry in bench/src/dlio.c (see docs/fidelity.md, When DLIO releases)")
 
 
 def not_replayed(who: str, entry: dict) -> str:

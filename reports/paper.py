@@ -75,7 +75,7 @@ def config_letter(name: str) -> str:
 def rank_rates(path: Path) -> dict[str, dict] | None:
     """A kernel launch's output.json (written with output-ranks-data) -> per phase {ranks, bytes, per-rank and total
     raw and observed rates (MiB/s), metadata and raw read seconds per rank}. The rates are the kernel's own, per rank
-    over the phase's epochs (its `ranks` lists: README, Output); here they are only combined: per rank = the mean
+    over the phase's epochs (`ranks` lists: docs/kernel.md, Output); here they are only combined: per rank = the mean
     over ranks, total = the sum over ranks. None when the file is missing or has no per-rank lists."""
     try:
         summary = json.loads(path.read_text())

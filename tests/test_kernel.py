@@ -412,8 +412,8 @@ def _accepts(key: str) -> bool:
 
 
 def test_help_lists_every_key_the_parser_accepts():
-    """Candidate keys from the kernel's sources (every key-like string literal), the README's key table and, when the
-    reference DLIO is installed, every key DLIO's utils/config.py reads; each one the parser accepts must be in
+    """Candidate keys from the kernel's sources (every key-like string literal), docs/kernel.md's key table and, when
+    the reference DLIO is installed, every key DLIO's utils/config.py reads; each one the parser accepts must be in
     --help (a sub-key of an accepted section: its section in the accepted list)."""
     import os
     import re
@@ -424,7 +424,7 @@ def test_help_lists_every_key_the_parser_accepts():
     cands: set[str] = set()
     for f in ("config.c", "dlio.c"):
         cands |= set(re.findall(r'"([a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*)"', (repo / "bench" / "src" / f).read_text()))
-    for line in (repo / "README.md").read_text().splitlines():
+    for line in (repo / "docs" / "kernel.md").read_text().splitlines():
         if line.startswith("| ") and not line.startswith("| key"):
             cells = [c.strip() for c in line.strip("|").split("|")]
             cands |= {re.sub(r"\(.*?\)", "", c).strip() for c in cells[:2]}

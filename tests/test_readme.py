@@ -1,5 +1,8 @@
-"""The README documents every kernel key `h5dlio --help` lists (and no key the kernel does not have), and every
-command the README shows runs as documented (and fails with a named cause when one thing is wrong)."""
+"""The README and the manual (docs/*.md) say what the code does: every kernel key `h5dlio --help` lists is in
+docs/kernel.md's key table (and no key the kernel lacks), the README's FAIL table covers every check family the
+validator can report, the examples in examples/ run as they are, the README's links resolve, and every command of
+every ```sh block of the README and of docs/*.md runs as documented (and fails with a named cause when one thing is
+wrong)."""
 import json
 import os
 import re
@@ -10,7 +13,11 @@ from pathlib import Path
 import pytest
 from kernel import BIN
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+DOCS = REPO / "docs"
+KEY_TABLE = DOCS / "kernel.md"       # the kernel's key table lives there
+EXAMPLES = REPO / "examples"
 
 
 def help_keys() -> set[str]:
@@ -19,9 +26,9 @@ def help_keys() -> set[str]:
     return {line.split()[0] for line in table if line.strip()}
 
 
-def readme_keys() -> set[str]:
+def documented_keys() -> set[str]:
     keys = set()
-    for line in README.read_text().splitlines():
+    for line in KEY_TABLE.read_text().splitlines():
         m = re.match(r"\| ([a-z0-9-]+)(\(-stdev\))? \|", line)
         if m:
             keys.add(m.group(1))
@@ -31,31 +38,142 @@ def readme_keys() -> set[str]:
 
 
 def test_every_key_is_documented():
-    missing = help_keys() - readme_keys()
-    assert not missing, f"README's key table lacks {sorted(missing)}"
+    missing = help_keys() - documented_keys()
+    assert not missing, f"{KEY_TABLE.relative_to(REPO)}'s key table lacks {sorted(missing)}"
 
 
-def test_no_stale_key_in_readme():
-    stale = {k for k in readme_keys() - help_keys() if "-" in k or k in ("train", "evaluation", "epochs", "au")}
-    assert not stale, f"README documents keys h5dlio does not have: {sorted(stale)}"
+def test_no_stale_key_documented():
+    stale = {k for k in documented_keys() - help_keys() if "-" in k or k in ("train", "evaluation", "epochs", "au")}
+    assert not stale, f"{KEY_TABLE.relative_to(REPO)} documents keys h5dlio does not have: {sorted(stale)}"
 
 
-# ---------------------------------------------------------------- every command the README shows, run as documented
+# ---------------------------------------------------------------- the README's FAIL table against the validator
 #
-# Each ```sh command of the README, the way this suite runs it as documented, and the same command with one thing
-# wrong (which must exit non-zero and name the cause). A command added to the README without a row here fails
-# test_every_readme_command_has_a_row. "elsewhere" rows name the test or CI step that runs that command; the test
-# checks the named place exists and really runs it.
+# Check names as the validator spells them: validate/checks.py and the profiles' modules (whose `checks` tuples
+# validate runs) build every row with result(name, ...) or similarity(name, ...); a name computed in the call is
+# taken from its `name = f"..."`. Names starting with a computed part ({profile}.explained, {name}.per_phase,
+# {fn}.model) take their family from the rows they extend. The committed verdicts add real names.
 
-REPO = README.parent
+SOURCES = [REPO / "validate" / "checks.py", *sorted((REPO / "profiles").glob("*.py"))]
+NAME_RE = re.compile(r'(?:\bresult|\bsimilarity)\(\s*f?"([^"]+)"|\bname = f"([^"]+)"')
+
+
+def family(name: str) -> str:
+    """A check's family as fidelity/matrix.py counts them: dlio.version, else the first dotted part."""
+    return "dlio.version" if name.startswith("dlio.version") else re.split(r"[.{<]", name, maxsplit=1)[0]
+
+
+def source_check_names() -> set[str]:
+    """Every name template the validator builds: 'steps.{name}', and '{profile}.explained' (a suffix of others)."""
+    names = set()
+    for src in SOURCES:
+        for m in NAME_RE.finditer(src.read_text()):
+            names.add(m.group(1) or m.group(2))
+    return names
+
+
+def verdict_check_names() -> set[str]:
+    names = set()
+    for v in [*REPO.glob("tests/data/**/verdict.json"), *REPO.glob("reports/examples/**/verdict.json")]:
+        names |= {c["name"] for c in json.loads(v.read_text())["checks"]}
+    return names
+
+
+def fail_table() -> list[list[str]]:
+    """The README's 'Reading a FAIL' table: per row, the check names of its first cell."""
+    sec = README.read_text().split("\n## Reading a FAIL\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in sec.splitlines() if line.startswith("| `")]
+    return [re.findall(r"`([^`]+)`", row.split(" | ", 1)[0]) for row in rows]
+
+
+def _pattern(name: str) -> re.Pattern:
+    """`counts.<side>.<variant>.rank<N>` -> a regex: <...> any dotted part, [x] optional, * anything."""
+    rx = re.escape(name).replace(r"\*", ".*")
+    rx = re.sub(r"\\\[(.*?)\\\]", r"(?:\1)?", rx)
+    rx = re.sub(r"<[^>]+>", r"[\\w.-]+", rx)
+    return re.compile(rx + r"(?:\.per_phase)?")
+
+
+def test_fail_table_covers_every_check_family():
+    rows = fail_table()
+    assert rows, "README has no 'Reading a FAIL' table"
+    names = [n for row in rows for n in row]
+    listed = {family(n) for n in names if not n.startswith(("<", "."))}
+    source = source_check_names()
+    made = {family(n) for n in source if not n.startswith("{")}
+    assert {"steps", "dataset", "logvfd", "counts", "dftracer", "darshan", "similarity", "runtime"} <= made, made
+    assert not made - listed, f"check families the validator reports but the README's FAIL table lacks: {made - listed}"
+    assert not listed - made, f"families in the README's FAIL table the validator does not report: {listed - made}"
+    suffixes = {re.sub(r"^\{[^}]*\}", "", n) for n in source if n.startswith("{")}
+    assert {".explained", ".per_phase", ".model"} <= suffixes, suffixes
+    unnamed = {s for s in suffixes if not any(n.endswith(s) for n in names)}
+    assert not unnamed, f"check names the validator derives ({unnamed}) that the README's FAIL table lacks"
+    pats = [_pattern(n) for row in rows for n in row]
+    unmatched = sorted(n for n in verdict_check_names() if not any(p.fullmatch(n) for p in pats))
+    assert not unmatched, f"committed verdicts' checks no row of the README's FAIL table names: {unmatched}"
+
+
+def test_fail_table_paths_exist_in_a_run_directory():
+    """The tables the FAIL table says to open are tables a run has: in the committed tiny run, or (Darshan's, absent
+    there) stored by name in the profiles' code; the source files it names exist."""
+    sec = README.read_text().split("\n## Reading a FAIL\n", 1)[1].split("\n## ", 1)[0]
+    fixture = {p.name for p in (REPO / "tests" / "data" / "run-tiny" / "tables").iterdir()}
+    code = "".join(p.read_text() for p in SOURCES)
+    refs = sorted(set(re.findall(r"`tables/([^`]+)`", sec)))
+    assert len(refs) >= 5, refs
+    for ref in refs:
+        rx = _pattern(ref)
+        assert any(rx.fullmatch(n) for n in fixture) or f'"{ref}"' in code, f"tables/{ref}: no run has such a table"
+    for ref in set(re.findall(r"`((?:validate|profiles|harness)/[\w/]+\.py)`", sec)):
+        assert (REPO / ref).exists(), ref
+
+
+# ---------------------------------------------------------------- the examples run as they are
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir()))
+def test_example_runs_as_it_is(example, tmp_path):
+    """Every file of examples/ is a kernel configuration that runs unchanged (2 ranks, from a fresh folder): it
+    generates, trains, leaves its results in h5dlio-output/ and deletes the dataset it generated."""
+    p = _sh(_mpirun(f"mpirun -np 4 build/h5dlio --config examples/{example}", ranks=2), cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    outs = list((tmp_path / "h5dlio-output").rglob("output.json"))
+    assert len(outs) == 1, list(tmp_path.rglob("*"))
+    out = json.loads(outs[0].read_text())
+    assert out["generate"]["files"] > 0 and out["train"]["epochs"], out
+    assert not [f for f in tmp_path.rglob("*.h5*") if f.is_file()], "the example left its dataset behind"
+
+
+# ---------------------------------------------------------------- the README's links
+
+def test_readme_links_resolve():
+    text = README.read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert links
+    broken = [u for u in links if not re.match(r"https?://", u) and not (README.parent / u.split("#")[0]).exists()]
+    assert not broken, f"README links to files that do not exist: {broken}"
+
+
+# ---------------------------------------------------------------- every command the docs show, run as documented
+#
+# Each ```sh command of each page (README.md, docs/*.md), the way this suite runs it as documented, and the same
+# command with one thing wrong (which must exit non-zero and name the cause). A command added to a page without a
+# row here fails test_every_command_has_a_row. "elsewhere" rows name the test or CI step that runs that command; the
+# test checks the named place exists and really runs it.
+
 PY = str(REPO / ".venv" / "bin" / "python")
-MPIRUN_ROOT = ["--allow-run-as-root", "--oversubscribe"]  # root in a VM (the README's mpirun lines are for users)
+MPIRUN_ROOT = ["--allow-run-as-root", "--oversubscribe"]  # root in a VM (the docs' mpirun lines are for users)
 DLIO_STAMP = REPO / "build" / ".dlio-venv"
+YOUR_FS = "/path/on/your/fs"   # the README's placeholder for the file system to measure
 
 
-def readme_commands() -> list[str]:
+def pages() -> list[Path]:
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def page_commands(page: Path) -> list[str]:
     cmds = []
-    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), re.S):
+    for block in re.findall(r"```sh\n(.*?)```", page.read_text(), re.S):
         for line in block.splitlines():
             cmd = re.split(r"\s{2,}#", line)[0].strip()
             if cmd and not cmd.startswith("#"):
@@ -68,10 +186,14 @@ def _sh(argv: list[str], cwd: Path = REPO, timeout: float = 900, env: dict | Non
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env={**e, **(env or {})})
 
 
-def _mpirun(cmd: str) -> list[str]:
+def _mpirun(cmd: str, ranks: int | None = None) -> list[str]:
+    """The docs' `mpirun -np N build/h5dlio ...` as this suite runs it: root's flags, the kernel under test, the
+    repository's examples/ by absolute path (the command may run in another folder); ranks= another rank count."""
     argv = cmd.split()
-    assert argv[:3] == ["mpirun", "-np", "4"], cmd
-    return argv[:3] + (MPIRUN_ROOT if os.geteuid() == 0 else ["--oversubscribe"]) + [BIN] + argv[4:]
+    assert argv[:2] == ["mpirun", "-np"] and argv[3] in ("build/h5dlio", "build/h5bench_dlio"), cmd
+    rest = [str(REPO / a) if a.startswith("examples/") else a for a in argv[4:]]
+    np_ = ["-np", str(ranks or argv[2])]
+    return ["mpirun", *np_] + (MPIRUN_ROOT if os.geteuid() == 0 else ["--oversubscribe"]) + [BIN] + rest
 
 
 def _need_dlio() -> Path:
@@ -97,24 +219,67 @@ def case_dlio_entries(tmp: Path, cmd: str) -> None:
     assert bad.returncode == 2 and "'dlio-version'" in bad.stderr, bad.stderr
 
 
-def case_h5bench_json(tmp: Path, cmd: str) -> None:
-    """my.json: an h5bench DLIO config (benchmarks list, one dlio entry) at a tiny size: generate, then train."""
-    conf = {"generate-data": "true", "train": "true", "evaluation": "false", "data-folder": str(tmp / "data"),
-            "output-folder": str(tmp / "out"), "num-files-train": "8", "num-samples-per-file": "2",
-            "record-length": "4096", "batch-size": "2", "read-threads": "0", "epochs": "1",
-            "computation-time": "0", "keep-files": "true", "quiet": "true"}
-    (tmp / "my.json").write_text(json.dumps({"benchmarks": [{"benchmark": "dlio", "configuration": conf}]}))
-    ok = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
+def _your_fs(cmd: str, tmp: Path) -> tuple[str, Path]:
+    """The README's command with its placeholder file system replaced by a folder of tmp, and that folder."""
+    assert YOUR_FS in cmd, cmd
+    return cmd.replace(YOUR_FS, str(tmp / "fs")), tmp / "fs"
+
+
+def case_example_json(tmp: Path, cmd: str) -> None:
+    """The README's first kernel run: the shipped h5bench JSON, its dataset on "your" file system. As the README says:
+    16 + 4 files of 4 samples of 1 MiB generated, 2 epochs of training and evaluation (every sample opened once per
+    epoch), the results in h5dlio-output/, the dataset deleted. A data folder holding someone else's file is refused
+    (exit 2, the folder named) and the file left alone; a misspelt key in a copy of the example is refused by name."""
+    run, fs = _your_fs(cmd, tmp)
+    ok = _sh(_mpirun(run), cwd=tmp, timeout=300)
     assert ok.returncode == 0, ok.stderr[-2000:]
-    assert len(list((tmp / "data" / "train").glob("*.h5"))) == 8 and (tmp / "out" / "output.csv").exists()
-    conf["batch-sise"] = conf.pop("batch-size")
-    (tmp / "my.json").write_text(json.dumps({"benchmarks": [{"benchmark": "dlio", "configuration": conf}]}))
-    bad = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
+    out = json.loads((tmp / "h5dlio-output" / "output.json").read_text())
+    assert out["generate"]["files"] == 16 + 4 and out["generate"]["bytes"] == 20 * 4 * 2**20
+    assert [e["opens"] for e in out["train"]["epochs"]] == [16 * 4] * 2
+    assert [e["opens"] for e in out["eval"]["epochs"]] == [4 * 4] * 2
+    assert not [f for f in fs.rglob("*") if f.is_file()], "keep-files false left files behind"
+    (fs / "h5dlio").mkdir(parents=True, exist_ok=True)
+    (fs / "h5dlio" / "notes.txt").write_text("mine")
+    foreign = _sh(_mpirun(run), cwd=tmp, timeout=300)
+    assert foreign.returncode == 2 and "'data-folder'" in foreign.stderr, foreign.stderr[-2000:]
+    assert str(fs / "h5dlio" / "notes.txt") in foreign.stderr, foreign.stderr[-2000:]
+    assert (fs / "h5dlio" / "notes.txt").read_text() == "mine"
+    conf = json.loads((EXAMPLES / "h5bench-dlio.json").read_text())
+    c = conf["benchmarks"][0]["configuration"]
+    c["batch-sise"] = c.pop("batch-size")
+    (tmp / "typo.json").write_text(json.dumps(conf))
+    bad = _sh(_mpirun(run.replace("examples/h5bench-dlio.json", str(tmp / "typo.json"))), cwd=tmp, timeout=300)
     assert bad.returncode == 2 and "'batch-sise'" in bad.stderr, bad.stderr[-2000:]
 
 
+def case_example_yaml(tmp: Path, cmd: str) -> None:
+    """The README's DLIO YAML run: DLIO's unet3d keys at 56 one-sample files, 2 epochs, batch 7 (4 ranks: 14 samples,
+    2 steps each per epoch); the dataset on "your" file system, deleted after; one misspelt value refused by key."""
+    run, fs = _your_fs(cmd, tmp)
+    ok = _sh(_mpirun(run), cwd=tmp, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    out = json.loads((tmp / "h5dlio-output" / "unet3d" / "output.json").read_text())
+    assert out["generate"]["files"] == 56 and out["ranks"] == 4
+    assert [(e["opens"], e["steps_per_rank_max"]) for e in out["train"]["epochs"]] == [(56, 2)] * 2
+    assert not [f for f in fs.rglob("*") if f.is_file()], "keep_files False left files behind"
+    bad = _sh(_mpirun(run + " --set dataset.format=hfd5"), cwd=tmp, timeout=300)
+    assert bad.returncode == 2 and "dataset.format" in bad.stderr and "hfd5" in bad.stderr, bad.stderr[-2000:]
+
+
+def case_ckpt_hdf5(tmp: Path, cmd: str) -> None:
+    """docs/kernel.md's HDF5 checkpoints: the shipped unet3d example with checkpointing on, the kernel's HDF5 format
+    and collective MPI-IO: one shared file per checkpoint (DLIO 2.0.0's schedule: after each of the 2 epochs), the
+    summary naming the format and driver; a driver name it does not have is refused by key."""
+    ok = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert sorted(p.name for p in (tmp / "checkpoints").iterdir()) == ["checkpoint-1-1.h5", "checkpoint-2-1.h5"]
+    assert "(hdf5, mpio-collective)" in ok.stdout, ok.stdout[-1000:]
+    bad = _sh(_mpirun(cmd.replace("=collective", "=colective")), cwd=tmp, timeout=300)
+    assert bad.returncode == 2 and "'checkpoint-mpiio'" in bad.stderr, bad.stderr[-2000:]
+
+
 def case_dlio_yaml(tmp: Path, cmd: str) -> None:
-    """DLIO's own unet3d_h100.yaml with the README's --set: validated end to end (--dry-run: the full-size dataset
+    """DLIO's own unet3d_h100.yaml with docs/kernel.md's --set: validated end to end (--dry-run: the full-size dataset
     is 24 GB); one misspelled value must be refused naming its key."""
     venv = _need_dlio()
     found = list(venv.glob("lib/python*/site-packages/dlio_benchmark/configs/workload/unet3d_h100.yaml"))
@@ -124,7 +289,7 @@ def case_dlio_yaml(tmp: Path, cmd: str) -> None:
     assert ok.returncode == 0, ok.stderr[-2000:]
     bad = _sh(_mpirun(cmd.replace("dataset.format=hdf5", "dataset.format=hfd5")) + ["--dry-run"], cwd=tmp)
     assert bad.returncode == 2 and "dataset.format" in bad.stderr and "hfd5" in bad.stderr, bad.stderr[-2000:]
-    # without the README's override the file's own checkpoint block applies (DLIO 2.0.0's checkpoints are emulated):
+    # without the documented override the file's own checkpoint block applies (DLIO 2.0.0's checkpoints are emulated):
     # checkpointing on, with unet3d_h100.yaml's model_size and schedule
     on = _sh(_mpirun(cmd.replace(" --set workflow.checkpoint=false", "")) + ["--dry-run"], cwd=tmp)
     assert on.returncode == 0, on.stderr[-2000:]
@@ -201,7 +366,7 @@ def case_bench_merge(tmp: Path, cmd: str) -> None:
 
 
 def _mpirun_named(cmd: str) -> list[str]:
-    """_mpirun, keeping the README's binary name (build/h5bench_dlio is the kernel under h5bench's name)."""
+    """_mpirun, keeping the documented binary name (build/h5bench_dlio is the kernel under h5bench's name)."""
     argv = _mpirun(cmd)
     argv[argv.index(BIN)] = str(Path(BIN).resolve().parent / Path(cmd.split()[3]).name)
     return argv
@@ -294,55 +459,86 @@ def elsewhere(path: str, needle: str):
     return check
 
 
-README_COMMANDS = {
-    "make validate WORKLOAD=unet3d": case_make_validate,
-    "make test": elsewhere(".ci/run", "\nmake test\n"),
-    "make report RUN=runs/<id>": case_make_report,
-    ".venv/bin/python -m validate runs/<id>": case_validate_darshan_analyses,
-    ".venv/bin/python -m darshan summary LOG.darshan --output summary.html": case_darshan_summary,
-    ".venv/bin/drishti --html --csv LOG.darshan": case_drishti,
-    "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
-    "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
-    ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
-    "make build": case_make_build,
-    "make build HDF5_DIR=/usr": case_make_build_usr,
-    "mpirun -np 4 build/h5dlio --config my.json": case_h5bench_json,
-    "mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
-        case_dlio_yaml,
-    "mpirun -np 4 build/h5bench_dlio --generate-data --keep-files --record-length 1048576 --num-files-train 8 "
-    "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
-        case_h5bench_runner_argv,
-    "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2": case_h5bench_sample_entry,
-    "srun --mpi=pmix -n 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
-    "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", 'PMIX = ["srun", "--mpi=pmix", "-n", "2"]'),
-    "salloc -N 2 --ntasks-per-node=4 mpirun build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
-    "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", '["salloc", "-n", "2", "mpirun",'),
-    "make validate LAUNCHER=srun": case_make_dry(["--launcher srun"]),
-    "make workloads": case_make_dry(["python -m fidelity.workloads", "--scale tiny", "--ranks \"2\""]),
-    "make workloads WORKLOADS=dlrm": case_make_dry(['--workloads "dlrm"']),
-    "sbatch --test-only --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch":
-        elsewhere("tests/test_slurm.py", '["sbatch", "--test-only", "--nodes=1", "--ntasks-per-node=2", str(SBATCH)]'),
-    "DATA=/lustre/$USER/unet3d sbatch --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch --config unet3d_h100.yaml "
-    "--set dataset.format=hdf5 --set workflow.checkpoint=false":
-        elsewhere("tests/test_slurm.py", '["sbatch", "--wait", "--nodes=1", "--ntasks-per-node=2"'),
-    "build/h5dlio --help": case_help,
-    "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
-    "make bench": case_make_dry(["python -m bench.perf run --scale small"]),
-    "make bench SCALE=tiny": elsewhere("mk/bench.mk", "bench SCALE=tiny"),
-    "make bench BENCH_SECTIONS=readpath,overhead": case_make_dry(["--sections readpath,overhead"]),
-    ".venv/bin/python -m bench.perf run --merge --sections readpath": case_bench_merge,
-    "H5DLIO_BENCH_KERNEL=/path/to/h5dlio make bench BENCH_SECTIONS=overhead":
-        elsewhere("bench/perf/common.py", "H5DLIO_BENCH_KERNEL"),
+COMMANDS = {
+    "README.md": {
+        "make validate WORKLOAD=unet3d": case_make_validate,
+        "make test": elsewhere(".ci/run", "\nmake test\n"),
+        "make build": case_make_build,
+        f"mpirun -np 4 build/h5dlio --config examples/h5bench-dlio.json --set data-folder={YOUR_FS}/h5dlio":
+            case_example_json,
+        f"mpirun -np 4 build/h5dlio --config examples/unet3d.yaml --set dataset.data_folder={YOUR_FS}/unet3d":
+            case_example_yaml,
+    },
+    "docs/kernel.md": {
+        "make build HDF5_DIR=/usr": case_make_build_usr,
+        "mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
+            case_dlio_yaml,
+        "build/h5dlio --help": case_help,
+        "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
+        "mpirun -np 4 build/h5bench_dlio --generate-data --keep-files --record-length 1048576 --num-files-train 8 "
+        "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
+            case_h5bench_runner_argv,
+        "mpirun -np 4 build/h5dlio --config sync-dlio.json --entry 2": case_h5bench_sample_entry,
+        "srun --mpi=pmix -n 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+        "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", 'PMIX = ["srun", "--mpi=pmix", "-n", "2"]'),
+        "salloc -N 2 --ntasks-per-node=4 mpirun build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+        "--set workflow.checkpoint=false": elsewhere("tests/test_slurm.py", '["salloc", "-n", "2", "mpirun",'),
+        "make validate LAUNCHER=srun": case_make_dry(["--launcher srun"]),
+        "sbatch --test-only --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch":
+            elsewhere("tests/test_slurm.py",
+                      '["sbatch", "--test-only", "--nodes=1", "--ntasks-per-node=2", str(SBATCH)]'),
+        "DATA=/lustre/$USER/unet3d sbatch --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch "
+        "--config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
+            elsewhere("tests/test_slurm.py", '["sbatch", "--wait", "--nodes=1", "--ntasks-per-node=2"'),
+        "mpirun -np 8 build/h5dlio --config examples/unet3d.yaml --set workflow.checkpoint=true "
+        "--set checkpoint-format=hdf5 --set checkpoint-mpiio=collective": case_ckpt_hdf5,
+    },
+    "docs/validation.md": {
+        ".venv/bin/python -m validate runs/<id>": case_validate_darshan_analyses,
+        ".venv/bin/python -m darshan summary LOG.darshan --output summary.html": case_darshan_summary,
+        ".venv/bin/drishti --html --csv LOG.darshan": case_drishti,
+    },
+    "docs/workloads.md": {
+        "make workloads": case_make_dry(["python -m fidelity.workloads", "--scale tiny", "--ranks \"2\""]),
+        "make workloads WORKLOADS=dlrm": case_make_dry(['--workloads "dlrm"']),
+    },
+    "docs/reports.md": {
+        "make report RUN=runs/<id>": case_make_report,
+        "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
+        "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
+        ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
+    },
+    "docs/performance.md": {
+        "make bench": case_make_dry(["python -m bench.perf run --scale small"]),
+        "make bench SCALE=tiny": elsewhere("mk/bench.mk", "bench SCALE=tiny"),
+        "make bench BENCH_SECTIONS=readpath,overhead": case_make_dry(["--sections readpath,overhead"]),
+        ".venv/bin/python -m bench.perf run --merge --sections readpath": case_bench_merge,
+        "H5DLIO_BENCH_KERNEL=/path/to/h5dlio make bench BENCH_SECTIONS=overhead":
+            elsewhere("bench/perf/common.py", "H5DLIO_BENCH_KERNEL"),
+    },
+    "docs/fidelity.md": {
+        "make validate WORKLOAD=unet3d DLIO=2.0.0":
+            case_make_dry(["python -m harness run --workload unet3d", '--dlio-venv "$(cat build/.dlio-venv)"']),
+        "make fidelity-run WORKLOAD=unet3d DLIO=/path/to/dlio_benchmark":
+            case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m harness run --workload unet3d",
+                           "python -m fidelity runs"]),
+        "make fidelity": case_make_dry(["python -m fidelity runs"]),
+    },
 }
 
 
-def test_every_readme_command_has_a_row():
-    missing = sorted(set(readme_commands()) - set(README_COMMANDS))
-    assert not missing, f"README commands this suite does not run: {missing}"
-    stale = sorted(set(README_COMMANDS) - set(readme_commands()))
-    assert not stale, f"rows for commands the README no longer shows: {stale}"
+@pytest.mark.parametrize("page", [str(p.relative_to(REPO)) for p in pages()])
+def test_every_command_has_a_row(page):
+    shown = set(page_commands(REPO / page))
+    rows = set(COMMANDS.get(page, {}))
+    assert not shown - rows, f"{page}: commands this suite does not run: {sorted(shown - rows)}"
+    assert not rows - shown, f"{page}: rows for commands the page no longer shows: {sorted(rows - shown)}"
 
 
-@pytest.mark.parametrize("cmd", sorted(README_COMMANDS))
-def test_readme_command_runs_as_documented(cmd, tmp_path):
-    README_COMMANDS[cmd](tmp_path, cmd)
+def test_every_page_with_rows_exists():
+    assert not {p for p in COMMANDS if not (REPO / p).exists()}
+
+
+@pytest.mark.parametrize("page,cmd", [(p, c) for p, rows in COMMANDS.items() for c in sorted(rows)])
+def test_command_runs_as_documented(page, cmd, tmp_path):
+    COMMANDS[page][cmd](tmp_path, cmd)

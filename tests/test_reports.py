@@ -57,7 +57,7 @@ def shows(cell: str, v) -> bool:
 
 
 def test_value_format_rule_by_hand():
-    """the rule the README states for expected/observed cells, on values written out by hand"""
+    """the rule docs/reports.md states for expected/observed cells, on values written out by hand"""
     from reports.rundir import value
     assert [value(x) for x in (None, True, False, 0, 28, -3, 1.0, 0.0326, 2.0004, 52.96509464581808)] == \
         ["-", "true", "false", "0", "28", "-3", "1.000", "0.033", "2.000", "52.965"]
@@ -599,7 +599,7 @@ def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
 # ---------------------------------------------------------------- the paper report
 
 MIB = 1048576
-# A kernel's per-rank phase sums as output.json lists them (README, Output): (rank, phase, bytes, metadata_s,
+# A kernel's per-rank phase sums as output.json lists them (docs/kernel.md, Output): (rank, phase, bytes, metadata_s,
 # raw_read_s, raw rate MiB/s, observed rate MiB/s). The rates are the kernel's own (tests/test_kernel.py checks how the
 # kernel computes them); the report only combines them: mean and sum over ranks.
 RANK_ROWS = [(0, "train", 4 * MIB, 0.03, 1.0, 4.0, 2.0),
@@ -1013,16 +1013,16 @@ def test_report_tex_compiles_with_pdflatex(which, rendered, paper):
     assert "Type 3" not in fonts, f"bitmap (Type 3) fonts in the PDF: is lmodern installed?\n{fonts}"
 
 
-def test_readme_latex_example_compiles_with_a_table_and_a_figure(rendered, tmp_path):
-    """the README's LaTeX snippet, as written, in a minimal document next to a rendered report: it compiles, and
+def test_docs_latex_example_compiles_with_a_table_and_a_figure(rendered, tmp_path):
+    """docs/reports.md's LaTeX snippet, as written, in a minimal document next to a rendered report: it compiles, and
     the verdict table's first check and a figure land in the PDF"""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    blocks = re.findall(r"```latex\n(.*?)```", readme, re.S)
-    assert len(blocks) == 1, "the README shows one ```latex example"
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reports.md").read_text()
+    blocks = re.findall(r"```latex\n(.*?)```", page, re.S)
+    assert len(blocks) == 1, "docs/reports.md shows one ```latex example"
     body = blocks[0]
     assert r"\usepackage{booktabs" in body and r"\input{" in body and r"\includegraphics" in body
     doc_ = body.replace("runs/<id>/report/", str(rendered["dir"]) + "/")
-    assert "<id>" not in doc_, "the README's example paths are runs/<id>/report/..."
+    assert "<id>" not in doc_, "the page's example paths are runs/<id>/report/..."
     tex = tmp_path / "paper.tex"
     tex.write_text(doc_)
     _pdflatex(tex)
