@@ -11,8 +11,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from kernel import BIN, MPIRUN, kernel_info, run, tiny
@@ -171,3 +173,80 @@ def test_an_h5bench_vol_block_selects_the_connector(tmp_path, dataset):
             errs = errors(p.stderr)
             assert len(errs) == 1 and "'nosuch_vol'" in errs[0], p.stderr[-2000:]
             assert not out.exists()
+
+
+BROKEN_PLUGIN = r"""
+/* a VOL plugin as HDF5 finds one (H5PLextern.h's two entry points) whose first call needs a symbol nothing defines:
+ * like vol-async built against a HDF5 without thread safety (H5TSmutex_release) */
+extern int h5dlio_test_missing_symbol(void);
+int H5PLget_plugin_type(void) { return h5dlio_test_missing_symbol(); }
+const void *H5PLget_plugin_info(void) { return 0; }
+"""
+
+
+def test_a_plugin_that_does_not_link_exits_2_naming_it(tmp_path):
+    """HDF5 opens every library of its plugin folders lazily while looking for a connector and calls into it: one
+    with an unresolved symbol kills the process in the dynamic linker (exit 127, no message). The kernel opens each
+    one first with every symbol bound and names the one that does not link."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler here to build the test plugin")
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (tmp_path / "broken.c").write_text(BROKEN_PLUGIN)
+    lib = plugins / "libbroken_vol.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "broken.c")], check=True)
+    s = tiny(tmp_path / "data", **{"generate-data": True, "train": True})
+    r = run(tmp_path, 2, s, env={"HDF5_VOL_CONNECTOR": "broken_vol", "HDF5_PLUGIN_PATH": str(plugins)}, timeout=60)
+    assert r.rc == 2, f"exit {r.rc}: {r.proc.stderr[-2000:]}"
+    errs = errors(r.proc.stderr)
+    assert len(errs) == 1, r.proc.stderr[-2000:]
+    for w in ("'broken_vol'", str(lib), "undefined symbol: h5dlio_test_missing_symbol"):
+        assert w in errs[0], f"{w!r} not in {errs[0]!r}"
+    assert not (tmp_path / "data").exists() and not r.out.exists()
+
+
+VOL_PREFIX = os.environ.get("H5DLIO_VOL_PREFIX", "")  # `make vol-deps`: the connectors' install (build/.vol-prefix)
+BIN_TS = os.environ.get("H5DLIO_BIN_TS", "")  # the kernel built against the thread-safe HDF5 (make build HDF5_DIR=)
+ASYNC = "async under_vol=0;under_info={}"
+
+
+def _need_vol_deps():
+    if not VOL_PREFIX or not Path(VOL_PREFIX, "lib", "libh5async.so").exists():
+        pytest.skip("vol-async is not built here: `make vol-deps`, then H5DLIO_VOL_PREFIX=$(cat build/.vol-prefix)")
+
+
+def test_vol_async_built_against_another_hdf5_exits_2(tmp_path, dataset):
+    """The measured case of issue 28: vol-async linked against the thread-safe HDF5, loaded by the kernel built
+    against the project's non-thread-safe one (undefined symbol H5TSmutex_*): exit 2 naming the library."""
+    _need_vol_deps()
+    r = run(tmp_path, 2, tiny(dataset, train=True),
+            env={"HDF5_VOL_CONNECTOR": ASYNC, "HDF5_PLUGIN_PATH": str(Path(VOL_PREFIX, "lib"))}, timeout=60)
+    assert r.rc == 2, r.proc.stderr[-2000:]
+    errs = errors(r.proc.stderr)
+    assert len(errs) == 1 and "undefined symbol: H5TSmutex_" in errs[0] and f"'{ASYNC}'" in errs[0], errs
+
+
+def test_vol_async_is_named_and_reads_the_same_bytes(tmp_path, monkeypatch):
+    """With the thread-safe HDF5 and vol-async built by `make vol-deps`: the stack is async > native, and the sample
+    logs and counts equal a native run's (the kernel's calls are synchronous; async only stacks under them)."""
+    _need_vol_deps()
+    if not BIN_TS or not Path(BIN_TS).exists():
+        pytest.skip("no kernel built against the thread-safe HDF5: make build HDF5_DIR=$(cat build/.hdf5-ts-prefix), "
+                    "then H5DLIO_BIN_TS=build/hdf5-<hash>/h5dlio")
+    import kernel
+    monkeypatch.setattr(kernel, "BIN", BIN_TS)
+    gen = tiny(tmp_path / "data", **{"generate-data": True, "train": False})
+    assert run(tmp_path, 1, gen, name="gen", env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+    base = tiny(tmp_path / "data", train=True, evaluation=True)
+    a = run(tmp_path, 2, base, name="native", env={"HDF5_VOL_CONNECTOR": ""})
+    b = run(tmp_path, 2, base, name="async",
+            env={"HDF5_VOL_CONNECTOR": ASYNC, "HDF5_PLUGIN_PATH": str(Path(VOL_PREFIX, "lib"))})
+    assert a.rc == 0 and b.rc == 0, a.proc.stderr[-2000:] + b.proc.stderr[-2000:]
+    assert _stack(a) == ["native"] and _stack(b) == ["async", "native"]
+    for rank in range(2):
+        assert a.samples(rank) == b.samples(rank)
+    for phase in ("train", "eval"):
+        for ea, eb in zip(a.summary()[phase]["epochs"], b.summary()[phase]["epochs"], strict=True):
+            for k in ("samples", "bytes", "opens", "reads"):
+                assert ea[k] == eb[k] > 0, (phase, k, ea[k], eb[k])

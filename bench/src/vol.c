@@ -7,8 +7,11 @@
 #include "vol.h"
 #include "layout.h"
 #include "util.h"
+#include <dirent.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +85,51 @@ static int agree(const char *msg, int rank)
 }
 
 #if H5_VERSION_GE(1, 14, 0)
+/* HDF5 looks for a plugin connector by opening every library of its plugin folders (names "lib*.so*") lazily
+ * (RTLD_LAZY) and calling into it: a library with an unresolved symbol (vol-async built against a HDF5 without
+ * thread safety: H5TSmutex_release) loads, and the process is then killed by the dynamic linker in the middle of
+ * HDF5's start, with no message from HDF5 and no chance to exit 2. So before HDF5's start, each such library is
+ * opened here with every symbol bound (RTLD_NOW): one that cannot be is named, with the linker's reason. */
+static void plugin_preflight(const vol_t *v, char *msg, size_t n)
+{
+    if (!*v->requested)
+        return;
+    const char *env = getenv(ENV_PATH);
+    char paths[4096];
+    snprintf(paths, sizeof paths, "%s", env && *env ? env : H5_DEFAULT_PLUGINDIR);
+    char *save = NULL;
+    for (char *dir = strtok_r(paths, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        DIR *d = opendir(dir);
+        if (!d)
+            continue; /* HDF5 says so itself if the connector is not found */
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strncmp(e->d_name, "lib", 3) || !strstr(e->d_name, ".so"))
+                continue;
+            char lib[4096];
+            struct stat st;
+            snprintf(lib, sizeof lib, "%s/%s", dir, e->d_name);
+            if (stat(lib, &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            dlerror();
+            void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+            if (h) {
+                dlclose(h);
+                continue;
+            }
+            const char *why = dlerror();
+            snprintf(msg, n, "%s%s%s: the VOL connector '%s' cannot be loaded safely: %s holds %s, which HDF5 would open "
+                     "while looking for the connector and which does not link (%.1000s): a connector built against "
+                     "another HDF5? (vol-async needs a thread-safe parallel HDF5: docs/vol.md)",
+                     strcmp(v->source, ENV_CONN) ? v->source : "", strcmp(v->source, ENV_CONN) ? " as " : "",
+                     ENV_CONN, v->requested, env && *env ? ENV_PATH : "HDF5's default plugin folder", lib,
+                     why ? why : "no reason given");
+            closedir(d);
+            return;
+        }
+        closedir(d);
+    }
+}
+
 /* HDF5's error stack as one line: every description, top first (why a connector did not load is near the bottom:
  * "can't find plugin", "undefined symbol" ...) */
 typedef struct {
@@ -176,9 +224,14 @@ static void describe(vol_t *v, const config_t *c)
 int vol_probe(vol_t *v, const config_t *c, int rank)
 {
     char msg[CHECK_MSG] = "";
+    int failed = 0; /* H5open() failed here */
 #if H5_VERSION_GE(1, 14, 0)
+    plugin_preflight(v, msg, sizeof msg);
     /* the library's first call: it reads HDF5_VOL_CONNECTOR now, and only now */
-    if (H5open() < 0) {
+    if (*msg)
+        ; /* HDF5 is not started: a library its search would open cannot be loaded */
+    else if (H5open() < 0) {
+        failed = 1;
         char why[2048] = "";
         chain_t ch = {why, sizeof why};
         H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, chain_walk, &ch);
@@ -194,7 +247,6 @@ int vol_probe(vol_t *v, const config_t *c, int rank)
     snprintf(v->stack, sizeof v->stack, "none (HDF5 %d.%d.%d has no VOL layer)", H5_VERS_MAJOR, H5_VERS_MINOR,
              H5_VERS_RELEASE);
 #endif
-    int failed = *msg != 0;
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     v->h5_failed = failed;
     if (agree(msg, rank))
