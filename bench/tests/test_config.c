@@ -1,5 +1,6 @@
 /* Config parsing and every error path: each case is an input and the words its error must contain. */
 #include "config.h"
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,13 @@ static void check_vol(void)
         failures++;
         fprintf(stderr, "FAIL vol-connector default is not empty: '%s'\n", c.vol_connector);
     }
+    /* HDF5 without a VOL layer the kernel uses (Debian's 1.10 fallback): the key is refused naming it */
+    char *s_vol[] = {"train=true", "num-files-train=4", "batch-size=2", "read-threads=0", "vol-connector=pass_through"};
+#if H5_VERSION_GE(1, 14, 0)
+    check("vol-connector with a VOL layer", NULL, NULL, 5, s_vol, 1, NULL);
+#else
+    check("vol-connector without a VOL layer", NULL, NULL, 5, s_vol, 1, "'vol-connector'|has no VOL layer");
+#endif
 #define SUITE(VOL, CONF) "{\"mpi\": {}, \"vol\": " VOL ", \"file-system\": {}, \"directory\": \"st\", " \
     "\"benchmarks\": [{\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\"" CONF "}}]}\n"
     vol_case("empty block", SUITE("{}", ""), "", "", NULL, NULL);
