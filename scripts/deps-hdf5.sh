@@ -7,8 +7,16 @@ set -euo pipefail
 want=${HDF5_VERSION_WANT:-1.14.5}
 cache=${H5DLIO_CACHE:-$HOME/.cache/h5dlio}
 opts="-DHDF5_ENABLE_PARALLEL=ON -DHDF5_ENABLE_SUBFILING_VFD=ON -DHDF5_ENABLE_Z_LIB_SUPPORT=ON -DBUILD_SHARED_LIBS=ON -DBUILD_STATIC_LIBS=OFF -DHDF5_BUILD_TOOLS=ON -DBUILD_TESTING=OFF -DHDF5_BUILD_EXAMPLES=OFF -DHDF5_BUILD_FORTRAN=OFF -DHDF5_BUILD_CPP_LIB=OFF -DHDF5_BUILD_JAVA=OFF -DHDF5_BUILD_HL_LIB=ON -DCMAKE_BUILD_TYPE=Release"
+# H5DLIO_HDF5_FLAVOUR=threadsafe: the thread-safe parallel flavour VOL connectors with background threads need
+# (vol-async: H5TSmutex_*; HDF5 refuses threadsafe + parallel unless ALLOW_UNSUPPORTED). Its own cache folder.
+flavour=${H5DLIO_HDF5_FLAVOUR:-}
+case "$flavour" in
+  "") name=hdf5 ;;
+  threadsafe) name=hdf5-ts; opts="$opts -DHDF5_ENABLE_THREADSAFE=ON -DALLOW_UNSUPPORTED=ON" ;;
+  *) echo "deps-hdf5: error: H5DLIO_HDF5_FLAVOUR='$flavour' is not empty or threadsafe" >&2; exit 2 ;;
+esac
 key=$(printf '%s|%s' "$want" "$opts" | sha256sum | cut -c1-12)
-prefix="$cache/hdf5-$want-$key"
+prefix="$cache/$name-$want-$key"
 if [ -f "$prefix/.h5dlio-complete" ]; then
   echo "deps-hdf5: cached at $prefix" >&2
   echo "$prefix"; exit 0
@@ -35,6 +43,9 @@ cmake -S "$work/hdf5" -B "$work/build" -G Ninja $opts -DCMAKE_INSTALL_PREFIX="$p
   || { tail -40 "$work/configure.log" >&2; exit 1; }
 cmake --build "$work/build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; exit 1; }
 cmake --install "$work/build" >"$work/install.log" 2>&1 || { tail -40 "$work/install.log" >&2; exit 1; }
+if [ "$flavour" = threadsafe ] && ! grep -Eq '^# *define H5_HAVE_THREADSAFE 1' "$prefix/include/H5pubconf.h"; then
+  echo "deps-hdf5: error: $prefix is not thread-safe (H5_HAVE_THREADSAFE unset in H5pubconf.h)" >&2; exit 1
+fi
 touch "$prefix/.h5dlio-complete"
 echo "deps-hdf5: installed $prefix" >&2
 echo "$prefix"

@@ -210,6 +210,9 @@ static const opt_t OPTS[] = {
     {"subfiling", NULL, T_BOOL, F(subfiling), "false", "false", 0, 1, .help = "HDF5 Subfiling VFD (HDF5 >= 1.14)"},
     {"log-vfd", NULL, T_BOOL, F(log_vfd), "false", "false", 0, 1,
      .help = "read through the HDF5 Log VFD (LOC_IO|ALLOC records on stderr)"},
+    {"vol-connector", NULL, T_STR, F(vol_connector), "", "", 0, 0,
+     .help = "HDF5 VOL connector, as HDF5_VOL_CONNECTOR takes it (\"name [info]\"; HDF5 >= 1.14; empty: "
+             "HDF5_VOL_CONNECTOR, else native); the results name the stack HDF5 uses", .flags = OPT_EMPTY_OK},
     {"ordering", NULL, T_ORDER, F(ordering), "dlio", "dlio", 0, 0,
      .help = "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
     {"naming", NULL, T_NAMING, F(naming), "h5bench", "dlio", 0, 0,
@@ -725,6 +728,43 @@ static int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, cons
 }
 
 /* ---------- h5bench JSON ---------- */
+/* An h5bench configuration's `vol` block, as h5bench's runner reads it (src/h5bench.py prepare_vol, enable_vol):
+ * `connector` becomes HDF5_VOL_CONNECTOR, `path` HDF5_PLUGIN_PATH, `library` is added to LD_LIBRARY_PATH and
+ * `preload` to LD_PRELOAD of the launched job. The kernel takes `connector` as its vol-connector key and `path` as the
+ * plugin folder (vol.c applies both); `library` and `preload` act only at process start, where the runner puts them:
+ * accepted with a warning. Runs after the entry's configuration, so both naming different connectors is an error. */
+static int apply_h5bench_vol(config_t *c, const node_t *vol, const char *file, char *err)
+{
+    char where[4200];
+    if (vol->kind != NODE_MAP)
+        return fail(err, "%s:%d: key 'vol': must be an object (h5bench: connector, path, library, preload)", file,
+                    vol->line);
+    for (size_t i = 0; i < vol->n; i++) {
+        const char *k = vol->keys[i];
+        const node_t *v = vol->items[i];
+        snprintf(where, sizeof where, "%s:%d", file, v->line);
+        int known = !strcmp(k, "connector") || !strcmp(k, "path") || !strcmp(k, "library") || !strcmp(k, "preload");
+        if (!known)
+            return fail(err, "%s: unknown key 'vol.%s' (h5bench's runner reads connector, path, library, preload)",
+                        where, k);
+        if (v->kind != NODE_SCALAR)
+            return fail(err, "%s: key 'vol.%s' must be a string", where, k);
+        if (!strcmp(k, "connector")) {
+            if (*c->vol_connector && strcmp(c->vol_connector, v->text))
+                return fail(err, "%s: key 'vol.connector' ('%s') and key 'vol-connector' ('%s') name different VOL "
+                            "connectors", where, v->text, c->vol_connector);
+            if (set_opt(c, find_opt("vol-connector", BY_NAME), v->text, where, err)) return -1;
+        } else if (!strcmp(k, "path")) {
+            if (strlen(v->text) >= sizeof c->vol_plugin_path)
+                return fail(err, "%s: key 'vol.path': longer than %zu characters", where, sizeof c->vol_plugin_path - 1);
+            strcpy(c->vol_plugin_path, v->text);
+        } else if (*v->text)
+            warn(c, "%s: key 'vol.%s' is ignored: it acts at process start (h5bench's runner adds it to %s of the "
+                 "launched job)", where, k, !strcmp(k, "library") ? "LD_LIBRARY_PATH" : "LD_PRELOAD");
+    }
+    return 0;
+}
+
 /* entry 0: the file's one dlio benchmark (or a bare object of its keys). entry N >= 1: the N-th item of
  * `benchmarks`, read as h5bench's runner (PR #124, src/h5bench.py) reads it: `directory` is required (validate_json,
  * h5bench.py:161-175) and prefixed to a data-folder the configuration gives (run_dlio, h5bench.py:993-995). */
@@ -790,7 +830,8 @@ static int apply_h5bench(config_t *c, const node_t *root, const char *file, int 
         } else if (set_opt(c, o, v->text, where, err))
             return -1;
     }
-    return 0;
+    const node_t *vol = bm ? tree_get(root, "vol") : NULL;
+    return vol ? apply_h5bench_vol(c, vol, file, err) : 0;
 }
 
 /* ---------- h5bench's runner form: --KEY VALUE, a bare --KEY for its yes/no keys ---------- */
@@ -1292,6 +1333,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 #ifndef H5_HAVE_PARALLEL
     if (c->subfiling || c->collective_data || c->collective_meta)
         return fail(err, "key 'collective-data': this HDF5 was built without parallel (MPI-IO) support");
+#endif
+#if !H5_VERSION_GE(1, 14, 0)
+    if (*c->vol_connector)
+        return fail(err, "key 'vol-connector': this HDF5 (%d.%d.%d) has no VOL layer the kernel can use (VOL connectors "
+                    "need HDF5 >= 1.14 here): build with the project's HDF5 (make build, without HDF5_DIR)",
+                    H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
 #endif
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");

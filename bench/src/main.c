@@ -8,6 +8,7 @@
 #include "run.h"
 #include "trace.h"
 #include "util.h"
+#include "vol.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -215,6 +216,7 @@ typedef struct {
     char samples[4600], samples_tmp[4700]; /* record-samples: written under a temporary name, renamed whole */
     gen_result_t gen;
     results_t res;
+    vol_t vol; /* the VOL connector stack HDF5 uses (vol.c) */
     double t_start;
 } job_t;
 
@@ -232,6 +234,9 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
      * permissive count): a bad config never costs memory or time */
     if (!bad)
         bad = config_validate_early(c, err) != 0;
+    /* the connector goes into HDF5's own variable before any HDF5 call and before the reader processes are forked */
+    if (!bad)
+        bad = vol_select(&J->vol, c, err) != 0;
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit: a write fails with EFBIG and is reported, not a silent kill */
     cleanup_on_signals();     /* a killed generation leaves no partial file behind (see gen.c) */
     trace_init();
@@ -271,6 +276,18 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
                                                  : "key 'checkpoint-subfiling': the MPI library does not provide "
                                                    "MPI_THREAD_MULTIPLE");
     }
+    if (vol_probe(&J->vol, c, J->rank) != 0) { /* HDF5's first call: a connector it cannot load ends the job (2) */
+        pool_stop(&J->pool);
+        if (J->vol.h5_failed) { /* HDF5's state after a failed start can be corrupt (a double free in 1.14.5's
+                                 * pass-through info copy): MPI_Finalize would run HDF5's termination on it and
+                                 * crash, so leave without it, every rank together */
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+            fflush(stdout), fflush(stderr);
+            _exit(EXIT_BADINPUT);
+        }
+        MPI_Finalize();
+        return EXIT_BADINPUT;
+    }
     if (a->dry_run) {
         if (J->rank == 0) {
             char *j = config_to_json(c);
@@ -287,7 +304,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     trace_int(tr_rank, "rank", J->rank);
     trace_end(tr_rank);
     prepare_output(c, J->rank);
-    J->res = (results_t){.cfg = c, .rank = J->rank, .nranks = J->nranks, .gen = &J->gen};
+    J->res = (results_t){.cfg = c, .rank = J->rank, .nranks = J->nranks, .gen = &J->gen, .vol = &J->vol};
     J->res.clock_offset = clock_offset(); /* phase spans compare stamps of different ranks (IOR's clock delta) */
     J->t_start = now();
     return -1;

@@ -21,6 +21,9 @@ void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L
     memset(r, 0, sizeof *r);
     r->cfg = c;
     r->L = L;
+    /* HDF5's first call in a reader process (it starts HDF5 itself, after the fork): checked, so a VOL connector it
+     * cannot set up here ends the job instead of leaving this process on the native connector (vol.c) */
+    H5_CHECK(H5open(), "HDF5's start in a reader process (HDF5_VOL_CONNECTOR, HDF5_PLUGIN_PATH)", EXIT_BADINPUT);
     const driver_t *d = driver_select(c, 0);
     r->fapl = d->fapl(c);
     r->dxpl = d->dxpl(c);

@@ -570,6 +570,7 @@ int report_write(const results_t *r)
               "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
               r->nranks, (long long)c->read_threads, yn[!!c->subfiling], yn[!!c->chunking], yn[!!c->collective_meta],
               yn[!!c->collective_data]);
+    sb_printf(&csv, "vol connector, \"%s\",\n", r->vol->stack); /* HDF5's answer (vol_probe), not the request */
     if (r->did_gen)
         sb_printf(&csv,
                   "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
@@ -595,6 +596,9 @@ int report_write(const results_t *r)
               "\"mpi_library\": ",
               H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
     sb_json_str(&js, mpiver);
+    char *vj = vol_json(r->vol);
+    sb_printf(&js, ", \"vol\": %s", vj);
+    free(vj);
     sb_printf(&js, ", \"host\": ");
     sb_json_str(&js, host);
     sb_printf(&js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
@@ -627,8 +631,8 @@ int report_write(const results_t *r)
         free(rk.s);
     }
     if (!c->quiet) {
-        printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, %.3f s wall\n", r->nranks,
-               (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->wall_s);
+        printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, VOL %s, %.3f s wall\n", r->nranks,
+               (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
         if (r->did_gen)
             printf("  generate  %6.0f files  %10.3f MiB  %8.3f s  %10.3f MiB/s\n", gfiles, gbytes / MIB, gsec,
                    grate / MIB);

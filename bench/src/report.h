@@ -4,6 +4,7 @@
 #define H5DLIO_REPORT_H
 #include "gen.h"
 #include "run.h"
+#include "vol.h"
 
 typedef struct {
     const config_t *cfg;
@@ -15,6 +16,7 @@ typedef struct {
     double wall_s;
     const ckpt_t *ckpt;        /* the checkpoints this rank took part in (NULL: checkpointing off) */
     const runner_t *runner;    /* the read phases' runner (its pre-warm reads: DLIO 3.x entries), or NULL */
+    const vol_t *vol;          /* the VOL connector stack HDF5 reported (vol_probe) */
 } results_t;
 
 /* Collective: every rank calls it; rank 0 writes the files. Returns 0, or -1 if an output could not be written. */

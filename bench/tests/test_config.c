@@ -1,5 +1,6 @@
 /* Config parsing and every error path: each case is an input and the words its error must contain. */
 #include "config.h"
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,9 +202,82 @@ static void check_runner(void)
     }
 }
 
+/* The VOL connector: the vol-connector key, and an h5bench configuration's `vol` block as h5bench's runner reads it
+ * (src/h5bench.py prepare_vol/enable_vol: connector, path, library, preload) */
+static void vol_case(const char *name, const char *json, const char *conn, const char *path, const char *warning,
+                     const char *expect)
+{
+    config_t c;
+    char err[CFG_ERRLEN] = "";
+    const char *p = write_tmp(".json", json);
+    int rc = config_load_entry(&c, p, 1, 0, NULL, err);
+    unlink(p);
+    cases++;
+    if (expect) {
+        char words[256];
+        snprintf(words, sizeof words, "%s", expect);
+        int ok = rc != 0;
+        for (char *w = strtok(words, "|"); ok && w; w = strtok(NULL, "|")) ok = strstr(err, w) != NULL;
+        if (!ok) {
+            failures++;
+            fprintf(stderr, "FAIL vol %s: rc=%d error '%s' lacks '%s'\n", name, rc, err, expect);
+        }
+        return;
+    }
+    if (rc || strcmp(c.vol_connector, conn) || strcmp(c.vol_plugin_path, path) ||
+        (warning && !strstr(c.warnings, warning)) || (!warning && *c.warnings)) {
+        failures++;
+        fprintf(stderr, "FAIL vol %s: rc=%d err '%s' connector '%s' path '%s' warnings '%s'\n", name, rc, err,
+                c.vol_connector, c.vol_plugin_path, c.warnings);
+    }
+}
+
+static void check_vol(void)
+{
+    char *s_key[] = {"train=true", "vol-connector=pass_through under_vol=0;under_info={}"};
+    config_t c;
+    char err[CFG_ERRLEN] = "";
+    int rc = config_load(&c, NULL, 2, s_key, err);
+    cases++;
+    if (rc || strcmp(c.vol_connector, "pass_through under_vol=0;under_info={}") || *c.vol_plugin_path) {
+        failures++;
+        fprintf(stderr, "FAIL vol-connector key: rc=%d '%s' (%s)\n", rc, c.vol_connector, err);
+    }
+    rc = config_load(&c, NULL, 0, NULL, err);
+    cases++;
+    if (rc || *c.vol_connector) {
+        failures++;
+        fprintf(stderr, "FAIL vol-connector default is not empty: '%s'\n", c.vol_connector);
+    }
+    /* HDF5 without a VOL layer the kernel uses (Debian's 1.10 fallback): the key is refused naming it */
+    char *s_vol[] = {"train=true", "num-files-train=4", "batch-size=2", "read-threads=0", "vol-connector=pass_through"};
+#if H5_VERSION_GE(1, 14, 0)
+    check("vol-connector with a VOL layer", NULL, NULL, 5, s_vol, 1, NULL);
+#else
+    check("vol-connector without a VOL layer", NULL, NULL, 5, s_vol, 1, "'vol-connector'|has no VOL layer");
+#endif
+#define SUITE(VOL, CONF) "{\"mpi\": {}, \"vol\": " VOL ", \"file-system\": {}, \"directory\": \"st\", " \
+    "\"benchmarks\": [{\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\"" CONF "}}]}\n"
+    vol_case("empty block", SUITE("{}", ""), "", "", NULL, NULL);
+    vol_case("connector and path", SUITE("{\"connector\": \"async under_vol=0;under_info={}\", \"path\": \"/opt/vol\"}", ""),
+             "async under_vol=0;under_info={}", "/opt/vol", NULL, NULL);
+    vol_case("the same connector as the entry's key", SUITE("{\"connector\": \"pass_through\"}",
+             ", \"vol-connector\": \"pass_through\""), "pass_through", "", NULL, NULL);
+    vol_case("library: acts at process start", SUITE("{\"library\": \"/opt/vol/lib\"}", ""), "", "",
+             "key 'vol.library' is ignored: it acts at process start", NULL);
+    vol_case("unknown vol key", SUITE("{\"conector\": \"async\"}", ""), NULL, NULL, NULL,
+             "unknown key 'vol.conector'|connector, path");
+    vol_case("vol not an object", SUITE("\"async\"", ""), NULL, NULL, NULL, "key 'vol'|object");
+    vol_case("vol.connector not a string", SUITE("{\"connector\": [1]}", ""), NULL, NULL, NULL, "'vol.connector'|string");
+    vol_case("two different connectors", SUITE("{\"connector\": \"async\"}", ", \"vol-connector\": \"pass_through\""),
+             NULL, NULL, NULL, "'vol.connector'|'async'|'vol-connector'|'pass_through'");
+#undef SUITE
+}
+
 int main(void)
 {
     check_values();
+    check_vol();
     check_runner();
     char *s_unknown[] = {"batch-sise=3"};
     char *s_noeq[] = {"batch-size"};
