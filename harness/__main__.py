@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from common.fileio import write_text_atomic
+from harness import resources, sweep
 from harness import run as hrun
-from harness import sweep
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 from profiles import Context, registry
 
@@ -154,6 +154,10 @@ def main(argv=None) -> int:
         else:
             wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")), dlio_keys=opt.dlio_keys)
             why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
+            if why:
+                raise WorkloadError(why)
+            why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,
+                                  dlio_launches=a.reuse_dlio is None)  # the disk and memory it needs, here
             if why:
                 raise WorkloadError(why)
             rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -27,6 +27,8 @@ CASES = [
     ("RANKS not a number", ["validate", "RANKS=abc"], ["RANKS=abc", "not a whole number"]),
     ("RANKS more than samples", ["validate", "RANKS=4096"], ["4096 ranks", "refused by the kernel"]),
     ("PROFILES unknown", ["validate", "PROFILES=nosuch"], ["PROFILES=nosuch", "known:"]),
+    ("RANKS more DLIO ranks than memory holds", ["validate", "SCALE=field", "RANKS=250"],
+     ["does not fit this machine", "250 DLIO ranks", "ranks fit here (RANKS)"]),
     ("REPEAT zero", ["validate", "REPEAT=0"], ["REPEAT=0", "at least 1"]),
     ("LAUNCHER unknown", ["validate", "LAUNCHER=pbs"], ["LAUNCHER=pbs", "invalid choice"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
