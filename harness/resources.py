@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-# Measured on this project's 2-core Debian 12 VM (docs/scale.md): one DLIO 2.0.0 rank peaks at ~1.1 GB RSS with a
+# Measured on this project's 2-core Debian 12 VM (24 GiB): one DLIO 2.0.0 rank peaks at ~1.1 GB RSS with a
 # bounded generation buffer (its default 2 GiB per rank gets it OOM-killed on many small files).
 DLIO_RANK_RSS = 1_100_000_000
 # An HDF5 file's own bytes beyond its samples (superblock, object headers, B-trees; the file system's block
