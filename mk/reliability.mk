@@ -1,10 +1,10 @@
-# Reliability (issue 7): included by the Makefile (-include mk/*.mk). tests/test_reliability.py runs in test-py.
+# Reliability (issue 7): included by the Makefile (-include mk/*.mk). tests/test_reliability_*.py run in test-py.
 #   make fuzz             libFuzzer on the config parser (config_load on files and --set strings, config_validate,
 #                         layout paths) for FUZZ_TIME seconds (default 60), from bench/fuzz/corpus; prints the
 #                         executions count. Findings land in build/fuzz/ (crash-*, leak-*, timeout-*) and fail it.
 #   make fuzz-merge       minimize what the fuzzer found back into the committed corpus (bench/fuzz/corpus)
 #   make test-asan        the kernel built with ASan+UBSan (build/asan/h5dlio): ctest, then the kernel end-to-end
-#                         tests (tests/test_kernel.py, the kernel part of tests/test_reliability.py) against it
+#                         tests (tests/test_kernel.py, the kernel part of tests/test_reliability_*.py) against it
 #   make valgrind         valgrind memcheck on a tiny generate+train run: no error or leak with a frame in our code
 #   make test-reliability fuzz + test-asan (for `make test`; the valgrind test itself runs in test-py, which needs
 #                         valgrind installed: reliability-deps, a prerequisite of fuzz, installs it)
@@ -19,6 +19,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 export H5DLIO_ASAN_OPTIONS := detect_leaks=1:fast_unwind_on_malloc=0:exitcode=86:halt_on_error=1
 export H5DLIO_LSAN_OPTIONS := suppressions=$(abspath bench/sanitize/lsan.supp):print_suppressions=0
 export H5DLIO_UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1:exitcode=87
+# the kernel part of the reliability tests (not the harness's, not valgrind's: it cannot run an ASan binary)
+RELIABILITY_KERNEL_TESTS := $(addprefix tests/test_reliability_,data_safety.py faults.py bad_input.py determinism.py)
 # the kernel tests that make sense under ASan: not the 4.3 GiB file (minutes under ASan) and not the RSS bound
 # (ASan's shadow memory is most of the RSS)
 ASAN_TESTS ?= not file_larger_than_4gib and not memory_is_bounded and not harness and not valgrind
@@ -77,11 +79,11 @@ test-asan: asan-build venv
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure && \
 	  H5DLIO_BIN=$(abspath $(ASAN_DIR)/h5dlio) H5DLIO_SANITIZED=1 \
 	  H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  $(VENV)/bin/python -m pytest -q tests/test_kernel.py tests/test_reliability.py \
+	  $(VENV)/bin/python -m pytest -q tests/test_kernel.py $(RELIABILITY_KERNEL_TESTS) \
 	    -k "$(ASAN_TESTS)"
 
 valgrind: build venv reliability-deps
 	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  H5DLIO_VALGRIND=1 $(VENV)/bin/python -m pytest -q tests/test_reliability.py -k valgrind
+	  H5DLIO_VALGRIND=1 $(VENV)/bin/python -m pytest -q tests/test_reliability_valgrind.py
 
 test-reliability: fuzz test-asan
