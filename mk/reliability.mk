@@ -28,6 +28,7 @@ ASAN_TESTS ?= not file_larger_than_4gib and not memory_is_bounded and not harnes
 .PHONY: reliability-deps fuzz fuzz-build fuzz-merge asan-build test-asan valgrind test-reliability
 
 # clang + libFuzzer runtime, valgrind: Debian packages, installed once
+## clang, the libFuzzer runtime and valgrind (Debian)
 reliability-deps:
 	@need=""; command -v clang >/dev/null 2>&1 || need="$$need clang"; \
 	  [ -n "$$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' -o -name 'libclang_rt.fuzzer-aarch64.a' 2>/dev/null | head -1)" ] || \
@@ -37,6 +38,7 @@ reliability-deps:
 	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need >/dev/null; fi
 
 # every kernel source but main.c (the target is the front end main() runs before MPI_Init), instrumented
+## the libFuzzer + ASan + UBSan config-parser fuzzer (build/fuzz/fuzz_config)
 fuzz-build: $(FUZZ_DIR)/fuzz_config
 $(FUZZ_DIR)/fuzz_config: bench/fuzz/fuzz_config.c $(wildcard bench/src/*.c bench/src/*.h) | deps reliability-deps
 	@mkdir -p $(FUZZ_DIR)
@@ -52,6 +54,7 @@ $(FUZZ_DIR)/fuzz_config: bench/fuzz/fuzz_config.c $(wildcard bench/src/*.c bench
 
 # New inputs go to build/fuzz/corpus (not committed); the committed corpus is read only. Exit status: the fuzzer's
 # (non-zero on a crash, leak, timeout or out-of-memory: the reproducer is written to build/fuzz/).
+## fuzz the config parser for FUZZ_TIME seconds (default 60); findings in build/fuzz/ fail it
 fuzz: fuzz-build
 	@mkdir -p $(FUZZ_DIR)/corpus
 	@cd $(FUZZ_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./fuzz_config \
@@ -62,17 +65,20 @@ fuzz: fuzz-build
 	  [ $$rc -eq 0 ] || { echo "fuzz: FAILED (exit $$rc): see $(FUZZ_DIR)/fuzz.log and the artifact above"; tail -40 fuzz.log; }; \
 	  exit $$rc
 
+## minimize what the fuzzer found into the committed corpus (bench/fuzz/corpus)
 fuzz-merge: fuzz-build
 	@mkdir -p $(FUZZ_DIR)/corpus
 	@$(FUZZ_DIR)/fuzz_config -merge=1 -max_len=4096 bench/fuzz/corpus $(FUZZ_DIR)/corpus 2>&1 | tail -2; \
 	  echo "bench/fuzz/corpus: $$(ls bench/fuzz/corpus | wc -l) inputs, $$(du -sh bench/fuzz/corpus | cut -f1)"
 
+## the kernel built with ASan + UBSan (build/asan/h5dlio)
 asan-build: deps
 	@prefix="$(HDF5_DIR)"; [ -n "$$prefix" ] || prefix=$$(cat build/.hdf5-prefix); \
 	  cmake -S bench -B $(ASAN_DIR) -G Ninja -DHDF5_ROOT="$$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" >/dev/null && \
 	  cmake --build $(ASAN_DIR) && echo "built $(ASAN_DIR)/h5dlio (ASan + UBSan)"
 
+## ctest and the kernel's end-to-end tests against the ASan + UBSan kernel (ASAN_TESTS: -k filter)
 test-asan: asan-build venv
 	@export ASAN_OPTIONS="$$H5DLIO_ASAN_OPTIONS" LSAN_OPTIONS="$$H5DLIO_LSAN_OPTIONS" UBSAN_OPTIONS="$$H5DLIO_UBSAN_OPTIONS" \
 	  OMPI_MCA_mca_base_component_disable_dlclose=1; \
@@ -82,8 +88,10 @@ test-asan: asan-build venv
 	  $(VENV)/bin/python -m pytest -q tests/test_kernel.py $(RELIABILITY_KERNEL_TESTS) \
 	    -k "$(ASAN_TESTS)"
 
+## valgrind memcheck on a tiny generate + train run (tests/test_reliability_valgrind.py)
 valgrind: build venv reliability-deps
 	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  H5DLIO_VALGRIND=1 $(VENV)/bin/python -m pytest -q tests/test_reliability_valgrind.py
 
+## fuzz + test-asan (part of `make test`)
 test-reliability: fuzz test-asan
