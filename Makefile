@@ -1,6 +1,6 @@
 # h5dlio — top-level entry points. Each target installs what it needs, idempotently.
 #   make help    every target with one line (the `## ` line above its rule here and in mk/*.mk)
-#   make validate WORKLOAD=unet3d; make test (the complete suite CI runs)
+#   make validate WORKLOAD=unet3d; make test (the complete suite CI runs); make test-fast (docs/testing.md)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, LAUNCHER=mpirun|srun, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
@@ -53,7 +53,7 @@ case $$hrc in 0|1) ;; *) exit $$hrc;; esac; \
 run="$$(cat "$(LAST_RUN)")"
 endef
 
-.PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
+.PHONY: help deps deps-system build test test-c test-py test-fast venv dlio-venv validate clean lint
 ## this list: every target, one line each (the `## ` line above its rule; scripts/make_targets.py)
 help:
 	@$(PY) scripts/make_targets.py
@@ -104,17 +104,27 @@ validate: build venv dlio-venv
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
-## every pytest test (installs the DLIO venv, Chromium, LaTeX, Slurm)
+## every pytest test, all tiers (installs the DLIO venv, Chromium, LaTeX, Slurm); MARK=<expr>: one tier
 test-py: build venv dlio-venv chromium latex slurm
 	@H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  $(VENV)/bin/python -m pytest -q -rs tests
+	  $(VENV)/bin/python -m pytest -q -rs $(if $(MARK),-m "$(MARK)") tests
 
 ## the complete suite CI runs: lint, ctest, fuzzing + ASan/UBSan kernel tests, every pytest test
 test: lint test-c test-reliability test-py
 
+# The fast tier (docs/testing.md): no DLIO venv, Darshan, Slurm, Chromium or LaTeX is installed or used. TEST_JOBS
+# pytest workers (pytest-xdist; the kernel tests mostly wait on mpirun's start-up, not on the CPU). The slowest tests
+# are listed at the end (--durations), so a test growing slow is seen and gets @pytest.mark.slow.
+FAST_TESTS := not (dlio or darshan or slurm or browser or latex or slow)
+TEST_JOBS ?= 4
+## lint, the C unit tests and every pytest test without a tier marker (no DLIO venv, ...), TEST_JOBS at a time
+test-fast: lint test-c venv
+	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+	  $(VENV)/bin/python -m pytest -q -rs -n $(TEST_JOBS) --durations=15 -m "$(FAST_TESTS)" tests
+
 ## ruff on the Python packages and tests
 lint: venv
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports scripts
 
 ## remove build/ (the cache, CACHE, stays)
 clean:

@@ -1,5 +1,6 @@
 """The make targets of this repository, read from the Makefile and mk/*.mk: `make help` prints them, one line each,
-from the `## ` comment line right above each rule; tests/test_make_help.py fails when a target has none.
+from the `## ` comment line right above each rule; tests/test_make_help.py fails when a target has none; the test
+tier guard (tests/tiers.py) asks which targets need the DLIO venv, Chromium, LaTeX or Slurm.
 
 A target is a rule whose name is a plain word (`validate:`, `test-fast:`); file rules (`build/.dlio-venv:`,
 `$(VENV)/.stamp:`) are how targets get their prerequisites, not entry points. A target named by several rules (an

@@ -1,4 +1,5 @@
-"""Fixtures the report tests share (tests/test_reports_*.py)."""
+"""Shared by every test: the import paths, the test tier guard and markers' fixtures (tests/tiers.py, a plugin;
+docs/testing.md), and the report tests' rendered fixtures (tests/test_reports_*.py)."""
 import sys
 from pathlib import Path
 
@@ -7,13 +8,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """the headless Chromium to drive (H5DLIO_CHROMIUM, else chromium on PATH; tests/browser.py); needs
-    @pytest.mark.browser"""
-    from browser import chromium_exe
-    return chromium_exe()
+pytest_plugins = ("tiers",)
 
 
 # ---------------------------------------------------------------- the report tests' rendered fixtures

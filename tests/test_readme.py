@@ -343,6 +343,23 @@ def test_every_readme_command_has_a_row():
     assert not stale, f"rows for commands the README no longer shows: {stale}"
 
 
-@pytest.mark.parametrize("cmd", sorted(README_COMMANDS))
+# the test tier of the commands that need more than the kernel and .venv, or run long (docs/testing.md)
+UNET3D_H100 = ("mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+               "--set workflow.checkpoint=false")
+TIERS = {
+    "make validate WORKLOAD=unet3d": (pytest.mark.dlio, pytest.mark.slow),
+    UNET3D_H100: (pytest.mark.dlio,),                      # DLIO's own unet3d_h100.yaml, from its venv
+    ".venv/bin/python -m validate runs/<id>": (pytest.mark.slow,),
+    ".venv/bin/python -m reports runs/paper-<time>": (pytest.mark.slow,),
+    "make report RUN=runs/<id>": (pytest.mark.slow,),
+    ".venv/bin/python -m darshan summary LOG.darshan --output summary.html": (pytest.mark.slow,),
+}
+
+
+def test_every_tiered_command_is_a_readme_command():
+    assert sorted(set(TIERS) - set(README_COMMANDS)) == []
+
+
+@pytest.mark.parametrize("cmd", [pytest.param(c, marks=TIERS.get(c, ())) for c in sorted(README_COMMANDS)])
 def test_readme_command_runs_as_documented(cmd, tmp_path):
     README_COMMANDS[cmd](tmp_path, cmd)

@@ -175,6 +175,7 @@ def kernel_refusals(tmp_path_factory) -> dict:
     return {k: (results[k], dirs[k]) for k in jobs}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,sets,words", KERNEL_BAD_SETS, ids=[c[0] for c in KERNEL_BAD_SETS])
 def test_kernel_bad_set_exits_2(kernel_refusals, case, sets, words):
     proc, d = kernel_refusals[("set", case)]
@@ -182,11 +183,13 @@ def test_kernel_bad_set_exits_2(kernel_refusals, case, sets, words):
     assert not (d / "data").exists() and not (d / "out" / "output.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,name,text,words", KERNEL_BAD_FILES, ids=[c[0] for c in KERNEL_BAD_FILES])
 def test_kernel_bad_config_file_exits_2(kernel_refusals, case, name, text, words):
     assert_clean_refusal(kernel_refusals[("file", case)][0], words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,args,words", KERNEL_BAD_ARGS, ids=[c[0] for c in KERNEL_BAD_ARGS])
 def test_kernel_bad_arguments_exit_2(kernel_refusals, case, args, words):
     assert_clean_refusal(kernel_refusals[("args", case)][0], words)

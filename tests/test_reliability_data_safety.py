@@ -117,6 +117,7 @@ def test_generation_accepts_new_empty_and_own_folders(tmp_path):
     assert r.rc == 0, r.proc.stderr
 
 
+@pytest.mark.slow
 def test_interrupted_generation_never_leaves_a_file_that_looks_whole(tmp_path):
     """SIGKILL one rank mid-generation: every file with a dataset name is whole, what is left of the interrupted
     writes has a .partial name only, and a rerun completes the dataset. SIGINT to mpirun mid-generation: the same,

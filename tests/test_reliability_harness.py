@@ -211,6 +211,7 @@ def harness_refusals(tmp_path_factory) -> dict:
     return {k: (results[k], runs[k]) for k in jobs}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,extra,workload,words", HARNESS_BAD, ids=[c[0] for c in HARNESS_BAD])
 def test_harness_bad_options_and_workloads_exit_2(harness_refusals, case, extra, workload, words):
     p, runs = harness_refusals[case]
@@ -222,6 +223,7 @@ def test_harness_bad_options_and_workloads_exit_2(harness_refusals, case, extra,
     assert not runs.exists() or not any(runs.iterdir()), "bad input must not create a run directory"
 
 
+@pytest.mark.slow
 def test_harness_records_a_failed_run_keeps_it_and_resumes(tmp_path, fake):
     """A reference-side failure: the run is 'failed' (exit 1), the failing step's rc and message are recorded, every
     other step's outputs are kept; --resume reruns only what did not succeed and completes."""
@@ -257,6 +259,7 @@ def test_harness_records_a_kernel_fault(tmp_path, fake):
     assert_nothing_left(str(tmp_path))
 
 
+@pytest.mark.slow
 def test_harness_ctrl_c_kills_the_launch_and_resumes(tmp_path, fake):
     """SIGINT to the harness (Ctrl-C) while a launch runs: the launch's whole process group is killed, the manifest
     says 'interrupted', the exit status is 130; --resume then completes the run."""
@@ -279,6 +282,7 @@ def test_harness_ctrl_c_kills_the_launch_and_resumes(tmp_path, fake):
     assert json.loads((rd / "manifest.json").read_text())["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_harness_timeout_kills_a_hanging_launch(tmp_path, fake):
     (fake.ctl / "train").write_text("sleep")
     t0 = time.time()

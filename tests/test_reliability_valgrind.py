@@ -11,6 +11,8 @@ import pytest
 from kernel import BIN, tiny
 from reliability import SANITIZED, fmt
 
+pytestmark = pytest.mark.slow
+
 
 def _innermost_own_frame(error_xml: str) -> str | None:
     """The innermost frame outside valgrind's preload and the C library, if it is in our binary."""

@@ -17,11 +17,11 @@ from report_read import tex_table
 from reports.__main__ import main as reports_main
 
 
-@pytest.mark.parametrize("which", ["rendered", "paper"])
-def test_latex_tables_equal_the_html_tables(which, rendered, paper):
+@pytest.mark.parametrize("which", ["rendered", pytest.param("paper", marks=pytest.mark.slow)])
+def test_latex_tables_equal_the_html_tables(which, request):
     """one tables/<id>.tex per table of the report, labelled <id>, with the HTML table's header and cells; booktabs
     rules and a caption; report.tex inputs each in report order"""
-    r = {"rendered": rendered, "paper": paper}[which]
+    r = request.getfixturevalue(which)   # the paper report only when asked: rendering it is slow
     html_tabs = r["html"].tables
     files = sorted((r["dir"] / "tables").glob("*.tex"))
     assert sorted(p.stem for p in files) == sorted(html_tabs)
@@ -35,11 +35,11 @@ def test_latex_tables_equal_the_html_tables(which, rendered, paper):
     assert inputs == list(html_tabs), "report.tex inputs every table once, in the report's order"
 
 
-@pytest.mark.parametrize("which", ["rendered", "paper"])
-def test_every_figure_has_a_vector_pdf(which, rendered, paper):
+@pytest.mark.parametrize("which", ["rendered", pytest.param("paper", marks=pytest.mark.slow)])
+def test_every_figure_has_a_vector_pdf(which, request):
     """figures/<name>.pdf beside each PNG: a one-page vector PDF (no embedded raster image), TrueType fonts (no
     Type 3, which publishers' checks reject), no creation date (the same data gives the same bytes)"""
-    d = {"rendered": rendered, "paper": paper}[which]["dir"] / "figures"
+    d = request.getfixturevalue(which)["dir"] / "figures"
     pngs, pdfs = sorted(p.stem for p in d.glob("*.png")), sorted(p.stem for p in d.glob("*.pdf"))
     assert pngs == pdfs and pdfs
     for p in d.glob("*.pdf"):
@@ -52,6 +52,7 @@ def test_every_figure_has_a_vector_pdf(which, rendered, paper):
     assert sorted(re.findall(r"\\includegraphics\[[^]]*\]\{figures/([^}]+)\.pdf\}", tex)) == pdfs
 
 
+@pytest.mark.slow
 def test_rerendering_gives_the_same_latex_and_pdf_bytes(rendered, tmp_path):
     again = tmp_path / "again"
     shutil.copytree(rendered["run"], again)
@@ -79,17 +80,18 @@ def _pdftotext(pdf: Path) -> str:
 
 
 @pytest.mark.latex
-@pytest.mark.parametrize("which", ["rendered", "paper"])
-def test_report_tex_compiles_with_pdflatex(which, rendered, paper):
+@pytest.mark.parametrize("which", ["rendered", pytest.param("paper", marks=pytest.mark.slow)])
+def test_report_tex_compiles_with_pdflatex(which, request):
     """report.tex is a complete document: pdflatex builds it; the PDF's text holds the verdict and every table's
     caption number"""
-    d = {"rendered": rendered, "paper": paper}[which]["dir"]
+    r = request.getfixturevalue(which)
+    d = r["dir"]
     _pdflatex(d / "report.tex")
     text = _pdftotext(d / "report.pdf")
     n = len(list((d / "tables").glob("*.tex")))
     assert all(f"Table {i}:" in text for i in range(1, n + 1)), f"captions 1..{n} not all in the PDF"
     if which == "rendered":
-        v = json.loads((rendered["run"] / "verdict.json").read_text())
+        v = json.loads((r["run"] / "verdict.json").read_text())
         assert f"Verdict: {v['verdict'].upper()}" in text
         status = Counter(c["status"] for c in v["checks"])
         assert len(re.findall(r"\bPASS\b", text)) >= status["pass"] > 0

@@ -65,6 +65,7 @@ def test_scaling_table_by_hand(tmp_path):
     assert tabs["tbl-scaling-thesis-d-eval"].rows == [["2", "2", "7.5", "15.0", "4.5", "9.0", "7.500", "156.250"]]
 
 
+@pytest.mark.slow
 def test_paper_report_sections_runs_and_figures(paper):
     h2 = [i for lvl, i, _ in paper["html"].headings if lvl == 2]
     assert h2 == ["overview", "comparison", "table-6-1", "dftracer", "scaling", "environment"]
@@ -86,6 +87,7 @@ def test_paper_report_sections_runs_and_figures(paper):
     assert len(paper["html"].imgs) == len(figs)
 
 
+@pytest.mark.slow
 def test_paper_runtime_means_equal_the_runs_timing(paper):
     rows = paper["html"].tables["tbl-paper-runtime"][1:]
     for p in sorted((paper["root"] / "runs").glob("*/manifest.json")):
@@ -99,6 +101,7 @@ def test_paper_runtime_means_equal_the_runs_timing(paper):
         assert r[6] == f"{st['dlio']['mean'] / st['kernel']['mean']:.2f}x"
 
 
+@pytest.mark.slow
 def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
     from reports.paper import rank_rates
     sweep = json.loads((paper["root"] / "scaling" / "sweep.json").read_text())
@@ -117,6 +120,7 @@ def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
                 assert rows[str(n)][2:6] == want, (c, phase, n)
 
 
+@pytest.mark.slow
 def test_paper_table_6_1_comes_from_the_log_vfd_run(paper):
     src = [p.parent.parent for p in (paper["root"] / "runs").glob("*/tables/logvfd-dlio.json")]
     assert len(src) == 1

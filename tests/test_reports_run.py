@@ -305,6 +305,7 @@ def test_absent_profiles_are_reported_with_their_reason(tmp_path, capsys):
     assert [t for _, t in SECTIONS if f"\n## {t}\n" not in md] == []
 
 
+@pytest.mark.slow
 def test_differences_show_as_mismatches(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
@@ -336,6 +337,7 @@ def test_differences_show_as_mismatches(tmp_path):
     assert md_tables(run / "report" / "report.md") == list(rep.tables.values())   # escaped in Markdown
 
 
+@pytest.mark.slow
 def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
     """A run with Darshan results (tables from the committed real logs, both sides the same log): the per-file table
     carries Darshan's own columns (H5F opens, H5D reads and bytes), and its similarity block comes from DXT."""
@@ -373,6 +375,7 @@ def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
     assert "tbl-similarity" in rep.tables  # the DFTracer block is still there
 
 
+@pytest.mark.slow
 def test_metadata_rate_table_next_to_the_training_metrics(tmp_path, rendered):
     """Metadata rates in the run's tables (DFTracer from the committed real traces, Darshan from a real log with the
     program's epoch times beside it): one row per epoch DFTracer marks, then all epochs, per source; every number
@@ -426,6 +429,7 @@ def test_metadata_rate_table_next_to_the_training_metrics(tmp_path, rendered):
                                                    .index("source")] == rep.tables["tbl-metadata"]
 
 
+@pytest.mark.slow
 def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
@@ -444,6 +448,7 @@ def test_unvalidated_run_and_pre_repeat_timing_still_render(tmp_path, capsys):
     assert rows["training, all epochs (in program)"][4] == f"{sum(t['dlio'][0]['train_epoch_s']):.3f}"
 
 
+@pytest.mark.slow
 def test_checkpoint_section_from_timing_checkpoints(tmp_path):
     """A run whose timing launches wrote checkpoints: one row per checkpoint with both sides' files, MiB, seconds and
     MiB/s (worked by hand: 5 MiB in 0.5 s = 10 MiB/s, in 0.25 s = 20 MiB/s, ratio 0.50x) and the figure; a run
