@@ -1,8 +1,6 @@
 # h5dlio — top-level entry points. Each target installs what it needs, idempotently.
-#   make validate WORKLOAD=unet3d   run the kernel and the real DLIO side by side and check they match
-#   make test                       lint, ctest, fuzzing + ASan/UBSan kernel tests, pytest (kernel, harness, DLIO)
-#   make build                      the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio; and h5bench_dlio)
-#   make report RUN=runs/<id>       re-render a run's report;  make paper: the thesis experiment set (tiny scale)
+#   make help    every target with one line (the `## ` line above its rule here and in mk/*.mk)
+#   make validate WORKLOAD=unet3d; make test (the complete suite CI runs); make test-fast (docs/testing.md)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, LAUNCHER=mpirun|srun, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
@@ -57,10 +55,12 @@ case $$hrc in 0|1) ;; *) exit $$hrc;; esac; \
 run="$$(cat "$(LAST_RUN)")"
 endef
 
-.PHONY: help deps deps-system build test test-c test-py venv dlio-venv validate clean lint
+.PHONY: help deps deps-system build test test-c test-py test-fast venv dlio-venv validate clean lint
+## this list: every target, one line each (the `## ` line above its rule; scripts/make_targets.py)
 help:
-	@sed -n '1,9p' Makefile | sed 's/^# \{0,1\}//'
+	@$(PY) scripts/make_targets.py
 
+## the Debian packages the kernel needs (Open MPI, libyaml, CMake)
 deps-system:
 	@bash scripts/deps-system.sh
 
@@ -69,8 +69,10 @@ build/.hdf5-prefix: scripts/deps-hdf5.sh | deps-system
 	@mkdir -p build
 	@bash scripts/deps-hdf5.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
 
+## deps-system and our own parallel HDF5 1.14.5, built once into the cache (CACHE, default ~/.cache/h5dlio)
 deps: deps-system $(HDF5_STAMP)
 
+## the kernel only: build/<hdf5>/h5dlio (also linked as build/h5dlio; and h5bench_dlio)
 build: deps
 	@if [ -n "$(HDF5_DIR)" ] && [ -z "$$(find "$(HDF5_DIR)/include" -maxdepth 3 -name hdf5.h -print -quit 2>/dev/null)" ]; \
 	  then echo "make build: HDF5_DIR=$(HDF5_DIR): not an HDF5 install (no include/**/hdf5.h there)" >&2; exit 2; fi
@@ -80,11 +82,13 @@ build: deps
 	ln -sfn $(notdir $(BUILD_DIR))/h5bench_dlio build/h5bench_dlio && \
 	echo "built $(BIN) and $(BUILD_DIR)/h5bench_dlio, the name h5bench's runner runs (HDF5 $$prefix)"
 
+## .venv: pytest, ruff and the pipeline's Python packages (requirements-test.txt)
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: $(TEST_REQS)
 	@$(PY) -m venv $(VENV) && $(VENV)/bin/pip install -q --upgrade pip && $(VENV)/bin/pip install -q -r $(TEST_REQS)
 	@touch $@
 
+## the reference DLIO 2.0.0 venv (7 GB, cached); its path in build/.dlio-venv
 dlio-venv: build/.dlio-venv
 build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 	@mkdir -p build
@@ -92,6 +96,7 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 # (exit status: GNU make's own is 2 for any failure; the step's status is in its "make: *** ... Error N" line)
+## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES)
 validate: build venv dlio-venv
 	@$(start_run); \
 	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
@@ -99,18 +104,33 @@ validate: build venv dlio-venv
 	  [ $$rrc -eq 0 ] || echo "make validate: the report of $$run was not rendered (exit $$rrc)" >&2; \
 	  [ $$hrc -eq 0 ] || exit $$hrc; [ $$vrc -eq 0 ] || exit $$vrc; exit $$rrc
 
+## the C unit tests (ctest)
 test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
+## every pytest test, all tiers (installs the DLIO venv, Chromium, LaTeX, Slurm, Darshan); MARK=<expr>: one tier
 test-py: build venv dlio-venv chromium latex slurm darshan-for-tests
 	@H5DLIO_DARSHAN_PREFIX="$$(cat build/.darshan-prefix 2>/dev/null)" H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  $(VENV)/bin/python -m pytest -q -rs tests
+	  $(VENV)/bin/python -m pytest -q -rs $(if $(MARK),-m "$(MARK)") tests
 
+## the complete suite CI runs: lint, ctest, fuzzing + ASan/UBSan kernel tests, every pytest test
 test: lint test-c test-reliability test-py
 
-lint: venv
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports
+# The fast tier (docs/testing.md): no DLIO venv, Darshan, Slurm, Chromium or LaTeX is installed or used. TEST_JOBS
+# pytest workers (pytest-xdist; the kernel tests mostly wait on mpirun's start-up, not on the CPU). The slowest tests
+# are listed at the end (--durations), so a test growing slow is seen and gets @pytest.mark.slow.
+FAST_TESTS := not (dlio or darshan or slurm or browser or latex or slow)
+TEST_JOBS ?= 4
+## lint, the C unit tests and every pytest test without a tier marker (no DLIO venv, ...), TEST_JOBS at a time
+test-fast: lint test-c venv
+	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
+	  $(VENV)/bin/python -m pytest -q -rs -n $(TEST_JOBS) --durations=15 -m "$(FAST_TESTS)" tests
 
+## ruff on the Python packages and tests
+lint: venv
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports scripts
+
+## remove build/ (the cache, CACHE, stays)
 clean:
 	rm -rf build
 

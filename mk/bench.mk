@@ -16,20 +16,25 @@ BENCH_WAIT ?= $(if $(filter tiny,$(BENCH_SCALE)),0,120)
 .PHONY: bench bench-ci bench-deps bench-lint bench-render
 
 # fio (Debian) is the plain reader/writer the kernel is compared with
+## fio (Debian), the plain reader the kernel is compared with
 bench-deps:
 	@command -v fio >/dev/null 2>&1 || { echo "bench: installing fio (Debian)"; SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends fio >/dev/null; }
 
+## ruff on bench/perf
 bench-lint: venv
 	@$(VENV)/bin/ruff check bench/perf
 
+## every benchmark measurement into bench/results/<date>/ (SCALE=tiny|small)
 bench: build venv dlio-venv bench-deps
 	@$(VENV)/bin/python -m bench.perf run --scale $(BENCH_SCALE) --dlio-venv "$$(cat build/.dlio-venv)" \
 	  --wait-max $(BENCH_WAIT) $(if $(BENCH_OUT),--out $(BENCH_OUT)) $(if $(BENCH_SECTIONS),--sections $(BENCH_SECTIONS))
 
+## bench-lint + bench at SCALE=tiny into build/bench-ci/ (for .ci/run)
 bench-ci: bench-lint
 	@$(MAKE) --no-print-directory bench SCALE=tiny BENCH_OUT=build/bench-ci
 
+## redraw the figures and results.md of DIR=bench/results/<date> from its results.json
 bench-render: venv
 	@[ -n "$(DIR)" ] || { echo "make bench-render: set DIR=bench/results/<date>" >&2; exit 2; }
 	@$(VENV)/bin/python -m bench.perf render "$(DIR)"

@@ -11,6 +11,7 @@ DARSHAN_STAMP := build/.darshan-prefix
 
 .PHONY: darshan darshan-for-tests
 
+## build Darshan (HDF5 module, DXT) from DARSHAN_TARBALL against our HDF5 into the cache
 darshan: | deps
 	@mkdir -p build
 	@[ -z "$(HDF5_DIR)" ] || { echo "make darshan: builds against the project's own HDF5 only (unset HDF5_DIR, or build Darshan against $(HDF5_DIR) yourself and set DARSHAN_PREFIX)" >&2; exit 2; }
@@ -21,6 +22,7 @@ darshan: | deps
 
 # what `make test` runs Darshan with: the user's DARSHAN_PREFIX, else the vendored tarball built here, else none
 # (the live tests then skip, saying so)
+## the Darshan make test uses: DARSHAN_PREFIX, else the vendored tarball built, else none
 darshan-for-tests:
 	@if [ -n "$$DARSHAN_PREFIX" ]; then echo "darshan: DARSHAN_PREFIX=$$DARSHAN_PREFIX (yours)"; \
 	elif [ -n "$(DARSHAN_TARBALL)" ] && [ -z "$(HDF5_DIR)" ]; then \

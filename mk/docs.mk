@@ -10,6 +10,7 @@ DOCS_SITE ?= build/docs
 # mkdocs comes into .venv from requirements-docs.txt (through requirements-test.txt): a change to it remakes the venv
 $(VENV)/.stamp: requirements-docs.txt
 
+## the manual as a site: mkdocs build --strict into DOCS_SITE (default build/docs)
 docs: venv
 	@site="$(abspath $(DOCS_SITE))"; \
 	if [ -z "$(strip $(DOCS_SITE))" ]; then echo "make docs: DOCS_SITE is empty: give the folder for the site" >&2; exit 2; fi; \

@@ -22,6 +22,7 @@ DLIO_MPI_STAMP = build/.dlio-venv.$(shell echo -n "2.0.0:h5py-mpi:$(HDF5_DIR)" |
 
 .PHONY: dlio-venv-spec fidelity fidelity-run
 
+## the reference venv of DLIO=<PyPI version | source checkout> (DLIO_H5PY=wheel|wheel==X|mpi)
 dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
 	@mkdir -p build
 	@DLIO_SPEC="$(DLIO_SPEC_ABS)" DLIO_H5PY="$(DLIO_H5PY)" \
@@ -31,10 +32,12 @@ dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
 # `make validate` itself also takes DLIO=<spec> once its recipe reads $(DLIO_STAMP) (see docs/fidelity.md)
 validate: dlio-venv-spec
 
+## `make validate` against DLIO=<spec>, then `make fidelity`
 fidelity-run: build venv dlio-venv-spec
 	@$(start_run); \
 	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
 	  $(VENV)/bin/python -m fidelity $(FIDELITY_RUNS) || exit $$?; [ $$hrc -eq 0 ] || exit $$hrc; exit $$vrc
 
+## update fidelity/matrix.{md,json} and the divergence notes from runs/*/verdict.json
 fidelity: venv
 	@$(VENV)/bin/python -m fidelity $(FIDELITY_RUNS)

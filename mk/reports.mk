@@ -21,6 +21,7 @@ PAPER_DIR ?= runs/paper-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: report paper chromium latex
 
+## re-render a run's report: RUN=runs/<id> (Markdown, HTML, LaTeX, figures)
 report: venv
 	@[ -n "$(RUN)" ] || { echo "make report: set RUN=runs/<id> (a run directory)" >&2; exit 2; }
 	@[ -d "$(RUN)" ] || { echo "make report: RUN=$(RUN): no such directory" >&2; exit 2; }
@@ -32,6 +33,7 @@ report: venv
 # and shown: sweep init moves an earlier invocation's runs/ aside, and .last-run is removed before each harness run, so
 # a run that failed before creating its directory validates nothing. Exit status 1 if a run, a verdict or a scaling
 # launch failed (after rendering the report), 130 if interrupted.
+## the thesis experiment set at PAPER_SCALE (default tiny), rendered as one report
 paper: build venv dlio-venv
 	@set -u; d="$(abspath $(PAPER_DIR))"; venv="$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"; t0=$$(date +%s); failed=""; \
 	$(VENV)/bin/python -m harness sweep init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
@@ -48,6 +50,7 @@ paper: build venv dlio-venv
 	$(VENV)/bin/python -m reports "$$d" || exit $$?; \
 	echo "make paper: $$(( $$(date +%s) - t0 )) s$${failed:+; failed:$$failed}"; [ -z "$$failed" ]
 
+## headless Chromium (Debian) for the report's browser tests
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "chromium: installing the Debian package (headless report tests)"; \
@@ -56,6 +59,7 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 	@chromium --version
 
+## pdflatex, booktabs, Latin Modern, pdftotext (Debian) for the LaTeX output's tests
 latex:
 	@{ command -v pdflatex && kpsewhich booktabs.sty lmodern.sty && command -v pdftotext; } >/dev/null 2>&1 || { \
 	  echo "latex: installing the Debian packages (the LaTeX tables' compile test)"; \

@@ -4,6 +4,7 @@
 #                 is impossible it says why in build/slurm-install.log and the Slurm tests skip with that reason.
 .PHONY: slurm
 
+## Debian's slurm-wlm and munge for the Slurm tests (a one-node cluster started by the tests)
 slurm:
 	@mkdir -p build; rm -f build/slurm-install.log; \
 	if command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 && command -v srun >/dev/null 2>&1 \

@@ -16,6 +16,7 @@ endif
 .PHONY: vol-deps vol-tarballs build/.vol-prefix
 
 # before anything builds: each tarball named is there
+## check the VOL tarballs named by ARGOBOTS_TGZ, VOL_ASYNC_TGZ, VOL_CACHE_TGZ exist (exit 2 naming one that is not)
 vol-tarballs:
 	@for v in "ARGOBOTS_TGZ=$(ARGOBOTS_TGZ)" "VOL_ASYNC_TGZ=$(VOL_ASYNC_TGZ)" $(if $(VOL_CACHE_TGZ),"VOL_CACHE_TGZ=$(VOL_CACHE_TGZ)"); do \
 	  [ -f "$${v#*=}" ] || { echo "make vol-deps: $$v: no such tarball" >&2; exit 2; }; done
@@ -29,6 +30,7 @@ build/.vol-prefix: scripts/deps-vol.sh build/.hdf5-ts-prefix
 	@HDF5_TS_PREFIX="$$(cat build/.hdf5-ts-prefix)" ARGOBOTS_TGZ="$(ARGOBOTS_TGZ)" VOL_ASYNC_TGZ="$(VOL_ASYNC_TGZ)" \
 	  VOL_CACHE_TGZ="$(VOL_CACHE_TGZ)" bash scripts/deps-vol.sh > $@.tmp && tail -n1 $@.tmp > $@ && rm -f $@.tmp
 
+## thread-safe parallel HDF5 + Argobots + vol-async + vol-cache from the vendored tarballs
 vol-deps: vol-tarballs build/.vol-prefix
 	@echo "vol-deps: HDF5_PLUGIN_PATH=$$(cat build/.vol-prefix)/lib (thread-safe HDF5: $$(cat build/.hdf5-ts-prefix);" \
 	  "the kernel against it: make build HDF5_DIR=$$(cat build/.hdf5-ts-prefix))"

@@ -7,6 +7,7 @@ WORKLOADS ?=
 
 .PHONY: workloads
 
+## `make validate` for every DLIO workload in reference-configs/ into fidelity/workloads.{json,md}
 workloads: build venv dlio-venv
 	@$(VENV)/bin/python -m fidelity.workloads $(if $(WORKLOADS),--workloads "$(WORKLOADS)") --scale $(or $(SCALE),tiny) \
 	  --ranks "$(RANKS)" --runs-dir "$(RUNS_DIR)" --dlio-venv "$$(cat build/.dlio-venv)"

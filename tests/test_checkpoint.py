@@ -139,6 +139,7 @@ def test_v2_hand_worked_names():
                         for k in ("model", "optim")}
 
 
+@pytest.mark.dlio
 def test_torch_save_size_datatypes_equal_torch():
     """The container model with DLIO 2.0.0-52's datatypes (HalfStorage, BFloat16Storage, FloatStorage, ...: one GLOBAL
     per class and file) against torch.save of such a state, nested as DLIO's layer states are."""
@@ -158,6 +159,7 @@ def build(v):  # keys made afresh as DLIO's str(index) (json.loads shares equal 
     assert {k: torch_save_size(v) for k, v in states.items()} == torch_save_sizes(build, states)
 
 
+@pytest.mark.dlio
 def test_files_are_torch_save_bytes(tmp_path):
     """Each kernel file equals torch.save of DLIO's state (built here as base_checkpointing.py:38-56 builds it) byte
     for byte, but the 40-digit serialization id (data and its CRC), and torch.load reads it back."""
@@ -199,6 +201,7 @@ print(json.dumps(out))
         assert x["shapes"] and x["zero"], path
 
 
+@pytest.mark.dlio
 def test_torch_save_size_model_equals_torch():
     """The analytic model's container size against torch.save on states that reach every encoding: memo slots past
     255 (LONG_BINPUT), a dict of over 1000 items (two SETITEMS batches), ints at the BININT1/BININT2/BININT edges."""
@@ -255,6 +258,7 @@ def test_write_failure_names_file_and_rank_and_leaves_no_checkpoint(tmp_path):
     assert not list((tmp_path / "ck").iterdir())
 
 
+@pytest.mark.slow
 def test_checkpoint_keys_out_of_range_exit_2(tmp_path):
     for bad, key in (({"checkpoint-type": "rank_one"}, "checkpoint-type"),
                      ({"num-layers": 3, "pipeline-parallelism": 2}, "num-layers"),
@@ -282,6 +286,7 @@ def test_timing_pairs_dlio_checkpoint_stamps_with_its_files(tmp_path):
                    {"epoch": 1, "step": 8, "files": 2, "bytes": 1024, "seconds": 0.75}]
 
 
+@pytest.mark.slow
 def test_v2_random_files_are_valid_zips_as_the_model_sizes_them(tmp_path):
     """Entry 2.0.0-52, random tensors (many below and one above the 4 MiB period of the random view): every record's
     CRC-32 in the data descriptors is the CRC of the bytes written (Python's zipfile recomputes each), and the sizes are

@@ -75,6 +75,7 @@ V1_TENSORS = {"/model/a": [100000, "i1"], "/optimizer/0/a": [3, "i1"], "/optimiz
               **{f"/layer-{lay}/{i}": [n, "i1"] for lay in range(4) for i, n in enumerate((5, 70000))}}
 
 
+@pytest.mark.dlio
 def test_dlio_2_0_0_tensors_as_datasets(tmp_path):
     """Same tensors as the torch path (torch.load of its files) and as DLIO's formulas by hand, one file per rank."""
     r = run(tmp_path, 2, ckpt_sets(tmp_path / "data", tmp_path / "h5", **V1, **{"checkpoint-format": "hdf5"}))
@@ -125,6 +126,7 @@ def v2_expected(dp: int) -> dict:
     return out
 
 
+@pytest.mark.dlio
 def test_transformer_write_and_read_back(tmp_path):
     """392621b's transformer states: the same tensors as torch.save's files of the torch path, DLIO's formulas by
     hand; the read-back reads every tensor the torch path's read phase reads (layer and optimizer states)."""
@@ -143,7 +145,9 @@ def test_transformer_write_and_read_back(tmp_path):
     assert loads["reads"] == saves["writes"] == len(got)
 
 
-@pytest.mark.parametrize("mode", ["collective", "independent", "subfiling"])
+@pytest.mark.parametrize("mode", [pytest.param("collective", marks=pytest.mark.dlio),
+                                  pytest.param("independent", marks=pytest.mark.dlio),
+                                  pytest.param("subfiling", marks=pytest.mark.slow)])
 def test_shared_file_two_ranks(tmp_path, mode):
     """checkpoint-mpiio / checkpoint-subfiling: one file per checkpoint for both ranks, /rank-<r>/ per rank, each
     rank's tensors its ZeRO-3 shard (dp 2); written and read back with a buffer smaller than most tensors."""
@@ -216,6 +220,7 @@ def peak_rss_kib(tmp: Path, sets: dict) -> int:
     return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
 
 
+@pytest.mark.slow
 def test_peak_rss_is_the_buffer_not_the_model(tmp_path):
     """A 2 GiB model state written (DLIO 2.0.0's model file: {"a": 2 GiB of int8}) through the
     default 16 MiB buffer: peak RSS stays within baseline (a 1 MiB model) + buffer + 16 MiB of slack."""

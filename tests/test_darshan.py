@@ -56,10 +56,11 @@ def test_wrap_preloads_darshan_before_the_sides_libhdf5(tmp_path):
     assert set(env["DARSHAN_MOD_ENABLE"].split(",")) == {"DXT_POSIX", "DXT_MPIIO"} and env["DARSHAN_ENABLE_NONMPI"]
 
 
-def test_sides_need_the_libhdf5_darshan_was_built_against(tmp_path):
+@pytest.mark.dlio
+def test_sides_need_the_libhdf5_darshan_was_built_against(tmp_path, dlio_venv):
     """The kernel runs under Darshan's HDF5 module only with the libhdf5 Darshan was built against; a wheel h5py
     (DLIO's default venv) is refused with the make option that fixes it."""
-    kernel, venv = Path(os.environ["H5DLIO_BIN"]), Path(os.environ["H5DLIO_DLIO_VENV"])
+    kernel, venv = Path(os.environ["H5DLIO_BIN"]), dlio_venv
     mine = darshan.linked_hdf5(kernel)
     assert mine is not None and mine.name.startswith("libhdf5.so")
     prefix = str(mine.parent.parent)
@@ -224,6 +225,8 @@ def _live_run(tmp_path: Path, info: dict, venv: str, workload: str, name: str, *
     return run, {c["name"]: c for c in json.loads((run / "verdict.json").read_text())["checks"]}
 
 
+@pytest.mark.darshan
+@pytest.mark.dlio
 def test_live_darshan_validation(tmp_path):
     """Both sides under a real Darshan runtime: the kernel side always; the DLIO side with a reference venv whose h5py
     is built against Darshan's libhdf5, else that side's skip names the fix."""
@@ -248,6 +251,8 @@ def test_live_darshan_validation(tmp_path):
     assert bad["darshan.per_file"]["status"] == "fail" and bad["darshan.per_file"]["observed"] == 27
 
 
+@pytest.mark.darshan
+@pytest.mark.dlio
 def test_live_darshan_compares_checkpoint_files(tmp_path):
     """unet3d_checkpoint under Darshan: per checkpoint file (relative to each launch's checkpoint folder, the
     kernel's partial name as its final one) opens, writes, bytes, fsyncs and DXT write segments equal on both sides;

@@ -102,6 +102,7 @@ def test_insights_parser_on_drishti_text_by_hand():
          "recommendations": []}]
 
 
+@pytest.mark.slow
 def test_summary_and_drishti_on_real_logs_linked_from_the_report(tmp_path):
     need_tools()
     root = make_run(tmp_path / "run", {"dlio": [DATA / "py_src.darshan"], "kernel": [DATA / "c_sec2.darshan"]})
@@ -143,6 +144,7 @@ def test_summary_and_drishti_on_real_logs_linked_from_the_report(tmp_path):
     assert want in md
 
 
+@pytest.mark.slow
 def test_a_corrupt_log_is_a_note_not_a_crash(tmp_path):
     need_tools()
     cut = (DATA / "c_sec2.darshan").read_bytes()[:1500]   # a log cut mid-write

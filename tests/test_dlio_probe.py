@@ -123,6 +123,7 @@ def found(lineage: dict) -> dict:
     return out
 
 
+@pytest.mark.dlio
 def test_probe_on_the_reference_dlio():
     """The real probe on the installed DLIO 2.0.0 observes 2.0.0's behaviour, rule by rule and key by key."""
     got = hdlio.probe(dlio_venv(), KERNEL)
@@ -145,6 +146,7 @@ def test_probe_on_the_reference_dlio():
         assert rule in msg, msg
 
 
+@pytest.mark.dlio
 def test_probe_observations_tell_lineages_apart(tmp_path):
     """The probe's file observations on files written as v2.0.1 writes them (hdf5_generator.py:44-48: libver latest,
     records_<k> with data=) and as 2.0.0 does (:56, :69): they must differ, else the probe could not tell."""

@@ -74,6 +74,7 @@ def _make(args: list[str], pointer: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.dlio
 def test_previous_run_passes(previous_run, tmp_path):
     """The control: the prepared run's verdict is a pass and `make report` renders it (so the cases below would
     show it if the targets fell back to it)."""
@@ -86,6 +87,7 @@ def test_previous_run_passes(previous_run, tmp_path):
     assert p.returncode == 0 and (out / "report.md").exists(), p.stderr[-2000:]
 
 
+@pytest.mark.dlio
 @pytest.mark.parametrize("case,args,words", CASES, ids=[c[0] for c in CASES])
 def test_bad_variable_after_a_passing_run(previous_run, tmp_path, case, args, words):
     pointer = tmp_path / "last-run"

@@ -114,6 +114,7 @@ def resolved(p: subprocess.CompletedProcess) -> dict:
     # chunked (gzip is left out: compressed chunk sizes depend on the random content, so even two DLIO runs differ)
     ("2.0.1", 1, {"chunk-dims": "1,16,16"}),
 ])
+@pytest.mark.dlio
 def test_entry_matches_release_files(tmp_path, release, ndset, extra):
     """Kernel files of an entry = h5py files written as that release writes them: same header (superblock, libver,
     track times, dataset names and count, layout) and the same Log VFD blocks when both are read, per rank."""
@@ -134,6 +135,7 @@ def test_entry_matches_release_files(tmp_path, release, ndset, extra):
     assert len(draw) == ndset if not chunks else len(draw) > 1  # contiguous: one raw read per dataset
 
 
+@pytest.mark.dlio
 def test_releases_write_different_files(tmp_path):
     """The control: 2.0.0-style and 2.0.1-style files differ in header and in what a reader touches."""
     sets = tiny(tmp_path, **{"record-length": 4096, "num-files-eval": 0, "shuffle": "off"})

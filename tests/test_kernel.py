@@ -162,6 +162,7 @@ def test_h5bench_ordering_reads_every_sample_once_with_any_rank_count(tmp_path):
     assert orders[0] != orders[1] != orders[2], "seed-change-epoch must change the permutation"
 
 
+@pytest.mark.slow
 def test_file_larger_than_4gib(tmp_path):
     """h5bench kernel bug 3: byte offsets used as row indices, uint32 overflow past 4 GiB."""
     rl = 1100 * 1024 * 1024  # 4 samples -> a 4.3 GiB file
@@ -411,11 +412,11 @@ def _accepts(key: str) -> bool:
     return p.returncode == 0 or (p.returncode == 2 and "unknown key" not in p.stderr and f"'{key}'" in p.stderr)
 
 
-def test_help_lists_every_key_the_parser_accepts():
-    """Candidate keys from the kernel's sources (every key-like string literal), docs/kernel.md's key table and, when
-    the reference DLIO is installed, every key DLIO's utils/config.py reads; each one the parser accepts must be in
-    --help (a sub-key of an accepted section: its section in the accepted list)."""
-    import os
+@pytest.mark.parametrize("with_dlio", [False, pytest.param(True, marks=pytest.mark.dlio)], ids=["kernel", "dlio"])
+def test_help_lists_every_key_the_parser_accepts(with_dlio, request):
+    """Candidate keys from the kernel's sources (every key-like string literal), docs/kernel.md's key table and, in the
+    `dlio` tier, every key the reference DLIO's utils/config.py reads; each one the parser accepts must be in --help
+    (a sub-key of an accepted section: its section in the accepted list)."""
     import re
     from pathlib import Path
 
@@ -428,8 +429,10 @@ def test_help_lists_every_key_the_parser_accepts():
         if line.startswith("| ") and not line.startswith("| key"):
             cells = [c.strip() for c in line.strip("|").split("|")]
             cands |= {re.sub(r"\(.*?\)", "", c).strip() for c in cells[:2]}
-    venv = os.environ.get("H5DLIO_DLIO_VENV")
-    for src in Path(venv).glob("lib/python3*/site-packages/dlio_benchmark/utils/config.py") if venv else []:
+    dlio = sorted(request.getfixturevalue("dlio_venv").glob("lib/python3*/site-packages/dlio_benchmark/utils/config.py")
+                  ) if with_dlio else []
+    assert len(dlio) == with_dlio, f"DLIO's utils/config.py in the reference venv: {dlio}"
+    for src in dlio:
         text = src.read_text()
         cands |= {f"{a}.{b}" for a, b in re.findall(r"config\['(\w+)'\]\['(\w+)'\]", text)}
         cands |= {f"{b}.{a}" for a, b in re.findall(r"'(\w+)' in config\['(\w+)'\]", text)}

@@ -51,6 +51,7 @@ exec "{REPO / '.venv' / 'bin' / 'python'}" "$@"
     return venv
 
 
+@pytest.mark.dlio  # `make validate` installs the DLIO venv first (its prerequisite)
 @pytest.mark.parametrize("report_ok", [True, False], ids=["report renders", "report fails"])
 def test_validate_exits_non_zero_when_its_report_fails(tmp_path, report_ok):
     missing = [str(s) for s in STAMPS if not s.exists()]

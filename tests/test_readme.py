@@ -539,6 +539,25 @@ def test_every_page_with_rows_exists():
     assert not {p for p in COMMANDS if not (REPO / p).exists()}
 
 
-@pytest.mark.parametrize("page,cmd", [(p, c) for p, rows in COMMANDS.items() for c in sorted(rows)])
+# the test tier of the commands that need more than the kernel and .venv, or run long (docs/testing.md)
+UNET3D_H100 = ("mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 "
+               "--set workflow.checkpoint=false")
+TIERS = {
+    "make validate WORKLOAD=unet3d": (pytest.mark.dlio, pytest.mark.slow),
+    UNET3D_H100: (pytest.mark.dlio,),                      # DLIO's own unet3d_h100.yaml, from its venv
+    ".venv/bin/python -m validate runs/<id>": (pytest.mark.slow,),
+    ".venv/bin/python -m reports runs/paper-<time>": (pytest.mark.slow,),
+    "make report RUN=runs/<id>": (pytest.mark.slow,),
+    ".venv/bin/python -m darshan summary LOG.darshan --output summary.html": (pytest.mark.slow,),
+    ".venv/bin/drishti --html --csv LOG.darshan": (pytest.mark.slow,),
+}
+
+
+def test_every_tiered_command_is_a_documented_command():
+    assert sorted(set(TIERS) - {c for rows in COMMANDS.values() for c in rows}) == []
+
+
+@pytest.mark.parametrize("page,cmd", [pytest.param(p, c, marks=TIERS.get(c, ())) for p, rows in COMMANDS.items()
+                                      for c in sorted(rows)])
 def test_command_runs_as_documented(page, cmd, tmp_path):
     COMMANDS[page][cmd](tmp_path, cmd)

@@ -19,6 +19,8 @@ from kernel import BIN, dlio_order, run, tiny
 from harness.launch import Launcher, Step, execute
 from profiles.logvfd import parse_dir
 
+pytestmark = pytest.mark.slurm
+
 REPO = Path(__file__).resolve().parent.parent
 VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 SBATCH = REPO / "scripts" / "h5dlio.sbatch"
@@ -197,6 +199,7 @@ def _verdict(run_dir: Path) -> dict:
     return json.loads((run_dir / "verdict.json").read_text())
 
 
+@pytest.mark.dlio
 def test_harness_launcher_srun_gives_mpiruns_verdict(cluster, tmp_path):
     """`python -m harness run --launcher srun` (make validate LAUNCHER=srun), tiny unet3d, 2 ranks, Log VFD profile:
     every launch (DLIO's through mpi4py too) is an srun step, each rank's trace is parsed from srun's per-rank files,

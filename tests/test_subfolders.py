@@ -113,6 +113,7 @@ def test_bad_sub_folder_settings_exit_2_naming_the_key(tmp_path, kw, key):
     assert "num-subfolders" in r.proc.stderr
 
 
+@pytest.mark.dlio
 @pytest.mark.skipif(not DLIO_VENV, reason="needs the reference DLIO venv (H5DLIO_DLIO_VENV; make dlio-venv)")
 def test_real_dlio_writes_the_same_tree(tmp_path):
     """DLIO 2.0.0 itself, generation only, 1 rank: the same files and folders as the kernel."""

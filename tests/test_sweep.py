@@ -76,6 +76,7 @@ def paper_dir(tmp_path):
     return d
 
 
+@pytest.mark.dlio
 def test_refused_workloads_exit_2_before_any_launch(tmp_path, paper_dir):
     r = sweep("scaling", str(paper_dir), "--dlio-venv", VENV, "--configs", "thesis-d,no-such-config")
     assert r.returncode == 2 and "--configs no-such-config" in r.stderr and "known:" in r.stderr, r.stderr
@@ -93,6 +94,7 @@ def test_refused_workloads_exit_2_before_any_launch(tmp_path, paper_dir):
     assert not (paper_dir / "scaling").exists()
 
 
+@pytest.mark.dlio
 def test_scaling_sweep_layout_resume_and_report(paper_dir):
     from reports.__main__ import main as reports_main
     from reports.paper import rank_rates

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.dlio, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parent.parent
 VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 

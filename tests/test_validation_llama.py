@@ -33,6 +33,8 @@ def reference_run(tmp_path_factory):
     return venv, tmp, rc, run
 
 
+@pytest.mark.dlio
+@pytest.mark.slow
 def test_tiny_llama3_8b_passes(reference_run):
     _, _, rc, run = reference_run
     assert rc == 0
@@ -49,6 +51,8 @@ def test_tiny_llama3_8b_passes(reference_run):
     assert all(r["reads"] > 0 and r["opens"] == 2 and r["fsyncs"] == 0 for r in rows)  # DLIO never fsyncs
 
 
+@pytest.mark.dlio
+@pytest.mark.slow
 def test_one_layer_less_fails_exactly_the_checkpoint_checks(reference_run):
     venv, tmp, _, run = reference_run
     rc, neg = harness(venv, tmp / "layer", "--reuse-dlio", str(run), "--kernel-set", "num-layers=31")

@@ -167,6 +167,7 @@ def _dlio_workloads() -> Path:
 OTHER_DLIO = {"llama3_8b": "llama_8b_zero3"}  # MLPerf Storage v2.0's branch (392621b) configs/workload/
 
 
+@pytest.mark.dlio
 def test_every_dlio_workload_config_is_accepted_or_refused_with_its_reason(tmp_path):
     """Each DLIO workload of reference-configs/ at tiny scale, merged on the installed DLIO's file, through the
     kernel's validator for 2 ranks: accepted (default with its sub-folders)."""
