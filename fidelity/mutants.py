@@ -211,11 +211,20 @@ def _revision() -> str:
     return p.stdout.strip() + (" (uncommitted changes)" if d.stdout.strip() else "")
 
 
+def _int(var: str, opt: str):
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{var}={text} ({opt}): not a whole number") from None
+    return parse
+
+
 def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of {','.join(FAMILIES)}")
     p.add_argument("--mutants", default="", help="comma-separated subset of the kernel's mutants (default: all)")
     p.add_argument("--scale", default="tiny")
-    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--ranks", type=_int("RANKS", "--ranks"), default=2)
     p.add_argument("--dlio-venv", type=Path, required=True)
     p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
     p.add_argument("--out", type=Path, default=REPO / "fidelity", help="where mutants.json/.md go")
@@ -231,6 +240,9 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    if a.ranks < 1:
+        print(f"mutants: error: RANKS={a.ranks} (--ranks): must be at least 1", file=sys.stderr)
+        return 2
     fams = [f for f in a.families.split(",") if f]
     bad = [f for f in fams if f not in FAMILIES]
     if bad or not fams:
@@ -256,7 +268,8 @@ def main(argv=None) -> int:
     for x in a.baseline:
         fam, _, run = x.partition("=")
         if fam not in FAMILIES or not (Path(run) / "manifest.json").exists():
-            print(f"mutants: error: --baseline {x}: expected FAMILY=RUN_DIR with FAMILY in {', '.join(FAMILIES)} "
+            print(f"mutants: error: MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
+                  f"{', '.join(FAMILIES)} "
                   "and a run directory (manifest.json)", file=sys.stderr)
             return 2
         a.baselines[fam] = Path(run).resolve()
