@@ -225,7 +225,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mutants", default="", help="comma-separated subset of the kernel's mutants (default: all)")
     p.add_argument("--scale", default="tiny")
     p.add_argument("--ranks", type=_int("RANKS", "--ranks"), default=2)
-    p.add_argument("--dlio-venv", type=Path, required=True)
+    p.add_argument("--dlio-venv", type=Path, default=None, help="the reference DLIO venv (required unless --render)")
     p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
     p.add_argument("--out", type=Path, default=REPO / "fidelity", help="where mutants.json/.md go")
     p.add_argument("--baseline", action="append", default=[], metavar="FAMILY=RUN",
@@ -233,6 +233,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "again, it must PASS) instead of running one")
     p.add_argument("--findings", type=Path, default=None,
                    help="a JSON list of notes on survivors (written by hand after reading the runs), kept in the md")
+    p.add_argument("--render", action="store_true",
+                   help="run nothing: re-render <out>/mutants.md from <out>/mutants.json (with --findings: set them)")
 
 
 def main(argv=None) -> int:
@@ -240,6 +242,13 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)
+    if a.render:
+        m = json.loads((a.out / "mutants.json").read_text())
+        if a.findings:
+            m["findings"] = json.loads(a.findings.read_text())
+            write_json_atomic(a.out / "mutants.json", m)
+        write_text_atomic(a.out / "mutants.md", render_md(m))
+        return 0
     if a.ranks < 1:
         print(f"mutants: error: RANKS={a.ranks} (--ranks): must be at least 1", file=sys.stderr)
         return 2
@@ -249,7 +258,7 @@ def main(argv=None) -> int:
         print(f"mutants: error: MUTANT_FAMILIES={a.families}: unknown {bad or 'empty list'} (known: "
               f"{', '.join(FAMILIES)})", file=sys.stderr)
         return 2
-    if not (a.dlio_venv / "bin" / "dlio_benchmark").exists():
+    if a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists():
         print(f"mutants: error: --dlio-venv {a.dlio_venv}: no bin/dlio_benchmark", file=sys.stderr)
         return 2
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kernel import BIN, h5tool, run, tiny
 
-from fidelity.mutants import killed_by, mutant_table
+from fidelity.mutants import killed_by, mutant_table, render_md
 
 FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3"}
 
@@ -37,6 +37,24 @@ def test_killed_by_matches_only_the_intended_checks():
     failed = ["counts.kernel.logvfd-rt0.rank0", "dftracer.explained", "logvfd.sequence.rt0.rank1"]
     assert killed_by(failed, ["logvfd.sequence.*"]) == ["logvfd.sequence.rt0.rank1"]
     assert killed_by(failed, ["counts.dlio.*", "dataset.structure"]) == []
+
+
+def test_the_matrix_names_each_cells_outcome():
+    table = [{"name": n, "what": "w", "checks": ["c.*"], "families": ["pytorch"]} for n in ("a", "b", "c")]
+    res = [{"mutant": "a", "family": "pytorch", "status": "killed", "killed_by": ["c.x"], "failed": ["c.x", "d"]},
+           {"mutant": "b", "family": "pytorch", "status": "survived", "killed_by": [], "failed": []},
+           {"mutant": "c", "family": "pytorch", "status": "killed-elsewhere", "killed_by": [], "failed": ["d"]}]
+    m = {"kernel_revision": "r", "dlio": "2.0.0", "scale": "tiny", "ranks": 2, "profiles": ["timing"],
+         "profiles_note": "", "wall_s": 1, "started": "s", "finished": "f", "table": table, "results": res,
+         "baselines": [{"family": "pytorch", "workload": "unet3d", "verdict": "pass"}],
+         "not_run": [{"mutant": "z", "family": "dlio3", "reason": "no 3.x here"}], "findings": ["b: why"]}
+    md = render_md(m)
+    matrix = md.split("## Mutant x family")[1].split("\n## ")[0]
+    rows = {ln.split("|")[1].strip(): ln for ln in matrix.splitlines() if ln.startswith("| `")}
+    assert rows["`a`"].endswith("| **killed** by c.x (+1 more) |")
+    assert rows["`b`"].endswith("| **SURVIVED** |")
+    assert rows["`c`"].endswith("| caught, not by its check by d |")
+    assert "- `z` (dlio3): no 3.x here" in md and "- b: why" in md
 
 
 @pytest.fixture(scope="module")
