@@ -153,6 +153,30 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     return row
 
 
+def merged(old: dict, new: dict, table: list[dict]) -> dict:
+    """new's cells (mutant x family), baselines and not-run rows replace old's; the rest of old is kept; the table is
+    the kernel's whole table; each invocation is listed."""
+    cells = {(r["mutant"], r["family"]) for r in new["results"] + new["not_run"]}
+    fams = {b["family"] for b in new["baselines"]}
+    order = {t["name"]: i for i, t in enumerate(table)}
+    fam_order = {f: i for i, f in enumerate(FAMILIES)}
+
+    def key(r: dict) -> tuple:
+        return fam_order.get(r["family"], 99), order.get(r["mutant"], 99)
+    out = {**old, "table": table,
+           "results": sorted([r for r in old["results"] if (r["mutant"], r["family"]) not in cells] + new["results"],
+                             key=key),
+           "not_run": sorted([r for r in old["not_run"] if (r["mutant"], r["family"]) not in cells] + new["not_run"],
+                             key=key),
+           "baselines": sorted([b for b in old["baselines"] if b["family"] not in fams] + new["baselines"],
+                               key=lambda b: fam_order.get(b["family"], 99)),
+           "invocations": old.get("invocations", [{k: old[k] for k in ("kernel_revision", "started", "finished",
+                                                                       "wall_s")}]) + new["invocations"]}
+    if new["findings"]:
+        out["findings"] = new["findings"]
+    return out
+
+
 STATUS = {"killed": "**killed**", "killed-elsewhere": "caught, not by its check", "survived": "**SURVIVED**",
           "error": "error", "not-run": "not run"}
 
@@ -165,9 +189,14 @@ def render_md(m: dict) -> str:
          "PASS) gives the DLIO side, reused by every mutant (`--reuse-dlio`); the kernel side is run with the mutant "
          "under every profile here, then validated (`python -m validate`). **killed**: the verdict FAILs, validation "
          "exits non-zero and a check meant to catch the mutant is among the failures.", "",
-         f"Kernel {m['kernel_revision']}, DLIO {m['dlio']}, scale {m['scale']}, {m['ranks']} ranks, profiles "
-         f"{', '.join(m['profiles'])} ({m['profiles_note']}). Whole run: {m['wall_s']:.0f} s "
-         f"({m['started']} - {m['finished']}).", "",
+         f"DLIO {m['dlio']}, scale {m['scale']}, {m['ranks']} ranks, profiles {', '.join(m['profiles'])} "
+         f"({m['profiles_note']}).", ""]
+    for i in m.get("invocations") or [m]:
+        what = (f": families {', '.join(i['families'])}; mutants {', '.join(i['mutants'])}"
+                + (f" (baselines given: {', '.join(i['baselines_given'])})" if i.get("baselines_given") else "")
+                if "families" in i else "")
+        L.append(f"- kernel {i['kernel_revision']}, {i['started']} - {i['finished']}, {i['wall_s']:.0f} s{what}")
+    L += ["",
          "## Baselines", "", "| family | workload | verdict | DLIO side (s) | run (s) | validate (s) |",
          "|---|---|---|---:|---:|---:|"]
     for b in m["baselines"]:
@@ -233,6 +262,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "again, it must PASS) instead of running one")
     p.add_argument("--findings", type=Path, default=None,
                    help="a JSON list of notes on survivors (written by hand after reading the runs), kept in the md")
+    p.add_argument("--merge", action="store_true",
+                   help="replace only this invocation's cells (mutant x family) in <out>/mutants.json, keep the rest")
     p.add_argument("--render", action="store_true",
                    help="run nothing: re-render <out>/mutants.md from <out>/mutants.json (with --findings: set them)")
 
@@ -300,11 +331,16 @@ def main(argv=None) -> int:
             continue
         for t in muts:
             results.append(one(fam, Path(b["run"]), t, a, say))
-    m = {"kernel_revision": _revision(), "dlio": "2.0.0", "scale": a.scale, "ranks": a.ranks,
-         "profiles": ["timing", "logvfd", "dftracer"], "started": started,
-         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
-         "table": chosen, "baselines": baselines, "results": results, "not_run": not_run,
-         "findings": json.loads(a.findings.read_text()) if a.findings else []}
+    inv = {"kernel_revision": _revision(), "started": started,
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
+           "families": [b["family"] for b in baselines], "mutants": [t["name"] for t in chosen],
+           "baselines_given": sorted(a.baselines)}
+    m = {"kernel_revision": inv["kernel_revision"], "dlio": "2.0.0", "scale": a.scale, "ranks": a.ranks,
+         "profiles": ["timing", "logvfd", "dftracer"], "started": started, "finished": inv["finished"],
+         "wall_s": inv["wall_s"], "invocations": [inv], "table": chosen, "baselines": baselines, "results": results,
+         "not_run": not_run, "findings": json.loads(a.findings.read_text()) if a.findings else []}
+    if a.merge and (a.out / "mutants.json").exists():
+        m = merged(json.loads((a.out / "mutants.json").read_text()), m, table)
     man = next((Path(b["run"]) / "manifest.json" for b in baselines if b.get("run")), None)
     if man and man.exists():
         mm = json.loads(man.read_text())

@@ -7,12 +7,14 @@
 #                   (exit 1 if a mutant survived or was caught only by other checks). See docs/mutants.md.
 # Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval),
 #   MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES (FAMILY=RUN_DIR ...: earlier passing runs to take
-#   as baselines), MUTANT_FINDINGS (a JSON list of notes on survivors, kept in mutants.md), SCALE (default tiny), RANKS.
+#   as baselines), MUTANT_MERGE=1 (replace only this invocation's cells in fidelity/mutants.json, keep the others),
+#   MUTANT_FINDINGS (a JSON list of notes on survivors, kept in mutants.md), SCALE (default tiny), RANKS.
 MUTANTS ?=
 MUTANT_FAMILIES ?= pytorch,tf,checkpoint,tf-eval
 MUTANT_RUNS ?= build/mutants
 MUTANT_BASELINES ?=
 MUTANT_FINDINGS ?=
+MUTANT_MERGE ?=
 
 .PHONY: mutants
 
@@ -20,4 +22,4 @@ mutants: build venv dlio-venv
 	@$(VENV)/bin/python -m fidelity.mutants --dlio-venv "$$(cat build/.dlio-venv)" --scale $(or $(SCALE),tiny) \
 	  --ranks "$(RANKS)" --runs-dir "$(MUTANT_RUNS)" --families "$(MUTANT_FAMILIES)" \
 	  $(if $(MUTANTS),--mutants "$(MUTANTS)") $(foreach b,$(MUTANT_BASELINES),--baseline "$(b)") \
-	  $(if $(MUTANT_FINDINGS),--findings "$(MUTANT_FINDINGS)")
+	  $(if $(MUTANT_FINDINGS),--findings "$(MUTANT_FINDINGS)") $(if $(MUTANT_MERGE),--merge)

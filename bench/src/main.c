@@ -340,12 +340,14 @@ static void phase_train(job_t *J, int64_t epoch)
 {
     read_epoch(J, PH_TRAIN, epoch);
     const config_t *c = &J->cfg;
-    if (c->mutant == MUT_DATA_WRITE && J->rank == 0 && epoch == 1) { /* MUTANT data-write (mutate.h) */
-        char path[8600];
-        snprintf(path, sizeof path, "%s/%s/h5dlio-mutant.tmp", c->data_folder, c->train_data_folder);
+    /* MUTANTS data-write, cwd-write (mutate.h) */
+    if ((c->mutant == MUT_DATA_WRITE || c->mutant == MUT_CWD_WRITE) && J->rank == 0 && epoch == 1) {
+        char path[8600] = "h5dlio-mutant.tmp";
+        if (c->mutant == MUT_DATA_WRITE)
+            snprintf(path, sizeof path, "%s/%s/h5dlio-mutant.tmp", c->data_folder, c->train_data_folder);
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) != 0)
-            die(EXIT_RUNTIME, "MUTANT data-write: %s: %s", path, strerror(errno));
+            die(EXIT_RUNTIME, "MUTANT %s: %s: %s", MUTANTS[c->mutant].name, path, strerror(errno));
     }
 }
 

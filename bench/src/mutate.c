@@ -32,6 +32,9 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_DATA_WRITE] = {"data-write", "after its first training epoch rank 0 creates h5dlio-mutant.tmp in the training "
                         "data folder and writes one byte to it", "dftracer.explained dftracer.per_file dataset.files",
                         "pytorch tf"},
+    [MUT_CWD_WRITE] = {"cwd-write", "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
+                       "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
+                       "output folders", "dftracer.explained", "pytorch checkpoint"},
     [MUT_GEN_CHUNK] = {"gen-chunk", "training file 0 is generated with another chunk shape (one chunk per sample "
                        "where DLIO writes it contiguous; else half the chunk's last dimension)", "dataset.structure",
                        "pytorch tf checkpoint"},
