@@ -355,7 +355,7 @@ def main(argv=None) -> int:
     write_text_atomic(a.out / "mutants.md", render_md(m))
     n_kill = sum(r["status"] == "killed" for r in results)
     say(f"mutants: {n_kill} of {len(results)} mutant runs killed by their intended check; {len(not_run)} not run; "
-        f"{m['wall_s']:.0f} s; {a.out / 'mutants.md'}")
+        f"{inv['wall_s']:.0f} s; {a.out / 'mutants.md'}")
     ok = all(b["verdict"] == "pass" for b in baselines) and all(r["status"] == "killed" for r in results)
     return 0 if ok else 1
 

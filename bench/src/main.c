@@ -340,7 +340,14 @@ static void phase_train(job_t *J, int64_t epoch)
 {
     read_epoch(J, PH_TRAIN, epoch);
     const config_t *c = &J->cfg;
-    /* MUTANTS data-write, cwd-write (mutate.h) */
+    /* MUTANTS data-stat, data-write, cwd-write (mutate.h) */
+    if (c->mutant == MUT_DATA_STAT && J->rank == 0 && epoch == 1) {
+        char path[4600];
+        struct stat st;
+        layout_path(&J->L, PH_TRAIN, 0, path, sizeof path);
+        if (stat(path, &st) != 0)
+            die(EXIT_RUNTIME, "MUTANT data-stat: %s: %s", path, strerror(errno));
+    }
     if ((c->mutant == MUT_DATA_WRITE || c->mutant == MUT_CWD_WRITE) && J->rank == 0 && epoch == 1) {
         char path[8600] = "h5dlio-mutant.tmp";
         if (c->mutant == MUT_DATA_WRITE)

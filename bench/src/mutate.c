@@ -35,6 +35,8 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_CWD_WRITE] = {"cwd-write", "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
                        "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
                        "output folders", "dftracer.explained", "pytorch checkpoint"},
+    [MUT_DATA_STAT] = {"data-stat", "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
+                       "call on a data file outside the compared reads", "dftracer.explained", "pytorch checkpoint"},
     [MUT_GEN_CHUNK] = {"gen-chunk", "training file 0 is generated with another chunk shape (one chunk per sample "
                        "where DLIO writes it contiguous; else half the chunk's last dimension)", "dataset.structure",
                        "pytorch tf checkpoint"},

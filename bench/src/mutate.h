@@ -21,6 +21,7 @@ typedef enum {
     MUT_EXTRA_OPEN,      /* reader.c sample_reader_read / tf_thread_read */
     MUT_DATA_WRITE,      /* main.c  phase_train */
     MUT_CWD_WRITE,       /* main.c  phase_train */
+    MUT_DATA_STAT,       /* main.c  phase_train */
     MUT_GEN_CHUNK,       /* gen.c   write_one */
     MUT_GEN_DIMS,        /* gen.c   write_one */
     MUT_CKPT_STRAY,      /* ckpt.c  save_file */
