@@ -17,13 +17,15 @@ REPO = Path(__file__).resolve().parent.parent
 VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
 
 
-def harness(tmp: Path, *extra: str, workload: str = "unet3d_checkpoint", venv: str = VENV) -> tuple[int, Path]:
+def harness(tmp: Path, *extra: str, workload: str = "unet3d_checkpoint", venv: str = VENV,
+            env: dict | None = None) -> tuple[int, Path]:
     """A tiny 2-rank run of the harness (returns its exit status and run directory); tests/test_validation_llama.py
-    runs its workload and DLIO through it too."""
+    runs its workload and DLIO through it too. env: variables added to this process's (a mutant: H5DLIO_MUTATE)."""
     out = tmp / "last-run"
     argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", "tiny", "--ranks",
             "2", "--dlio-venv", venv, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
-    p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200,
+                       env={**os.environ, **env} if env else None)
     assert out.exists(), p.stdout + p.stderr
     return p.returncode, Path(out.read_text())
 
@@ -100,3 +102,32 @@ def test_one_layer_more_fails_exactly_the_checkpoint_checks(reference_run):
     assert failing(v) == {"counts.checkpoints", "dftracer.checkpoints"}
     ck = next(c for c in v["checks"] if c["name"] == "dftracer.checkpoints")
     assert ck["expected"] == 6 and ck["observed"] == 4  # the kernel's two extra layer files (one per epoch) differ
+
+
+# The mutation matrix's fast subset (issue 24; the whole matrix: `make mutants`, fidelity/mutants.md): three of the
+# kernel's mutants (bench/src/mutate.h), each on the DLIO side above, must each be killed by the check meant for it:
+# the verdict FAILs, validation exits 1, that check fails, and the checks that cannot see the mutant do not.
+MUTANTS = {
+    # rank 0 reads two samples of one batch in swapped order: the in-order Log VFD comparison of rank 0 only
+    "swap-samples": ({"logvfd.sequence.rt0.rank0"}, {"logvfd.sequence.rt0.rank1", "counts.checkpoints"}),
+    # training file 0 generated with another chunk shape: the dataset's structure
+    "gen-chunk": ({"dataset.structure"}, {"counts.checkpoints", "dftracer.checkpoints"}),
+    # one write(2) of a checkpoint file in two calls, same bytes: DFTracer's per-checkpoint-file calls, not the sizes
+    "ckpt-split": ({"dftracer.checkpoints"}, {"counts.checkpoints", "dataset.structure"}),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_mutant_is_killed_by_its_check(reference_run, mutant):
+    tmp, _, run = reference_run
+    must, must_not = MUTANTS[mutant]
+    rc, neg = harness(tmp / mutant, "--reuse-dlio", str(run), env={"H5DLIO_MUTATE": mutant})
+    assert rc == 0  # every launch ran fine: only validation can tell
+    out = json.loads((neg / "kernel" / "timing" / "out" / "output.json").read_text())
+    assert out["mutant"] == mutant  # injected, and said so in the kernel's results
+    vrc, v = validate(neg)
+    bad = failing(v)
+    assert vrc == 1 and v["verdict"] == "fail"
+    assert must <= bad, bad
+    assert not must_not & bad, bad
+    assert not {n for n in bad if n.startswith(("steps.", "counts.dlio."))}

@@ -4,6 +4,7 @@
  * refused (config.c) until they are emulated. */
 #define _GNU_SOURCE
 #include "ckpt.h"
+#include "mutate.h"
 #include "trace.h"
 #include "util.h"
 #include <dirent.h>
@@ -238,6 +239,9 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     size_t bufsize = fstat(fd, &st) == 0 && st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
     (void)lseek(fd, 0, SEEK_CUR); /* BufferedWriter asks the position at open, as Python's open does */
     ts_io_t io = {0};
+    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
+    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
+    io.mut_split = m == MUT_CKPT_SPLIT, io.mut_short = m == MUT_CKPT_SHORT;
     if ((k->rules == 2 ? ts_save_fill(s, fd, bufsize, k->fill, &io) : ts_save(s, fd, bufsize, &io)) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
             (long long)ts_file_size(s), strerror(errno));
@@ -248,11 +252,20 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
             die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
         ev->fsyncs++;
     }
+    if (m == MUT_CKPT_FSYNC && fsync(fd) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
     if (close(fd) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: close: %s", tmp, strerror(errno));
     if (rename(tmp, name) != 0)
         die(EXIT_RUNTIME, "checkpoint: rename %s -> %s: %s", tmp, name, strerror(errno));
     err_ctx()->partial = NULL;
+    if (m == MUT_CKPT_STRAY) {
+        char stray[4600];
+        snprintf(stray, sizeof stray, "%s/h5dlio-mutant.stray", k->cfg->checkpoint_folder);
+        if (write_atomic(stray, "x", 1) != 0)
+            die(EXIT_RUNTIME, "%s: %s", stray, strerror(errno));
+    }
+    k->mutated |= m != MUT_NONE;
     trace_end(tr);
     ev->files++;
     ev->bytes += io.bytes;

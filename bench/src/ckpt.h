@@ -30,6 +30,7 @@ typedef struct {
     int64_t nev, cap;
     int hdf5;  /* checkpoint-format hdf5: the states go to one HDF5 file (ckpth5.c) instead of torch.save files */
     h5ck_t h5;
+    int mutated; /* a checkpoint mutant (mutate.h) has fired on this rank */
 } ckpt_t;
 
 /* Every rank: the folder (DLIO: os.makedirs(exist_ok=True) on every rank), this rank's states. */

@@ -1,5 +1,6 @@
 /* Options table, defaults, file/--set parsing and whole-config validation. Nothing else parses config. */
 #include "config.h"
+#include "mutate.h"
 #include "tree.h"
 #include <ctype.h>
 #include <errno.h>
@@ -1025,6 +1026,13 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
         return fail(err, "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
                     "release tag; entries: %s)", c->dlio_version, dlio_entry_list());
     if (load_pass(c, path, entry, nset, sets, err, e, nearest)) return -1;
+    /* a mutant (mutate.h): only from the environment, never from a config, a --set or the harness */
+    const char *mut = getenv("H5DLIO_MUTATE");
+    if ((c->mutant = mutant_lookup(mut)) < 0)
+        return fail(err, "environment variable H5DLIO_MUTATE: '%s' is not a mutant (h5dlio --mutants lists them)", mut);
+    if (c->mutant)
+        warn(c, "MUTANT '%s' INJECTED (H5DLIO_MUTATE): %s. This run diverges from DLIO on purpose: a test of the "
+             "validator, never a measurement", MUTANTS[c->mutant].name, MUTANTS[c->mutant].what);
     if (nearest) {
         char w[512];
         dlio_nearest_warning(w, sizeof w, c->dlio_version, e);
@@ -1514,6 +1522,10 @@ char *config_to_json(const config_t *c)
     }
     sb_printf(&b, ", \"dlio-entry\": ");
     sb_json_str(&b, c->dlio_entry);
+    if (c->mutant) {
+        sb_printf(&b, ", \"mutant\": ");
+        sb_json_str(&b, MUTANTS[c->mutant].name);
+    }
     sb_printf(&b, ", \"dlio-entry-nearest\": %s, \"warnings\": [", c->dlio_nearest ? "true" : "false");
     int first = 1;
     for (const char *w = c->warnings; *w;) {

@@ -72,6 +72,7 @@ typedef struct {
     char output_folder[4096], output_csv_name[256];
     int output_ranks_data, quiet, record_samples, overwrite, reuse_data_folder;
     int64_t fault_skip_read;
+    int mutant; /* mutate.h: a divergence injected on purpose (H5DLIO_MUTATE, validator tests only); 0: none */
     /* where the values came from (not options) */
     int source;
     char config_path[4096];

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "gen.h"
+#include "mutate.h"
 #include "util.h"
 #include <errno.h>
 #include <math.h>
@@ -182,6 +183,9 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
     const config_t *c = L->cfg;
     int64_t d1, d2;
     layout_dims(L, phase, i, &d1, &d2);
+    int mutated = phase == PH_TRAIN && i == 0; /* MUTANTS gen-dims, gen-chunk (mutate.h): training file 0 only */
+    if (mutated && c->mutant == MUT_GEN_DIMS)
+        d2 += 1;
     const driver_t *drv = driver_select(c, 1);
     hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
     hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
@@ -199,6 +203,17 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
     } else if (c->chunking) { /* DLIO 2.0.0: c = ceil(sqrt(chunk_size)), capped (here at each sample dimension) */
         hsize_t cd = (hsize_t)ceil(sqrt((double)c->chunk_size));
         hsize_t chunk[3] = {1, cd < (hsize_t)d1 ? cd : (hsize_t)d1, cd < (hsize_t)d2 ? cd : (hsize_t)d2};
+        H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
+    }
+    if (mutated && c->mutant == MUT_GEN_CHUNK) { /* contiguous: one chunk per sample; chunked: half the last dim */
+        hsize_t chunk[3] = {1, (hsize_t)d1, (hsize_t)d2};
+        if (H5_CHECK(H5Pget_layout(dcpl), path, EXIT_RUNTIME) == H5D_CHUNKED) {
+            H5_CHECK(H5Pget_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
+            if (chunk[2] > 1)
+                chunk[2] /= 2;
+            else
+                chunk[1] = chunk[1] > 1 ? chunk[1] / 2 : chunk[1];
+        }
         H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
     }
     if (c->compression && (c->chunking || c->nchunk_dims))

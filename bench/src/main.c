@@ -3,6 +3,7 @@
 #include "config.h"
 #include "gen.h"
 #include "layout.h"
+#include "mutate.h"
 #include "reader.h"
 #include "report.h"
 #include "run.h"
@@ -10,6 +11,7 @@
 #include "util.h"
 #include "vol.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,7 @@ typedef struct {
     const char *config;
     char **sets;  /* --set strings (argv's) and h5bench runner-form arguments as "key=value" (owned, in own[]) */
     char **own;
-    int nsets, nown, entry, dry_run, help, version, dlio_entries;
+    int nsets, nown, entry, dry_run, help, version, dlio_entries, mutants;
     int dry_ranks; /* --ranks N: validate as for N ranks (--dry-run) */
     char argerr[CFG_ERRLEN];
 } args_t;
@@ -41,6 +43,8 @@ static void parse_args(int argc, char **argv, args_t *a)
             a->dry_run = 1;
         else if (!strcmp(s, "--dlio-entries"))
             a->dlio_entries = 1;
+        else if (!strcmp(s, "--mutants")) /* not in --help: the mutants' table, for `make mutants` (mutate.h) */
+            a->mutants = 1;
         else if (!strcmp(s, "--ranks")) {
             char *end = NULL;
             long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
@@ -199,6 +203,11 @@ static int front_end(const args_t *a, const char *prog, int *rc)
         print_version();
     else if (a->dlio_entries)
         *rc = print_dlio_entries(a);
+    else if (a->mutants) {
+        char *j = mutants_json();
+        fputs(j, stdout);
+        free(j);
+    }
     else
         return 0;
     return 1;
@@ -344,7 +353,27 @@ static void read_epoch(job_t *J, int phase, int64_t epoch)
     run_read_phase(&J->R, phase, epoch, &log->st[log->n++]);
 }
 
-static void phase_train(job_t *J, int64_t epoch) { read_epoch(J, PH_TRAIN, epoch); }
+static void phase_train(job_t *J, int64_t epoch)
+{
+    read_epoch(J, PH_TRAIN, epoch);
+    const config_t *c = &J->cfg;
+    /* MUTANTS data-stat, data-write, cwd-write (mutate.h) */
+    if (c->mutant == MUT_DATA_STAT && J->rank == 0 && epoch == 1) {
+        char path[4600];
+        struct stat st;
+        layout_path(&J->L, PH_TRAIN, 0, path, sizeof path);
+        if (stat(path, &st) != 0)
+            die(EXIT_RUNTIME, "MUTANT data-stat: %s: %s", path, strerror(errno));
+    }
+    if ((c->mutant == MUT_DATA_WRITE || c->mutant == MUT_CWD_WRITE) && J->rank == 0 && epoch == 1) {
+        char path[8600] = "h5dlio-mutant.tmp";
+        if (c->mutant == MUT_DATA_WRITE)
+            snprintf(path, sizeof path, "%s/%s/h5dlio-mutant.tmp", c->data_folder, c->train_data_folder);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) != 0)
+            die(EXIT_RUNTIME, "MUTANT %s: %s: %s", MUTANTS[c->mutant].name, path, strerror(errno));
+    }
+}
 
 static int want_checkpoint(const job_t *J, int64_t epoch) { return ckpt_after_epoch(&J->cfg, epoch); }
 

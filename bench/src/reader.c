@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "reader.h"
+#include "mutate.h"
 #include "trace.h"
 #include "util.h"
 #include <errno.h>
@@ -76,6 +77,8 @@ static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t
             path, dname, (unsigned long long)dims[0], (long long)sample,
             (long long)r->cfg->num_samples_per_file);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
+    if (r->mut_offset && dims[2] > 1) /* MUTANT read-offset */
+        start[2] = 1, count[2] = dims[2] - 1;
     H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path, EXIT_RUNTIME);
     hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path, EXIT_RUNTIME); /* like h5py: dset[i] is (d1, d2) */
     size_t need = (size_t)(dims[1] * dims[2]);
@@ -170,6 +173,19 @@ static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample
     acc->opens += 1;
 }
 
+/* MUTANTS read-offset, extra-open (mutate.h): at the armed reader's 2nd sample read; extra-open opens and closes
+ * the file once more here, read-offset shifts the read (read_dataset). */
+static void mutate_read(sample_reader_t *r, const char *path)
+{
+    const int m = r->cfg->mutant;
+    r->mut_offset = 0;
+    if (!r->mut_armed || (m != MUT_READ_OFFSET && m != MUT_EXTRA_OPEN) || ++r->mut_reads != 2)
+        return;
+    r->mut_offset = m == MUT_READ_OFFSET;
+    if (m == MUT_EXTRA_OPEN)
+        H5_CHECK(H5Fclose(H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT)), path, EXIT_RUNTIME);
+}
+
 void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
 {
     const config_t *c = r->cfg;
@@ -180,6 +196,7 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     void *tr = trace_begin("read_sample");
     trace_int(tr, "file", file);
     trace_int(tr, "sample", sample);
+    mutate_read(r, path);
     r->read_sample(r, path, sample, acc);
     trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
@@ -225,6 +242,7 @@ void tf_thread_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     void *tr = trace_begin("read_sample");
     trace_int(tr, "file", file);
     trace_int(tr, "sample", sample);
+    mutate_read(r, path);
     int64_t pos = r->slot[file];
     if (pos < 0) {
         pos = r->slot[file] = r->nopen++;
@@ -330,6 +348,7 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
             trace_int(tr, "reader_process", index);
             trace_end(tr);
             sample_reader_init(&r, c, L, (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u + (uint64_t)index + 1));
+            r.mut_armed = rank == 0 && index == 0;
             started = 1;
             continue;
         }

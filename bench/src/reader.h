@@ -28,6 +28,10 @@ struct sample_reader {
      * order (slot[file] = position in ofile/ohid, -1: never opened), and image_processed */
     int64_t *slot, *ofile, nopen, nslots, processed;
     hid_t *ohid;
+    /* MUTANTS read-offset, extra-open (mutate.h): the reader that may diverge (rank 0's own, or its first reader
+     * process), its sample reads so far, and whether this read starts one element further */
+    int mut_armed, mut_offset;
+    int64_t mut_reads;
 };
 
 void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed);

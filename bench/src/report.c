@@ -2,6 +2,7 @@
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
 #include "report.h"
+#include "mutate.h"
 #include "util.h"
 #include <errno.h>
 #include <math.h>
@@ -596,6 +597,10 @@ int report_write(const results_t *r)
               "\"mpi_library\": ",
               H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
     sb_json_str(&js, mpiver);
+    if (c->mutant) { /* first, in the header: a mutated run is never mistaken for a measurement */
+        sb_printf(&js, ", \"mutant\": ");
+        sb_json_str(&js, MUTANTS[c->mutant].name);
+    }
     char *vj = vol_json(r->vol);
     sb_printf(&js, ", \"vol\": %s", vj);
     free(vj);

@@ -1,4 +1,5 @@
 #include "run.h"
+#include "mutate.h"
 #include "tfsplit.h"
 #include "trace.h"
 #include "util.h"
@@ -36,6 +37,34 @@ static int64_t fault_skip(runner_t *R, int64_t n)
     return skip;
 }
 
+/* MUTANTS (mutate.h) that change what a loader reads for batch k of rank 0's first training epoch: the samples to
+ * read, in R->mut (or the plan's batch itself); *n: how many. Every loader reads through it. */
+static const int64_t *read_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n)
+{
+    const int64_t *idx = batch_of(P, k);
+    const int m = R->cfg->mutant;
+    *n = batch_len(P, k);
+    if (!m || R->rank != 0 || P->phase != PH_TRAIN || P->epoch != 1)
+        return idx;
+    if (m == MUT_SWAP_BATCHES && k < 2 && P->batches >= 2) {
+        *n = batch_len(P, 1 - k);
+        return batch_of(P, 1 - k);
+    }
+    int pad = m == MUT_TF_PADDING && P->bflags && (P->bflags[k] & TF_LAST);
+    if (!pad && !(k == 1 && (m == MUT_SKIP_READ || m == MUT_EXTRA_READ || m == MUT_SWAP_SAMPLES)))
+        return idx;
+    int64_t len = *n;
+    R->mut = xrealloc(R->mut, ((size_t)len + 1) * sizeof *R->mut, "a mutated batch");
+    memcpy(R->mut, idx, (size_t)len * sizeof *idx);
+    if (m == MUT_SKIP_READ && len > 0)
+        memmove(R->mut, R->mut + 1, (size_t)(len - 1) * sizeof *idx), *n = len - 1;
+    else if ((m == MUT_EXTRA_READ || pad) && len > 0)
+        R->mut[len] = R->mut[0], *n = len + 1;
+    else if (m == MUT_SWAP_SAMPLES && len > 1)
+        R->mut[0] = idx[1], R->mut[1] = idx[0];
+    return R->mut;
+}
+
 static void log_batch(runner_t *R, const epoch_plan_t *P, int64_t k, const char *use)
 {
     if (!R->samples_log)
@@ -53,14 +82,16 @@ static void log_batch(runner_t *R, const epoch_plan_t *P, int64_t k, const char 
 static void in_rank_open(runner_t *R)
 {
     sample_reader_init(&R->reader, R->cfg, R->L, (uint32_t)(R->cfg->random_seed * 7919u + (uint64_t)R->rank * 131u));
+    R->reader.mut_armed = R->rank == 0;
 }
 
 static void in_rank_close(runner_t *R) { sample_reader_close(&R->reader); }
 
 static void in_rank_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
 {
-    const int64_t *idx = batch_of(P, k);
-    int64_t n = batch_len(P, k), skip = fault_skip(R, n);
+    int64_t n;
+    const int64_t *idx = read_batch(R, P, k, &n);
+    int64_t skip = fault_skip(R, n);
     for (int64_t i = 0; i < n; i++)
         if (i != skip)
             sample_reader_read(&R->reader, P->phase, idx[i], acc);
@@ -81,8 +112,9 @@ static const loader_ops_t LOADER_IN_RANK = {.name = "in-rank",
  * flight, one more is handed out per batch consumed. */
 static void pool_hand_out(runner_t *R, epoch_plan_t *P)
 {
-    int64_t k = P->issued++, n = batch_len(P, k);
-    pool_send(R->pool, (int)(k % R->pool->n), P->phase, k, batch_of(P, k), n, fault_skip(R, n));
+    int64_t k = P->issued++, n;
+    const int64_t *idx = read_batch(R, P, k, &n);
+    pool_send(R->pool, (int)(k % R->pool->n), P->phase, k, idx, n, fault_skip(R, n));
 }
 
 static void pool_start_epoch(runner_t *R, epoch_plan_t *P)
@@ -117,8 +149,9 @@ static const loader_ops_t LOADER_POOL = {
  * plays it: one generator's open-file map across its batches (reader/reader_handler.py:80-109) */
 static void tf_in_rank_load(runner_t *R, epoch_plan_t *P, int64_t k, io_acc_t *acc)
 {
-    const int64_t *idx = batch_of(P, k);
-    int64_t n = batch_len(P, k), skip = fault_skip(R, n);
+    int64_t n;
+    const int64_t *idx = read_batch(R, P, k, &n);
+    int64_t skip = fault_skip(R, n);
     if (P->bflags[k] & TF_FIRST)
         tf_thread_begin(&R->reader, config_phase(R->cfg, P->phase).num_files);
     for (int64_t i = 0; i < n; i++)
@@ -143,8 +176,9 @@ static const loader_ops_t LOADER_TF_IN_RANK = {.name = "tf-in-rank",
  * where steps end before the batches do). */
 static void tf_pool_hand_out(runner_t *R, epoch_plan_t *P)
 {
-    int64_t k = P->issued++, n = batch_len(P, k);
-    pool_send_tf(R->pool, P->bthr[k], P->phase, k, batch_of(P, k), n, fault_skip(R, n), P->bflags[k],
+    int64_t k = P->issued++, n;
+    const int64_t *idx = read_batch(R, P, k, &n);
+    pool_send_tf(R->pool, P->bthr[k], P->phase, k, idx, n, fault_skip(R, n), P->bflags[k],
                  config_phase(R->cfg, P->phase).num_files);
 }
 
@@ -245,7 +279,7 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     const config_t *c = R->cfg;
     const int64_t F = config_phase(c, P->phase).num_files, spf = c->num_samples_per_file, bs = P->bs;
     tf_split_t sp = tf_split(F * spf, R->nranks, c->read_threads);
-    uint32_t seed = (uint32_t)(c->seed_change_epoch ? c->random_seed + P->epoch : c->random_seed);
+    uint32_t seed = (uint32_t)(c->seed_change_epoch ? R->seed + P->epoch : R->seed);
     int64_t *files = R->tf.files[P->phase];
     /* reconfigure(epoch) before the epoch's training: one seeding, the training list then the evaluation list
      * (utils/config.py:368-376); the epoch's evaluation reads that evaluation list */
@@ -361,6 +395,8 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->L = L;
     R->rank = rank;
     R->nranks = nranks;
+    /* MUTANT rank-seed (mutate.h): the last rank shuffles with another seed */
+    R->seed = c->random_seed + (c->mutant == MUT_RANK_SEED && rank == nranks - 1);
     R->pool = pool && pool->n > 0 ? pool : NULL;
     int tf = c->data_loader == LOADER_TENSORFLOW;
     R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
@@ -393,7 +429,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
     for (int ph = 0; ph < NPHASES; ph++) {
         int64_t total = config_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
-        sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)c->random_seed,
+        sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)R->seed,
                      random_seed + (uint32_t)rank, total, rank, nranks);
     }
     nprand_seed(&R->compute_rng, (uint32_t)(c->random_seed * 104729u + (uint64_t)rank));
@@ -413,6 +449,7 @@ void runner_free(runner_t *R)
     free(R->tf.bthr);
     free(R->tf.bflags);
     free(R->rr_order);
+    free(R->mut);
     shard_free(&R->shard);
 }
 
@@ -466,6 +503,9 @@ void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     epoch_plan_t P = {
         .phase = phase, .epoch = epoch, .order = s->out, .nout = s->nout, .bs = config_phase(R->cfg, phase).batch_size};
     R->ordering->plan(R, &P);
+    /* MUTANT eval-step-dropped (mutate.h): rank 0's last evaluation step of epoch 1 is neither read nor taken */
+    if (R->cfg->mutant == MUT_EVAL_STEP && R->rank == 0 && phase == PH_EVAL && epoch == 1 && P.steps > 0)
+        P.batches = P.fetched = P.steps = P.steps - 1;
     R->loader->start(R, &P);
     double t0 = now();
     for (int64_t k = 0; k < P.fetched; k++) run_step(R, &P, k, st, &t0);
@@ -492,7 +532,8 @@ void run_prewarm(runner_t *R, int64_t epoch)
     trace_int(tr, "epoch", epoch);
     epoch_plan_t P = {.phase = PH_TRAIN, .epoch = epoch, .bs = R->cfg->batch_size};
     R->ordering->plan(R, &P);
-    if (P.batches > 0) {
+    /* MUTANT prewarm-dropped (mutate.h): rank 0 reads nothing in the pre-warm before epoch 1 */
+    if (P.batches > 0 && !(R->cfg->mutant == MUT_PREWARM_DROP && R->rank == 0 && epoch == 1)) {
         P.batches = P.fetched = 1; /* the loader hands out and reads batch 0 only */
         R->loader->start(R, &P);
         R->loader->load(R, &P, 0, &R->prewarm.io);

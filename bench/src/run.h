@@ -77,6 +77,8 @@ struct runner {
     ckpt_t *ckpt;         /* checkpointing: DLIO's checkpoints after training steps (NULL: none) */
     int64_t last_step;    /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
     int64_t reads_done;   /* fault-skip-read bookkeeping */
+    int64_t seed;         /* random_seed (another one on one rank: MUTANT rank-seed) */
+    int64_t *mut;         /* a mutated batch (mutate.h; NULL: no mutant) */
     struct {              /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
         int64_t *files[2]; /* file_list_train, file_list_eval: shuffled in place, train then eval from one seeding,
                             * at every epoch with file_shuffle (compounds; utils/config.py:368-376) */

@@ -379,6 +379,10 @@ typedef struct {
 static ssize_t raw_write(pyfile_t *f, const uint8_t *p, size_t n)
 {
     ssize_t r;
+    if (f->io->mut_split && n > 1) { /* MUTANT ckpt-split: this write's first half, as a call of its own */
+        f->io->mut_split = 0;
+        n /= 2;
+    }
     do r = write(f->fd, p, n);
     while (r < 0 && errno == EINTR);
     if (r < 0)
@@ -645,7 +649,8 @@ int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t 
     le16(end + 8, (uint32_t)n), le16(end + 10, (uint32_t)n);
     le32(end + 12, cd.len >= U32MAX ? U32MAX : (uint32_t)cd.len);
     le32(end + 16, (uint64_t)ofs >= U32MAX ? U32MAX : (uint32_t)ofs);
-    if (py_write(&f, cd.b, cd.len) || py_write(&f, e64, 56) || py_write(&f, loc, 20) || py_write(&f, end, 22) ||
+    if (py_write(&f, cd.b, cd.len) || py_write(&f, e64, 56) || py_write(&f, loc, 20) ||
+        py_write(&f, end, io->mut_short ? 21 : 22) || /* MUTANT ckpt-short: the end record's last byte not written */
         py_flush(&f))
         goto out;
     rc = 0;

@@ -50,6 +50,8 @@ int64_t ts_file_size(const ts_state_t *s);
 typedef struct {
     int64_t writes, bytes; /* write(2) calls and bytes */
     int64_t reads, rbytes; /* read(2) calls and bytes (ts_load) */
+    int mut_split, mut_short; /* MUTANTS ckpt-split, ckpt-short (mutate.h): the first write in two calls; the file's
+                               * last byte not written */
 } ts_io_t;
 
 /* Write the file to fd (opened for writing, empty) through a buffer of bufsize bytes (CPython: the file's

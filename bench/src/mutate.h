@@ -1,0 +1,49 @@
+/* Mutants: one named divergence from DLIO injected into the kernel, to attack the validator (`make mutants`,
+ * docs/mutants.md). Chosen only by the environment variable H5DLIO_MUTATE (the harness never sets it; no --set key,
+ * not in --help); a mutated run warns on rank 0 and names its mutant in output.json ("mutant"). The table below is
+ * the one list of mutants: each one's name, what it does, the checks meant to catch it and the workload families it
+ * applies to (`h5dlio --mutants` prints it as JSON for the driver, fidelity/mutants.py). Each hook is one `if` at the
+ * single point of the kernel where its divergence belongs. */
+#ifndef H5DLIO_MUTATE_H
+#define H5DLIO_MUTATE_H
+
+typedef enum {
+    MUT_NONE = 0,
+    MUT_SKIP_READ,       /* run.c   read_batch */
+    MUT_EXTRA_READ,      /* run.c   read_batch */
+    MUT_SWAP_SAMPLES,    /* run.c   read_batch */
+    MUT_SWAP_BATCHES,    /* run.c   read_batch */
+    MUT_TF_PADDING,      /* run.c   read_batch */
+    MUT_EVAL_STEP,       /* run.c   run_read_phase */
+    MUT_RANK_SEED,       /* run.c   runner_init */
+    MUT_PREWARM_DROP,    /* run.c   run_prewarm */
+    MUT_READ_OFFSET,     /* reader.c read_dataset */
+    MUT_EXTRA_OPEN,      /* reader.c sample_reader_read / tf_thread_read */
+    MUT_DATA_WRITE,      /* main.c  phase_train */
+    MUT_CWD_WRITE,       /* main.c  phase_train */
+    MUT_DATA_STAT,       /* main.c  phase_train */
+    MUT_GEN_CHUNK,       /* gen.c   write_one */
+    MUT_GEN_DIMS,        /* gen.c   write_one */
+    MUT_CKPT_STRAY,      /* ckpt.c  save_file */
+    MUT_CKPT_SHORT,      /* ckpt.c  save_file -> torchsave.c ts_save_fill */
+    MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write */
+    MUT_CKPT_FSYNC,      /* ckpt.c  save_file */
+    MUT_COUNT
+} mutant_id_t;
+
+typedef struct {
+    const char *name;
+    const char *what;     /* the divergence, as it happens */
+    const char *checks;   /* the checks meant to catch it: verdict check names, '*' a wildcard, space-separated */
+    const char *families; /* space-separated: pytorch (DLIO 2.0.0 PyTorch: unet3d), tf (DLIO 2.0.0 TensorFlow: bert),
+                           * tf-eval (the same with evaluation: cosmoflow_eval), checkpoint (unet3d_checkpoint),
+                           * dlio3 (MLCommons DLIO 3.x) */
+} mutant_t;
+
+extern const mutant_t MUTANTS[MUT_COUNT];
+
+/* The mutant named `name` (MUT_NONE for NULL or ""), or -1: no such mutant. */
+int mutant_lookup(const char *name);
+/* The table as JSON (malloc'd). */
+char *mutants_json(void);
+#endif

@@ -1,0 +1,364 @@
+"""python -m fidelity.mutants: the mutation matrix (issue 24). Attacks the validator with one injected divergence at a
+time: for each workload family, one side-by-side run (the baseline, which must PASS) gives the DLIO side; then for
+every mutant that applies to the family, the kernel side is run again with the mutant injected (H5DLIO_MUTATE, read
+by the kernel only: bench/src/mutate.h holds the one table of mutants, printed by `h5dlio --mutants`), the DLIO side
+reused (--reuse-dlio), and validated. A mutant is killed when the verdict FAILs, validation exits non-zero and a
+check meant to catch it (its table row) is among the failures. Results: fidelity/mutants.{json,md}.
+
+Exit status: 0 every mutant run was killed by its intended check, 1 one survived (or a run or a baseline failed),
+2 bad options."""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common.fileio import write_json_atomic, write_text_atomic
+
+REPO = Path(__file__).resolve().parent.parent
+KERNEL = REPO / "build" / "h5dlio"
+
+# family -> (workload, what it stands for); a family without a workload cannot run here (the reason)
+FAMILIES = {
+    "pytorch": ("unet3d", "DLIO 2.0.0, PyTorch loader (4 reader processes; the Log VFD's rt0 launch in order)"),
+    "tf": ("bert", "DLIO 2.0.0, TensorFlow loader (1 reader thread, file and sample shuffle)"),
+    "checkpoint": ("unet3d_checkpoint", "DLIO 2.0.0, PyTorch loader with a checkpoint after each epoch"),
+    "tf-eval": ("cosmoflow_eval", "DLIO 2.0.0, TensorFlow loader with evaluation (none of the others evaluates)"),
+}
+NOT_HERE = {
+    "dlio3": "needs an MLCommons DLIO 3.x checkout (DLIO=<checkout>), not installed on this machine",
+}
+
+
+def mutant_table(kernel: Path = KERNEL) -> list[dict]:
+    """The kernel's table of mutants (the one place they are listed): name, what, checks, families."""
+    p = subprocess.run([str(kernel), "--mutants"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError(f"{kernel} --mutants: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    rows = json.loads(p.stdout)
+    for r in rows:
+        r["checks"], r["families"] = r["checks"].split(), r["families"].split()
+    return rows
+
+
+def killed_by(failed: list[str], patterns: list[str]) -> list[str]:
+    """The failed checks a mutant's intended patterns name."""
+    return [f for f in failed if any(fnmatch.fnmatchcase(f, p) for p in patterns)]
+
+
+def _harness(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log: Path, env: dict,
+             extra: list[str]) -> tuple[int, Path | None, float]:
+    """One `python -m harness run`; its exit status, run directory (None: none made) and wall time."""
+    ptr = runs / f".last-{workload}"
+    ptr.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", scale, "--ranks", str(ranks),
+            "--runs-dir", str(runs), "--dlio-venv", str(venv), "--print-run-dir", str(ptr), *extra]
+    t0 = time.time()
+    with open(log, "w") as out:
+        rc = subprocess.run(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    return rc, Path(ptr.read_text().strip()) if ptr.exists() else None, time.time() - t0
+
+
+def _validate(run: Path, log: Path) -> tuple[int, dict | None, float]:
+    t0 = time.time()
+    with open(log, "a") as out:
+        rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
+                            stderr=subprocess.STDOUT).returncode
+    try:
+        v = json.loads((run / "verdict.json").read_text())
+    except (OSError, ValueError):
+        v = None
+    return rc, v, time.time() - t0
+
+
+def _failed(v: dict | None) -> list[str]:
+    return [c["name"] for c in (v or {}).get("checks", []) if c["status"] == "fail" and c.get("required", True)]
+
+
+def _dlio_wall(run: Path) -> float:
+    m = json.loads((run / "manifest.json").read_text())
+    return sum(r.get("wall_s", 0.0) for n, r in m["steps"].items() if n.startswith("dlio."))
+
+
+def _injected(run: Path, name: str) -> bool:
+    """Every kernel launch that wrote an output.json names the mutant (it was injected, not silently ignored)."""
+    outs = [p for p in (run / "kernel").glob("*/out/output.json") if p.parent.parent.name != "generate"]
+    return bool(outs) and all(json.loads(p.read_text()).get("mutant") == name for p in outs)
+
+
+def baseline(fam: str, a, say) -> dict:
+    wl = FAMILIES[fam][0]
+    runs = a.runs_dir / fam
+    runs.mkdir(parents=True, exist_ok=True)
+    given = a.baselines.get(fam)
+    if given:
+        say(f"mutants: {fam}: baseline {given} (given)")
+        m = json.loads((given / "manifest.json").read_text())
+        rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
+            r.get("wall_s", 0.0) for r in m["steps"].values())
+        if m["workload"]["name"] != wl:
+            return {"family": fam, "workload": wl, "run": str(given), "verdict": "error",
+                    "detail": f"--baseline {fam}={given}: a run of {m['workload']['name']}, not {wl}"}
+    else:
+        env = {k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}
+        say(f"mutants: {fam}: baseline {wl} (both sides) ...")
+        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, a.dlio_venv, runs / "baseline.log", env, [])
+    row = {"family": fam, "workload": wl, "harness_rc": rc, "run": str(run) if run else None,
+           "harness_s": round(wall, 1), "given": bool(given)}
+    if run is None or rc != 0:
+        return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
+    vrc, v, vwall = _validate(run, runs / "baseline.log")
+    row.update(validate_rc=vrc, validate_s=round(vwall, 1), verdict=(v or {}).get("verdict", "error"),
+               failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"))
+    say(f"mutants: {fam}: baseline verdict {row['verdict']} (DLIO side {row['dlio_side_s']} s, "
+        f"run {row['harness_s']} s)")
+    return row
+
+
+def one(fam: str, base: Path, mut: dict, a, say) -> dict:
+    wl = FAMILIES[fam][0]
+    runs = a.runs_dir / fam
+    log = runs / f"{mut['name']}.log"
+    env = {**os.environ, "H5DLIO_MUTATE": mut["name"]}
+    t0 = time.time()
+    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, a.dlio_venv, log, env, ["--reuse-dlio", str(base)])
+    row = {"mutant": mut["name"], "family": fam, "workload": wl, "intended": mut["checks"], "harness_rc": rc,
+           "run": str(run) if run else None, "kernel_s": round(wall, 1)}
+    if run is None:
+        return {**row, "status": "error", "detail": f"no run directory (harness exit {rc}): see {log}"}
+    vrc, v, vwall = _validate(run, log)
+    failed = _failed(v)
+    hits = killed_by(failed, mut["checks"])
+    verdict = (v or {}).get("verdict", "error")
+    injected = _injected(run, mut["name"])
+    if not injected:
+        status = "error"
+    elif verdict == "fail" and vrc != 0 and hits:
+        status = "killed"
+    elif verdict == "fail" and vrc != 0:
+        status = "killed-elsewhere"  # caught, but not by the check meant to catch it: a finding too
+    else:
+        status = "survived"
+    row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
+               injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
+               failed_steps=[n for n, r in json.loads((run / "manifest.json").read_text())["steps"].items()
+                             if r.get("status") != "ok"])
+    say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
+        f"intended {' '.join(mut['checks'])}; failed {', '.join(failed) or 'none'}) in {row['total_s']} s")
+    return row
+
+
+def merged(old: dict, new: dict, table: list[dict]) -> dict:
+    """new's cells (mutant x family), baselines and not-run rows replace old's; the rest of old is kept; the table is
+    the kernel's whole table; each invocation is listed."""
+    cells = {(r["mutant"], r["family"]) for r in new["results"] + new["not_run"]}
+    fams = {b["family"] for b in new["baselines"]}
+    order = {t["name"]: i for i, t in enumerate(table)}
+    fam_order = {f: i for i, f in enumerate(FAMILIES)}
+
+    def key(r: dict) -> tuple:
+        return fam_order.get(r["family"], 99), order.get(r["mutant"], 99)
+    out = {**old, "table": table,
+           "results": sorted([r for r in old["results"] if (r["mutant"], r["family"]) not in cells] + new["results"],
+                             key=key),
+           "not_run": sorted([r for r in old["not_run"] if (r["mutant"], r["family"]) not in cells] + new["not_run"],
+                             key=key),
+           "baselines": sorted([b for b in old["baselines"] if b["family"] not in fams] + new["baselines"],
+                               key=lambda b: fam_order.get(b["family"], 99)),
+           "invocations": old.get("invocations", [{k: old[k] for k in ("kernel_revision", "started", "finished",
+                                                                       "wall_s")}]) + new["invocations"]}
+    if new["findings"]:
+        out["findings"] = new["findings"]
+    return out
+
+
+STATUS = {"killed": "**killed**", "killed-elsewhere": "caught, not by its check", "survived": "**SURVIVED**",
+          "error": "error", "not-run": "not run"}
+
+
+def render_md(m: dict) -> str:
+    L = ["# The mutation matrix (issue 24)", "",
+         "Generated by `make mutants` (`python -m fidelity.mutants`); do not edit by hand. Each mutant is one "
+         "divergence injected into the kernel (`H5DLIO_MUTATE=<name>`; the table is `bench/src/mutate.c`, printed by "
+         "`h5dlio --mutants`; docs/mutants.md). Per workload family one side-by-side run (the baseline, which must "
+         "PASS) gives the DLIO side, reused by every mutant (`--reuse-dlio`); the kernel side is run with the mutant "
+         "under every profile here, then validated (`python -m validate`). **killed**: the verdict FAILs, validation "
+         "exits non-zero and a check meant to catch the mutant is among the failures.", "",
+         f"DLIO {m['dlio']}, scale {m['scale']}, {m['ranks']} ranks, profiles {', '.join(m['profiles'])} "
+         f"({m['profiles_note']}).", ""]
+    for i in m.get("invocations") or [m]:
+        what = (f": families {', '.join(i['families'])}; mutants {', '.join(i['mutants'])}"
+                + (f" (baselines given: {', '.join(i['baselines_given'])})" if i.get("baselines_given") else "")
+                if "families" in i else "")
+        L.append(f"- kernel {i['kernel_revision']}, {i['started']} - {i['finished']}, {i['wall_s']:.0f} s{what}")
+    L += ["",
+         "## Baselines", "", "| family | workload | verdict | DLIO side (s) | run (s) | validate (s) |",
+         "|---|---|---|---:|---:|---:|"]
+    for b in m["baselines"]:
+        L.append(f"| {b['family']} | {b['workload']} | {b.get('verdict')} | {b.get('dlio_side_s', '')} | "
+                 f"{b.get('harness_s', '')} | {b.get('validate_s', '')} |")
+    fams = [b["family"] for b in m["baselines"]]
+    L += ["", "## Mutant x family", "",
+          "| mutant | what | meant to be caught by | " + " | ".join(fams) + " |",
+          "|---|---|---|" + "---|" * len(fams)]
+    by = {(r["mutant"], r["family"]): r for r in m["results"]}
+    for t in m["table"]:
+        cells = []
+        for f in fams:
+            r = by.get((t["name"], f))
+            if r is None:
+                cells.append("n/a")
+            elif r["status"] in ("killed", "killed-elsewhere"):
+                cells.append(f"{STATUS[r['status']]} by {', '.join(r['killed_by'] or r['failed'][:4])}"
+                             + (f" (+{len(r['failed']) - len(r['killed_by'])} more)"
+                                if r["status"] == "killed" and len(r["failed"]) > len(r["killed_by"]) else ""))
+            else:
+                cells.append(f"{STATUS[r['status']]}" + (f": {r.get('detail', '')}" if r.get("detail") else ""))
+        L.append(f"| `{t['name']}` | {t['what']} | {' '.join(t['checks'])} | " + " | ".join(cells) + " |")
+    if m["not_run"]:
+        L += ["", "## Not run here", ""]
+        L += [f"- `{n['mutant']}` ({n['family']}): {n['reason']}" for n in m["not_run"]]
+    L += ["", "## Every run", "", "| mutant | family | status | verdict | validate exit | kernel side (s) | "
+          "validate (s) | failed checks |", "|---|---|---|---|---:|---:|---:|---|"]
+    for r in m["results"]:
+        L.append(f"| `{r['mutant']}` | {r['family']} | {r['status']} | {r.get('verdict')} | {r.get('validate_rc')} | "
+                 f"{r.get('kernel_s')} | {r.get('validate_s')} | {', '.join(r.get('failed', []))} |")
+    if m.get("findings"):
+        L += ["", "## Findings (survivors and misses)", ""] + [f"- {x}" for x in m["findings"]]
+    return "\n".join(L) + "\n"
+
+
+def _revision() -> str:
+    p = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    d = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                       text=True)
+    return p.stdout.strip() + (" (uncommitted changes)" if d.stdout.strip() else "")
+
+
+def _int(var: str, opt: str):
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{var}={text} ({opt}): not a whole number") from None
+    return parse
+
+
+def setup_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of {','.join(FAMILIES)}")
+    p.add_argument("--mutants", default="", help="comma-separated subset of the kernel's mutants (default: all)")
+    p.add_argument("--scale", default="tiny")
+    p.add_argument("--ranks", type=_int("RANKS", "--ranks"), default=2)
+    p.add_argument("--dlio-venv", type=Path, default=None, help="the reference DLIO venv (required unless --render)")
+    p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
+    p.add_argument("--out", type=Path, default=REPO / "fidelity", help="where mutants.json/.md go")
+    p.add_argument("--baseline", action="append", default=[], metavar="FAMILY=RUN",
+                   help="take this earlier side-by-side run of the family's workload as its baseline (validated "
+                        "again, it must PASS) instead of running one")
+    p.add_argument("--findings", type=Path, default=None,
+                   help="a JSON list of notes on survivors (written by hand after reading the runs), kept in the md")
+    p.add_argument("--merge", action="store_true",
+                   help="replace only this invocation's cells (mutant x family) in <out>/mutants.json, keep the rest")
+    p.add_argument("--render", action="store_true",
+                   help="run nothing: re-render <out>/mutants.md from <out>/mutants.json (with --findings: set them)")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fidelity.mutants", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    if a.render:
+        m = json.loads((a.out / "mutants.json").read_text())
+        if a.findings:
+            m["findings"] = json.loads(a.findings.read_text())
+            write_json_atomic(a.out / "mutants.json", m)
+        write_text_atomic(a.out / "mutants.md", render_md(m))
+        return 0
+    if a.ranks < 1:
+        print(f"mutants: error: RANKS={a.ranks} (--ranks): must be at least 1", file=sys.stderr)
+        return 2
+    fams = [f for f in a.families.split(",") if f]
+    bad = [f for f in fams if f not in FAMILIES]
+    if bad or not fams:
+        print(f"mutants: error: MUTANT_FAMILIES={a.families}: unknown {bad or 'empty list'} (known: "
+              f"{', '.join(FAMILIES)})", file=sys.stderr)
+        return 2
+    if a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists():
+        print(f"mutants: error: --dlio-venv {a.dlio_venv}: no bin/dlio_benchmark", file=sys.stderr)
+        return 2
+    try:
+        table = mutant_table()
+    except (OSError, RuntimeError, ValueError) as e:
+        print(f"mutants: error: {e} (run `make build`)", file=sys.stderr)
+        return 2
+    names = [x for x in a.mutants.split(",") if x]
+    unknown = [x for x in names if x not in {t["name"] for t in table}]
+    if unknown:
+        print(f"mutants: error: MUTANTS={a.mutants}: unknown {unknown} (known: {', '.join(t['name'] for t in table)})",
+              file=sys.stderr)
+        return 2
+    chosen = [t for t in table if not names or t["name"] in names]
+    a.baselines = {}
+    for x in a.baseline:
+        fam, _, run = x.partition("=")
+        if fam not in FAMILIES or not (Path(run) / "manifest.json").exists():
+            print(f"mutants: error: MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
+                  f"{', '.join(FAMILIES)} "
+                  "and a run directory (manifest.json)", file=sys.stderr)
+            return 2
+        a.baselines[fam] = Path(run).resolve()
+    a.runs_dir = a.runs_dir.resolve()
+    t0, started = time.time(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    say = lambda s: print(s, flush=True)  # noqa: E731
+    baselines, results = [], []
+    not_run = [{"mutant": t["name"], "family": f, "reason": NOT_HERE[f]} for t in chosen for f in t["families"]
+               if f in NOT_HERE]
+    for fam in fams:
+        muts = [t for t in chosen if fam in t["families"]]
+        if not muts:
+            continue
+        b = baseline(fam, a, say)
+        baselines.append(b)
+        if b["verdict"] != "pass":
+            not_run += [{"mutant": t["name"], "family": fam, "reason": f"the baseline did not pass ({b['verdict']}: "
+                         f"{', '.join(b.get('failed', [])) or b.get('detail', '')})"} for t in muts]
+            continue
+        for t in muts:
+            results.append(one(fam, Path(b["run"]), t, a, say))
+    inv = {"kernel_revision": _revision(), "started": started,
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
+           "families": [b["family"] for b in baselines], "mutants": [t["name"] for t in chosen],
+           "baselines_given": sorted(a.baselines)}
+    m = {"kernel_revision": inv["kernel_revision"], "dlio": "2.0.0", "scale": a.scale, "ranks": a.ranks,
+         "profiles": ["timing", "logvfd", "dftracer"], "started": started, "finished": inv["finished"],
+         "wall_s": inv["wall_s"], "invocations": [inv], "table": chosen, "baselines": baselines, "results": results,
+         "not_run": not_run, "findings": json.loads(a.findings.read_text()) if a.findings else []}
+    if a.merge and (a.out / "mutants.json").exists():
+        m = merged(json.loads((a.out / "mutants.json").read_text()), m, table)
+    man = next((Path(b["run"]) / "manifest.json" for b in baselines if b.get("run")), None)
+    if man and man.exists():
+        mm = json.loads(man.read_text())
+        m["dlio"] = mm.get("versions", {}).get("dlio", "unknown")
+        m["profiles"] = mm.get("profiles", m["profiles"])
+        m["profiles_note"] = "; ".join(f"{k} skipped: {v}" for k, v in (mm.get("skipped_profiles") or {}).items()) \
+            or "every profile"
+    else:
+        m["profiles_note"] = "no baseline ran"
+    a.out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(a.out / "mutants.json", m)
+    write_text_atomic(a.out / "mutants.md", render_md(m))
+    n_kill = sum(r["status"] == "killed" for r in results)
+    say(f"mutants: {n_kill} of {len(results)} mutant runs killed by their intended check; {len(not_run)} not run; "
+        f"{inv['wall_s']:.0f} s; {a.out / 'mutants.md'}")
+    ok = all(b["verdict"] == "pass" for b in baselines) and all(r["status"] == "killed" for r in results)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

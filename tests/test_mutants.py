@@ -1,0 +1,145 @@
+"""The kernel's mutants (bench/src/mutate.h; `make mutants`, docs/mutants.md): chosen only through H5DLIO_MUTATE,
+never shown in --help, named loudly in a mutated run, and each one a real divergence at the point it claims: a read
+mutant changes rank 0's Log VFD records (the other rank's stay as they were), a generation mutant changes training
+file 0 only, a checkpoint mutant the checkpoint folder. Whether the validator then catches each one is
+tests/test_validation_e2e.py's fast subset and `make mutants`' matrix (fidelity/mutants.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from kernel import BIN, h5tool, run, tiny
+
+from fidelity.mutants import killed_by, mutant_table, render_md
+
+FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3"}
+
+
+def test_unknown_mutant_is_refused_naming_the_variable(tmp_path):
+    r = run(tmp_path, 1, tiny(tmp_path / "data", **{"generate-data": True}), env={"H5DLIO_MUTATE": "no-such"})
+    assert r.rc == 2
+    assert "H5DLIO_MUTATE" in r.proc.stderr and "'no-such' is not a mutant" in r.proc.stderr
+    assert not (tmp_path / "data").exists()  # refused before any I/O
+
+
+def test_mutants_are_hidden_from_help_and_listed_by_their_own_flag():
+    assert "mutat" not in subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout.lower()
+    rows = mutant_table(Path(BIN))
+    names = [r["name"] for r in rows]
+    assert len(names) == len(set(names)) >= 16
+    for r in rows:
+        assert r["what"] and r["checks"] and r["families"] and set(r["families"]) <= FAMILIES, r
+
+
+def test_killed_by_matches_only_the_intended_checks():
+    failed = ["counts.kernel.logvfd-rt0.rank0", "dftracer.explained", "logvfd.sequence.rt0.rank1"]
+    assert killed_by(failed, ["logvfd.sequence.*"]) == ["logvfd.sequence.rt0.rank1"]
+    assert killed_by(failed, ["counts.dlio.*", "dataset.structure"]) == []
+
+
+def test_the_matrix_names_each_cells_outcome():
+    table = [{"name": n, "what": "w", "checks": ["c.*"], "families": ["pytorch"]} for n in ("a", "b", "c")]
+    res = [{"mutant": "a", "family": "pytorch", "status": "killed", "killed_by": ["c.x"], "failed": ["c.x", "d"]},
+           {"mutant": "b", "family": "pytorch", "status": "survived", "killed_by": [], "failed": []},
+           {"mutant": "c", "family": "pytorch", "status": "killed-elsewhere", "killed_by": [], "failed": ["d"]}]
+    m = {"kernel_revision": "r", "dlio": "2.0.0", "scale": "tiny", "ranks": 2, "profiles": ["timing"],
+         "profiles_note": "", "wall_s": 1, "started": "s", "finished": "f", "table": table, "results": res,
+         "baselines": [{"family": "pytorch", "workload": "unet3d", "verdict": "pass"}],
+         "not_run": [{"mutant": "z", "family": "dlio3", "reason": "no 3.x here"}], "findings": ["b: why"]}
+    md = render_md(m)
+    matrix = md.split("## Mutant x family")[1].split("\n## ")[0]
+    rows = {ln.split("|")[1].strip(): ln for ln in matrix.splitlines() if ln.startswith("| `")}
+    assert rows["`a`"].endswith("| **killed** by c.x (+1 more) |")
+    assert rows["`b`"].endswith("| **SURVIVED** |")
+    assert rows["`c`"].endswith("| caught, not by its check by d |")
+    assert "- `z` (dlio3): no 3.x here" in md and "- b: why" in md
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mutants")
+    r = run(tmp, 2, tiny(tmp / "data", **{"generate-data": True, "train": False, "evaluation": False, **VARIED}),
+            name="gen")
+    assert r.rc == 0, r.proc.stderr
+    return tmp
+
+
+BASE: dict = {}
+# files of different sizes (DLIO's record_length_stdev): the Log VFD's records, which name no file, then tell two
+# files' samples apart (of files alike, sample i of one reads the same offsets as sample i of the other)
+VARIED = {"record-length-stdev": 16384}
+
+
+def _reads(tmp: Path, name: str, mutant: str | None) -> tuple[dict, list, list]:
+    sets = tiny(tmp / "data", **{"train": True, "evaluation": True, "log-vfd": True, **VARIED})
+    r = run(tmp, 2, sets, log=True, name=name, env={"H5DLIO_MUTATE": mutant} if mutant else None)
+    assert r.rc == 0, r.proc.stderr
+    return r.summary(), r.logvfd(0), r.logvfd(1)
+
+
+@pytest.mark.parametrize("mutant,rank", [("skip-read", 0), ("extra-read", 0), ("swap-samples", 0),
+                                         ("swap-batches", 0), ("read-offset", 0), ("extra-open", 0),
+                                         ("eval-step-dropped", 0), ("rank-seed", 1)])
+def test_a_read_mutant_changes_one_ranks_reads_only(dataset, mutant, rank):
+    if "base" not in BASE:  # the unmutated run, once for the module
+        BASE["base"] = _reads(dataset, "base", None)
+    _, base0, base1 = BASE["base"]
+    out, m0, m1 = _reads(dataset, mutant, mutant)
+    assert out["mutant"] == mutant and out["config"]["mutant"] == mutant
+    assert any("MUTANT" in w and mutant in w for w in out["config"]["warnings"])
+    changed, same = (m0, m1) if rank == 0 else (m1, m0)
+    assert changed != (base0 if rank == 0 else base1)
+    assert same == (base1 if rank == 0 else base0)
+
+
+def _headers(folder: Path) -> dict:
+    """Each file's structure as h5dump prints it (-H -p: datasets, shapes, layout, chunks, filters; no data)."""
+    return {p.name: subprocess.run([h5tool("h5dump"), "-H", "-p", str(p)], capture_output=True, text=True,
+                                   check=True).stdout.replace(str(folder), "") for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("mutant", ["gen-chunk", "gen-dims"])
+def test_a_generation_mutant_changes_training_file_0_only(tmp_path, mutant):
+    sets = {**tiny(tmp_path / "x"), "generate-data": True, "train": False, "evaluation": False}
+    a = run(tmp_path, 2, {**sets, "data-folder": str(tmp_path / "a")}, name="a")
+    b = run(tmp_path, 2, {**sets, "data-folder": str(tmp_path / "b")}, name="b", env={"H5DLIO_MUTATE": mutant})
+    assert a.rc == 0 and b.rc == 0, a.proc.stderr + b.proc.stderr
+    assert "MUTANT" in b.proc.stderr and "MUTANT" not in a.proc.stderr
+    for phase in ("train", "valid"):
+        da, db = _headers(tmp_path / "a" / phase), _headers(tmp_path / "b" / phase)
+        assert da.keys() == db.keys()
+        differ = sorted(n for n in da if da[n] != db[n])
+        assert differ == (["img_0_of_8.hdf5"] if phase == "train" else []), (phase, differ)
+
+
+def test_the_data_write_mutant_leaves_its_file_in_the_data_folder(dataset, tmp_path):
+    r = run(tmp_path, 2, tiny(dataset / "data", train=True, **VARIED), env={"H5DLIO_MUTATE": "data-write"})
+    stray = dataset / "data" / "train" / "h5dlio-mutant.tmp"
+    try:
+        assert r.rc == 0, r.proc.stderr
+        assert stray.read_bytes() == b"x"
+    finally:
+        stray.unlink(missing_ok=True)  # this test's own file: the module's dataset stays as generated
+
+
+def _ckpt(tmp: Path, name: str, mutant: str | None) -> Path:
+    sets = {**tiny(tmp / "data", **{"generate-data": True, "train": True, "epochs": 1}),
+            "data-folder": str(tmp / name / "data"), "checkpoint": True, "checkpoint-folder": str(tmp / name / "ckpt"),
+            "checkpoint-after-epoch": 1, "epochs-between-checkpoints": 1, "model-size": 4096,
+            "layer-parameters": "[17, 100]"}
+    r = run(tmp, 2, sets, name=f"{name}-out", env={"H5DLIO_MUTATE": mutant} if mutant else None)
+    assert r.rc == 0, r.proc.stderr
+    return tmp / name / "ckpt"
+
+
+def test_the_checkpoint_folder_mutants(tmp_path):
+    base = {p.name: p.stat().st_size for p in _ckpt(tmp_path, "base", None).iterdir()}
+    stray = {p.name: p.stat().st_size for p in _ckpt(tmp_path, "stray", "ckpt-stray").iterdir()}
+    short = {p.name: p.stat().st_size for p in _ckpt(tmp_path, "short", "ckpt-short").iterdir()}
+    assert base and stray == {**base, "h5dlio-mutant.stray": 1}
+    assert short.keys() == base.keys() and sum(base.values()) - sum(short.values()) == 1
+    # ckpt-split and ckpt-fsync leave the same files (their divergence is in the calls: DFTracer's to see)
+    assert {p.name: p.stat().st_size for p in _ckpt(tmp_path, "split", "ckpt-split").iterdir()} == base
+    assert json.loads((tmp_path / "split-out" / "output.json").read_text())["mutant"] == "ckpt-split"
