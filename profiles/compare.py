@@ -188,8 +188,8 @@ def launch_roots(run, side: str, step: str) -> Roots:
         argv = next((r.get("argv") or [] for n, r in (run.manifest.get("steps") or {}).items()
                      if n.startswith("dlio.")), [])
         entry = next((a for a in argv if a.endswith("/bin/dlio_benchmark") or a.endswith("/bin/python")), None)
-        if entry:
-            py = venv_python(Path(entry).parent.parent)
+        if entry:  # a manifest from before roots were recorded: the venv only (validation reads nothing of it)
+            py = [str(Path(entry).parent.parent)]
     return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
                  config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py), home=home)
 
