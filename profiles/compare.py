@@ -111,6 +111,11 @@ PROC_CALLS = ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", 
 PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint file until it is whole
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
 
+# What a launch's own folder holds (harness/run.py, the profiles' wrap): anything else a side touches there is a
+# stray file, never explained
+OWN_OUTPUT = ("out", "hydra", "logs")
+OWN_FILES = re.compile(r"trace[^/]*\.pfw(\.gz)?|darshan\.conf")
+
 # (test(call, kind, relative path, side), why). A data file opened, read, written, truncated or renamed outside the
 # compared reads, or a checkpoint file written outside the compared checkpoints, is never explained: no rule takes a
 # data path but directory listing and status probes, and none takes a checkpoint file but the kernel's own two steps.
@@ -133,8 +138,9 @@ CLASSES = [
      "Python environment: the interpreter's and the venv's modules, package data and entry points read at start-up"),
     (lambda c, k, r, s: k in (OTHER, PYTHON) and (SHARED_LIB.search(r) is not None or r == "/etc/ld.so.cache"),
      "shared libraries loaded at start-up (the dynamic linker, MPI and HDF5 plugins, Python extension modules)"),
-    (lambda c, k, r, s: k == OUTPUT,
-     "the launch's own folder: its output (logs, results, profiler traces) and DLIO's resolved Hydra configuration"),
+    (lambda c, k, r, s: k == OUTPUT and (r == "" or r.split("/")[0] in OWN_OUTPUT or OWN_FILES.fullmatch(r)),
+     "the launch's own output: the program's output folder (out/), DLIO's resolved Hydra configuration (hydra/), the "
+     "profilers' traces, logs and configuration (trace-*.pfw, logs/, darshan.conf)"),
     (lambda c, k, r, s: k == CONFIG, "the run's configuration: the workload YAML each side reads"),
     (lambda c, k, r, s: k == USERCONF and s == "dlio" and c in ("open", "openat", "read", "close"),
      "a library's per-user configuration read at start-up (a dot-folder of the home folder, e.g. Keras' "

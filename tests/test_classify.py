@@ -41,6 +41,8 @@ def roots(side: str = "dlio") -> Roots:
     ("open", "/home/u/.keras/keras.json", "kernel"),                         # the kernel imports no library config
     ("open", "/cache/dlio-2.0.0-abc/lib/python3.11/site-packages/x.py", "kernel"),  # the kernel has no Python
     ("rename", f"{RD}/dlio/dftracer/checkpoints/model-0.pt", "dlio"),      # only the kernel renames its partial file
+    ("open", f"{RD}/kernel/dftracer/h5dlio-mutant.tmp", "kernel"),         # a stray file in the launch's folder
+    ("write", f"{RD}/kernel/dftracer/notes.json", "kernel"),
 ])
 def test_never_explained(call, path, side):
     assert classify(call, path, roots(side)) is None, where(path, roots(side))
@@ -53,8 +55,11 @@ def test_never_explained(call, path, side):
     ("rename", f"{RD}/kernel/dftracer/checkpoints/model-0.pt.partial.123", "kernel", "partial"),
     ("opendir", f"{RD}/dlio/data/train", "dlio", "dataset discovery"),
     ("lstat", f"{RD}/dlio/data/train/img_1_of_8.hdf5", "dlio", "file-status probe"),
-    ("open", f"{RD}/dlio/dftracer/hydra/.hydra/config.yaml", "dlio", "own folder"),
-    ("open", f"{RD}/dlio/dftracer/trace-0-of-2.pfw", "dlio", "own folder"),
+    ("open", f"{RD}/dlio/dftracer/hydra/.hydra/config.yaml", "dlio", "own output"),
+    ("open", f"{RD}/dlio/dftracer/trace-0-of-2.pfw", "dlio", "own output"),
+    ("open", f"{RD}/dlio/dftracer/out/trace-0-of-2.pfw", "dlio", "own output"),
+    ("write", f"{RD}/kernel/dftracer/logs/0_h5dlio_id1.darshan_partial", "kernel", "own output"),
+    ("open", f"{RD}/kernel/dftracer/darshan.conf", "kernel", "own output"),
     ("open", f"{RD}/dlio-config/workload/h5dlio_unet3d.yaml", "dlio", "configuration"),
     ("open", "/root/.pyenv/versions/3.11.7/lib/python3.11/os.py", "dlio", "Python environment"),
     ("open", "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13", "kernel", "shared libraries"),
