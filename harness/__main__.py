@@ -102,6 +102,7 @@ def main(argv=None) -> int:
             raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
         if not hrun.KERNEL_BIN.exists():
             raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+        from harness.dlio import key_table
         from harness.dlio import select as dlio_select
         # the kernel entry whose rules the DLIO's probed behaviour matches: refused here, before any launch
         dlio = None if a.resume else dlio_select(venv, hrun.KERNEL_BIN, who=_who(venv))
@@ -152,7 +153,8 @@ def main(argv=None) -> int:
                 raise WorkloadError(why)
             rd, wl, resume = a.resume, None, True
         else:
-            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")), dlio_keys=opt.dlio_keys)
+            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
+                      keys=key_table(opt.dlio_keys, hrun.KERNEL_BIN))
             why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
             if why:
                 raise WorkloadError(why)

@@ -17,9 +17,8 @@ import subprocess
 from pathlib import Path
 
 from common.mapping import dotted_get
-from harness.workload import REPO, WorkloadError
-
-PROBE = REPO / "harness" / "probe.py"
+from harness.paths import KERNEL_BIN, PROBE
+from harness.workload import WorkloadError
 
 
 class UnrecognisedDLIO(WorkloadError):
@@ -27,7 +26,6 @@ class UnrecognisedDLIO(WorkloadError):
 
 
 def _kernel() -> Path:
-    from harness.run import KERNEL_BIN
     return KERNEL_BIN
 
 
@@ -66,7 +64,10 @@ def translate(cfg: dict, reads: str | dict, kernel_bin: Path | None = None) -> t
     """A workload written with DLIO 2.0.0's key names (reference-configs/ overlays), renamed to the names DLIO
     reads: `reads` is {option: yaml key DLIO honours, or None} (the probe's "keys", see probed_keys) or a kernel
     entry's name (that entry's key names). Returns the new dict and what was renamed."""
-    known = entries(reads if isinstance(reads, str) else None, kernel_bin)
+    return _translate(cfg, reads, entries(reads if isinstance(reads, str) else None, kernel_bin))
+
+
+def _translate(cfg: dict, reads: str | dict, known: dict) -> tuple[dict, list[str]]:
     chosen = known["selected"]["keys"] if isinstance(reads, str) else reads
     names: dict[str, list[str]] = {}
     for k in known["versioned_keys"]:
@@ -88,11 +89,34 @@ def translate(cfg: dict, reads: str | dict, kernel_bin: Path | None = None) -> t
     return out, done
 
 
+class KeyTable:
+    """What the installed DLIO reads, for harness.workload.load: the kernel's entries are asked here, once, when the
+    caller makes the table (`h5dlio --dlio-entries`); unread and translate then only look at it."""
+
+    def __init__(self, reads: str | dict, kernel_bin: Path | None = None):
+        self.reads = reads
+        self.known = entries(reads if isinstance(reads, str) else None, kernel_bin)
+
+    def unread(self, cfg: dict) -> list[str]:
+        return _unread(cfg, self.reads, self.known)
+
+    def translate(self, cfg: dict) -> dict:
+        return _translate(cfg, self.reads, self.known)[0]
+
+
+def key_table(reads: str | dict | None, kernel_bin: Path | None = None) -> KeyTable | None:
+    """The table for `reads` (the probe's {option: yaml key or None}, or an entry's name); None for none."""
+    return KeyTable(reads, kernel_bin) if reads else None
+
+
 def unread_keys(cfg: dict, reads: str | dict, kernel_bin: Path | None = None) -> list[str]:
     """The keys of cfg that some DLIO release reads (a kernel entry's key names) but this one does not (`reads` as in
     translate: the probe's {option: yaml key or None}, or an entry's name); e.g. 2.0.0-52's model.transformer.* and
     checkpoint.num_checkpoints_* against DLIO 2.0.0, which would run something else without a word."""
-    known = entries(reads if isinstance(reads, str) else None, kernel_bin)
+    return _unread(cfg, reads, entries(reads if isinstance(reads, str) else None, kernel_bin))
+
+
+def _unread(cfg: dict, reads: str | dict, known: dict) -> list[str]:
     chosen = known["selected"]["keys"] if isinstance(reads, str) else reads
     out = []
     for k in known["versioned_keys"]:

@@ -17,12 +17,13 @@ import yaml
 
 from common.proc import command_output
 from common.rundir import RunDir
+from harness.dlio import describe
 from harness.launch import Launcher, Step, execute, kernel_argv
-from harness.workload import REPO, Workload
+from harness.paths import KERNEL_BIN, REPO
+from harness.workload import Workload
 from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, checkpoint_dir, owner, registry
 from profiles.compare import venv_python
 
-KERNEL_BIN = REPO / "build" / "h5dlio"
 GEN_BUFFER = 16 * 1024 * 1024
 
 
@@ -237,7 +238,6 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
 
 def _dlio_block(dlio_venv: Path) -> dict:
     """The reference DLIO (version, git revision, source) and the kernel entry used for it (manifest["dlio"])."""
-    from harness.dlio import describe
     return describe(dlio_venv, KERNEL_BIN)
 
 

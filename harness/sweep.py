@@ -32,6 +32,7 @@ import yaml
 from common.fileio import write_json_atomic
 from common.proc import command_output
 from harness import run as hrun
+from harness.dlio import key_table
 from harness.dlio import select as dlio_select
 from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload, WorkloadError, dlio_config_dir, load
@@ -110,7 +111,7 @@ def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -
     wls: dict[str, Workload] = {}
     for c in configs:
         try:
-            wl = load(c, scale, wl_dir, dlio_keys=sel["probed"]["keys"])
+            wl = load(c, scale, wl_dir, keys=key_table(sel["probed"]["keys"], hrun.KERNEL_BIN))
         except WorkloadError as e:
             raise WorkloadError(f"--configs {c}: {e}") from None
         if wl.name in wls:

@@ -6,11 +6,11 @@ import copy
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-REFERENCE_CONFIGS = REPO / "reference-configs"
+from harness.paths import REFERENCE_CONFIGS, REPO  # noqa: F401  (REPO: re-exported for callers)
 
 
 class WorkloadError(ValueError):
@@ -87,11 +87,18 @@ def _reference(path: Path, ref_dir: Path, seen: list[str]) -> dict:
     return deep_merge(_reference(ref_dir / f"{parent}.yaml", ref_dir, [*seen, parent]), ref)
 
 
+class KeyTable(Protocol):
+    """The key names the installed DLIO reads, as the caller found them (harness.dlio.KeyTable: the kernel's entries
+    and the probe's or an entry's key names, asked once, before loading): loading a workload runs nothing."""
+    def unread(self, cfg: dict) -> list[str]: ...
+    def translate(self, cfg: dict) -> dict: ...
+
+
 def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REFERENCE_CONFIGS,
-         dlio_keys: dict | str | None = None) -> Workload:
+         keys: KeyTable | None = None) -> Workload:
     """dlio_workloads: the installed DLIO's configs/workload folder (see dlio_config_dir). name: a reference config
-    of ref_dir, or the path of one (a name ending in .yaml/.yml or holding a '/'). dlio_keys: the key names the
-    installed DLIO honours (harness.dlio.translate's `reads`: the probe's {option: yaml key}, or an entry's name)."""
+    of ref_dir, or the path of one (a name ending in .yaml/.yml or holding a '/'). keys: the key names the installed
+    DLIO reads (None: DLIO 2.0.0's, as the overlays are written): keys it does not read are refused, others renamed."""
     if name.endswith((".yaml", ".yml")) or "/" in name:
         path = Path(name)
         name = path.stem
@@ -114,9 +121,8 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
     for what, v in (("overlay", ref.get("overlay") or {}), (f"scales.{scale}", scales[scale] or {})):
         if not isinstance(v, dict):
             raise WorkloadError(f"{path}: {what} must be a mapping of DLIO workload keys, not {type(v).__name__}")
-    if dlio_keys:  # refuse what this DLIO would silently ignore (keys of another release)
-        from harness.dlio import unread_keys
-        unread = unread_keys(deep_merge(ref.get("overlay") or {}, scales[scale] or {}), dlio_keys)
+    if keys is not None:  # refuse what this DLIO would silently ignore (keys of another release)
+        unread = keys.unread(deep_merge(ref.get("overlay") or {}, scales[scale] or {}))
         if unread:
             raise WorkloadError(f"{path}: the installed DLIO ({dlio_workloads.parent.parent}) does not read "
                                 f"{', '.join(unread)}: this workload is for a DLIO that has those keys (make validate "
@@ -129,8 +135,7 @@ def load(name: str, scale: str | None, dlio_workloads: Path, ref_dir: Path = REF
         raise WorkloadError(f"{path}: base {base_path} must be a mapping of DLIO workload keys, not "
                             f"{type(base).__name__}")
     overlay, preset = ref.get("overlay") or {}, scales[scale] or {}
-    if dlio_keys:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
-        from harness.dlio import translate
-        overlay, preset = translate(overlay, dlio_keys)[0], translate(preset, dlio_keys)[0]
+    if keys is not None:  # overlays use DLIO 2.0.0's key names: rename them to what this DLIO reads
+        overlay, preset = keys.translate(overlay), keys.translate(preset)
     merged = deep_merge(deep_merge(base, overlay), preset)
     return Workload(name, scale, ref["base"], merged, str(base_path))

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from fidelity import workloads as wm
+from harness.dlio import key_table
 from harness.workload import WorkloadError, load
 
 REPO = Path(__file__).resolve().parent.parent
@@ -241,9 +242,9 @@ def test_a_workload_of_another_dlio_is_refused_naming_the_keys_it_ignores(tmp_pa
     no key of DLIO 2.0.0 (entry 2.0.0): refused before its base is even looked up, the keys named, exit 2 in the
     harness; with entry 2.0.0-52's key names the same overlay loads (its base from a stand-in DLIO folder)."""
     with pytest.raises(WorkloadError) as e:
-        load("llama3_8b", "tiny", tmp_path, dlio_keys="2.0.0")
+        load("llama3_8b", "tiny", tmp_path, keys=key_table("2.0.0"))
     for k in ("checkpoint.num_checkpoints_write", "checkpoint.num_checkpoints_read", "model.transformer.hidden_size"):
         assert k in str(e.value)
     (tmp_path / "llama_8b_zero3.yaml").write_text(yaml.safe_dump({"model": {"num_layers": 32}}))
-    wl = load("llama3_8b", "tiny", tmp_path, dlio_keys="2.0.0-52")
+    wl = load("llama3_8b", "tiny", tmp_path, keys=key_table("2.0.0-52"))
     assert wl.config["model"]["num_layers"] == 32 and wl.config["checkpoint"]["num_checkpoints_write"] == 2
