@@ -109,7 +109,7 @@ test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
 ## every pytest test, all tiers (installs the DLIO venv, Chromium, LaTeX, Slurm, Darshan); MARK=<expr>: one tier
-test-py: build venv dlio-venv chromium latex slurm darshan-for-tests
+test-py: build venv dlio-venv chromium latex slurm lmod darshan-for-tests
 	@H5DLIO_DARSHAN_PREFIX="$$(cat build/.darshan-prefix 2>/dev/null)" H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs $(if $(MARK),-m "$(MARK)") tests
 

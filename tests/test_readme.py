@@ -474,6 +474,10 @@ COMMANDS = {
         "mpirun -np 4 build/h5dlio --config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
             case_dlio_yaml,
         "build/h5dlio --help": case_help,
+        "make install PREFIX=/opt/h5dlio/0.1.0":
+            elsewhere("tests/test_install.py", 'r = _make("install", f"PREFIX={p}")'),
+        "module use /opt/h5dlio/0.1.0/share/modulefiles && module load h5dlio":
+            elsewhere("tests/test_install.py", "module use {prefix}/share/modulefiles; module load h5dlio"),
         "build/h5dlio --dlio-entries --set dlio-version=2.0.1": case_dlio_entries,
         "mpirun -np 4 build/h5bench_dlio --generate-data --keep-files --record-length 1048576 --num-files-train 8 "
         "--num-files-eval 2 --num-samples-per-file 4 --data-folder storage/data --output-data-folder storage/run1":
