@@ -9,12 +9,20 @@ from typing import Any
 
 from common.fileio import write_json_atomic, write_text_atomic
 
+# the names of a run directory, spelled here only
+MANIFEST = "manifest.json"   # what the harness ran (written after every launch)
+VERDICT = "verdict.json"     # what validate judged
+TABLES = "tables"            # parsed profiler output and the checks' derived tables
+SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
+
+
 
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.manifest_path = self.path / "manifest.json"
-        self.tables = self.path / "tables"
+        self.manifest_path = self.path / MANIFEST
+        self.verdict_path = self.path / VERDICT
+        self.tables = self.path / TABLES
 
     def load(self) -> dict:
         return json.loads(self.manifest_path.read_text())

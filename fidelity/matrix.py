@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from common.rundir import MANIFEST, VERDICT
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -31,7 +33,7 @@ def dlio_of(manifest: dict) -> dict:
 
 def row_of(run: Path) -> dict | None:
     """A matrix row from one run directory, or None if it has no verdict."""
-    m, v = _load(run / "manifest.json"), _load(run / "verdict.json")
+    m, v = _load(run / MANIFEST), _load(run / VERDICT)
     if not isinstance(m, dict) or not isinstance(v, dict):
         return None
     d = dlio_of(m)
@@ -51,10 +53,10 @@ def find_runs(paths: list[Path]) -> list[Path]:
     """Run directories among paths (each a run directory or a folder of them, searched one level deep)."""
     out = []
     for p in paths:
-        if (p / "verdict.json").exists():
+        if (p / VERDICT).exists():
             out.append(p)
         elif p.is_dir():
-            out.extend(sorted(q for q in p.iterdir() if (q / "verdict.json").exists()))
+            out.extend(sorted(q for q in p.iterdir() if (q / VERDICT).exists()))
     return out
 
 
@@ -191,8 +193,8 @@ def layout_diff(run: Path) -> dict | None:
 
 
 def divergence_report(run: Path, row: dict, ref_cfg: dict | None, ref_version: str | None) -> str:
-    m = _load(run / "manifest.json") or {}
-    v = _load(run / "verdict.json") or {}
+    m = _load(run / MANIFEST) or {}
+    v = _load(run / VERDICT) or {}
     cfg = m.get("workload", {}).get("config", {})
     L = [f"# Divergence report: DLIO {row['version']}", "",
          f"Run `{run}` ({row['created']}), kernel {row['kernel_revision']}, DLIO {row['dlio_source']} "
@@ -245,7 +247,7 @@ def write(out: Path, runs: list[Path], reference: str = "2.0.0") -> dict:
     run_of = {r["version"]: p for p, r in ((p, row_of(p)) for p in runs) if r}
     ref_run = next((run_of[r["version"]] for r in matrix["rows"] if r["version"] == reference
                     and r["version"] in run_of and r["run"] == run_of[r["version"]].name), None)
-    ref_cfg = (_load(ref_run / "manifest.json") or {}).get("workload", {}).get("config") if ref_run else None
+    ref_cfg = (_load(ref_run / MANIFEST) or {}).get("workload", {}).get("config") if ref_run else None
     reports = {}
     for r in matrix["rows"]:
         name = f"divergence-{r['version']}.md"

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
+from common.rundir import MANIFEST, VERDICT
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "build" / "h5dlio"
@@ -70,7 +71,7 @@ def _validate(run: Path, log: Path) -> tuple[int, dict | None, float]:
         rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
                             stderr=subprocess.STDOUT).returncode
     try:
-        v = json.loads((run / "verdict.json").read_text())
+        v = json.loads((run / VERDICT).read_text())
     except (OSError, ValueError):
         v = None
     return rc, v, time.time() - t0
@@ -81,7 +82,7 @@ def _failed(v: dict | None) -> list[str]:
 
 
 def _dlio_wall(run: Path) -> float:
-    m = json.loads((run / "manifest.json").read_text())
+    m = json.loads((run / MANIFEST).read_text())
     return sum(r.get("wall_s", 0.0) for n, r in m["steps"].items() if n.startswith("dlio."))
 
 
@@ -98,7 +99,7 @@ def baseline(fam: str, a, say) -> dict:
     given = a.baselines.get(fam)
     if given:
         say(f"mutants: {fam}: baseline {given} (given)")
-        m = json.loads((given / "manifest.json").read_text())
+        m = json.loads((given / MANIFEST).read_text())
         rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
             r.get("wall_s", 0.0) for r in m["steps"].values())
         if m["workload"]["name"] != wl:
@@ -146,7 +147,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
         status = "survived"
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
                injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
-               failed_steps=[n for n, r in json.loads((run / "manifest.json").read_text())["steps"].items()
+               failed_steps=[n for n, r in json.loads((run / MANIFEST).read_text())["steps"].items()
                              if r.get("status") != "ok"])
     say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
         f"intended {' '.join(mut['checks'])}; failed {', '.join(failed) or 'none'}) in {row['total_s']} s")
@@ -307,7 +308,7 @@ def main(argv=None) -> int:
     a.baselines = {}
     for x in a.baseline:
         fam, _, run = x.partition("=")
-        if fam not in FAMILIES or not (Path(run) / "manifest.json").exists():
+        if fam not in FAMILIES or not (Path(run) / MANIFEST).exists():
             print(f"mutants: error: MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
                   f"{', '.join(FAMILIES)} "
                   "and a run directory (manifest.json)", file=sys.stderr)
@@ -341,7 +342,7 @@ def main(argv=None) -> int:
          "not_run": not_run, "findings": json.loads(a.findings.read_text()) if a.findings else []}
     if a.merge and (a.out / "mutants.json").exists():
         m = merged(json.loads((a.out / "mutants.json").read_text()), m, table)
-    man = next((Path(b["run"]) / "manifest.json" for b in baselines if b.get("run")), None)
+    man = next((Path(b["run"]) / MANIFEST for b in baselines if b.get("run")), None)
     if man and man.exists():
         mm = json.loads(man.read_text())
         m["dlio"] = mm.get("versions", {}).get("dlio", "unknown")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_text_atomic
+from common.rundir import MANIFEST, RunDir
 from harness import resources, sweep
 from harness import run as hrun
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
@@ -146,8 +147,8 @@ def main(argv=None) -> int:
                            dlio_keys=dlio["probed"]["keys"] if dlio else None,
                            dlio_rules=dlio["probed"]["rules"] if dlio else {})
         if a.resume:
-            if not (a.resume / "manifest.json").exists():
-                raise WorkloadError(f"--resume {a.resume}: no manifest.json")
+            if not RunDir(a.resume).manifest_path.exists():
+                raise WorkloadError(f"--resume {a.resume}: no {MANIFEST}")
             why = hrun.check_resumable(a.resume)
             if why:
                 raise WorkloadError(why)

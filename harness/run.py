@@ -50,7 +50,7 @@ RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "step
 def check_resumable(rd: Path) -> str | None:
     """Why rd cannot be resumed (None: it can): a manifest.json this harness wrote, whole."""
     try:
-        m = json.loads((rd / "manifest.json").read_text())
+        m = json.loads(RunDir(rd).manifest_path.read_text())
     except OSError as e:
         return f"--resume {rd}: cannot read manifest.json: {e.strerror or e}"
     except ValueError as e:
@@ -243,7 +243,7 @@ def _dlio_block(dlio_venv: Path) -> dict:
 
 def _reuse(rd: Path, src: Path, m: dict) -> None:
     """Copy the DLIO side (and its step records) of an earlier run of the same workload."""
-    old = json.loads((src / "manifest.json").read_text())
+    old = RunDir(src).load()
     if old["workload"]["config"] != m["workload"]["config"] or old["ranks"] != m["ranks"]:
         raise ValueError(f"--reuse-dlio {src}: different workload or ranks")
     if not (rd / "dlio").exists():

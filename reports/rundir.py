@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-SIDES = ("dlio", "kernel")
+from common.rundir import MANIFEST, SIDES, RunDir  # noqa: F401  (SIDES: re-exported to the sections)
+
 SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
 
 
@@ -33,12 +34,11 @@ class RunData:
     def table(self, name: str):
         """tables/<name> parsed, or None when the profile did not produce it."""
         if name not in self._tables:
-            p = self.path / "tables" / name
-            self._tables[name] = json.loads(p.read_text()) if p.exists() else None
+            self._tables[name] = RunDir(self.path).table(name)
         return self._tables[name]
 
     def table_names(self, prefix: str) -> list[str]:
-        return sorted(p.name for p in (self.path / "tables").glob(f"{prefix}*.json"))
+        return sorted(p.name for p in RunDir(self.path).tables.glob(f"{prefix}*.json"))
 
     @property
     def config(self) -> dict:
@@ -59,16 +59,16 @@ def load_run(path: Path) -> RunData:
     path = Path(path)
     if not path.is_dir():
         raise NotARunDir(f"{path}: not a directory")
-    mf = path / "manifest.json"
+    mf = RunDir(path).manifest_path
     if not mf.exists():
-        raise NotARunDir(f"{path}: no manifest.json (not a run directory made by `python -m harness run`)")
+        raise NotARunDir(f"{path}: no {MANIFEST} (not a run directory made by `python -m harness run`)")
     try:
         manifest = json.loads(mf.read_text())
     except json.JSONDecodeError as e:
         raise NotARunDir(f"{mf}: not JSON ({e})") from None
     if not isinstance(manifest, dict) or "workload" not in manifest or "steps" not in manifest:
         raise NotARunDir(f"{mf}: no workload/steps (not a harness manifest)")
-    vf = path / "verdict.json"
+    vf = RunDir(path).verdict_path
     verdict = json.loads(vf.read_text()) if vf.exists() else None
     return RunData(path, manifest, verdict)
 

@@ -13,12 +13,13 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from common.rundir import SIDES  # noqa: F401  (the report tests take it from here)
 from reports.__main__ import main as reports_main
 
 DATA = Path(__file__).resolve().parent / "data"
 RUN = DATA / "run-tiny"
 PAPER = DATA / "paper-tiny"
-SIDES = ("dlio", "kernel")
+
 SECTIONS = [("verdict", "Verdict"), ("workload-and-environment", "Workload and environment"),
             ("log-vfd-records", "Log VFD records (thesis Table 6.1)"),
             ("counts-against-the-analytic-model", "Counts against the analytic model"),

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from common.fileio import write_json_atomic
+from common.rundir import MANIFEST, RunDir
 from validate.checks import validate
 
 
@@ -27,16 +28,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m validate", description=__doc__)
     setup_parser(p)
     a = p.parse_args(argv)
-    if not (a.run_dir / "manifest.json").exists():
-        print(f"validate: error: {a.run_dir}: no manifest.json (not a run directory)", file=sys.stderr)
+    rd = RunDir(a.run_dir)
+    if not rd.manifest_path.exists():
+        print(f"validate: error: {a.run_dir}: no {MANIFEST} (not a run directory)", file=sys.stderr)
         return 2
     v = validate(a.run_dir)
-    write_json_atomic(a.run_dir / "verdict.json", v)
+    write_json_atomic(rd.verdict_path, v)
     if not a.quiet:
         print_table(v)
     s = v["summary"]
     print(f"verdict: {v['verdict'].upper()}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
-          f"skip)  {a.run_dir / 'verdict.json'}")
+          f"skip)  {rd.verdict_path}")
     for x in v.get("not_compared", []):  # what the PASS does not cover
         print(f"  not compared: {x['what']} (needs {x['needs']})")
     return 0 if v["verdict"] == "pass" else 1
