@@ -52,7 +52,19 @@ class Figure:
     pdf: bytes = b""             # the same figure as vector PDF (figures/<name>.pdf), for LaTeX
 
 
-Block = Heading | Para | Bullets | Pre | Table | Figure
+@dataclass
+class Fold:
+    """The blocks up to the next EndFold are folded away in HTML (<details>, opened by a click on `summary`); the
+    other formats show the summary in bold and the blocks as they are."""
+    summary: str
+
+
+@dataclass
+class EndFold:
+    pass
+
+
+Block = Heading | Para | Bullets | Pre | Table | Figure | Fold | EndFold
 
 _INLINE = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
 
@@ -88,6 +100,8 @@ def to_markdown(title: str, blocks: list[Block]) -> str:
             out.append("")
         elif isinstance(b, Figure):
             out += [f"![{b.caption}]({b.path})", "", f"*{b.caption}*", ""]
+        elif isinstance(b, Fold):
+            out += [f"**{b.summary}**", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -167,6 +181,10 @@ def to_html(title: str, blocks: list[Block]) -> str:
             uri = "data:image/png;base64," + base64.b64encode(b.png).decode("ascii")
             body.append(f'<figure id="{b.id}"><img src="{uri}" alt="{html.escape(b.caption, quote=True)}">'
                         f"<figcaption>{_inline_html(b.caption)}</figcaption></figure>")
+        elif isinstance(b, Fold):
+            body.append(f"<details><summary>{_inline_html(b.summary)}</summary>")
+        elif isinstance(b, EndFold):
+            body.append("</details>")
     csp = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
@@ -288,6 +306,8 @@ def to_latex(title: str, blocks: list[Block]) -> str:
                         + "\n\\end{verbatim}\n}")
         elif isinstance(b, Table):
             body.append(rf"\input{{{table_path(b)}}}")
+        elif isinstance(b, Fold):
+            body.append(rf"\textbf{{{_inline_tex(b.summary)}}}")
         elif isinstance(b, Figure):
             if b.pdf:
                 body.append("\\begin{figure}[htbp]\n\\centering\n"

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 
 from reports import figures
-from reports.doc import Block, Bullets, Heading, Para, Table
+from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
 from reports.rundir import (
     SIDE_LABEL,
     SIDES,
@@ -53,10 +53,55 @@ def verdict_section(run: RunData) -> list[Block]:
         out.append(Bullets([f"{x['what']}: needs {x['needs']}" for x in v["not_compared"]]))
     if v.get("failed"):
         out.append(Para("Failed required checks: " + ", ".join(f"`{n}`" for n in v["failed"]) + "."))
+    ratios = headline_ratios(v["checks"])
+    if ratios:
+        out.append(Para("**DLIO / kernel wall time**: " + ", ".join(f"{what} {r:.1f}x" for what, r in ratios) + "."))
+    out.append(Table("tbl-families", ["check family", "what it compared", "pass", "fail", "skip"],
+                     family_rows(v["checks"]), "The checks of verdict.json by family (every check, with its detail, "
+                     "below)", [False, False, True, True, True]))
     rows = [[c["name"], status_cell(c["status"]), "required" if c.get("required", True) else "info",
              value(c.get("expected")), value(c.get("observed")), str(c.get("detail") or "")] for c in v["checks"]]
+    out.append(Fold(f"Every check of verdict.json, with its detail ({len(rows)})"))
     out.append(Table("tbl-verdict", ["check", "status", "required", "expected", "observed", "detail"], rows,
                      "Every check of verdict.json, in its order"))
+    out.append(EndFold())
+    return out
+
+
+# what each family of checks compares (the first part of a check's name; docs/validation.md, Reading the verdict)
+FAMILIES = {
+    "dlio": "which kernel entry stands for the installed DLIO, from what it was seen to do",
+    "steps": "every launch exited 0",
+    "dataset": "the generated files: names, datasets, shapes, dtypes, layout; each side reads the other's",
+    "logvfd": "HDF5 reads of each file open, in order where DLIO's order is deterministic (Log VFD)",
+    "counts": "opens, reads and bytes per rank, and the checkpoint files, against the analytic model",
+    "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",
+    "darshan": "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)",
+    "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",
+    "runtime": "wall time per phase and side (reported, not judged)",
+}
+
+
+def family_rows(checks: list[dict]) -> list[list[str]]:
+    """One row per check family, in the verdict's order: what it compared and its pass/fail/skip counts."""
+    fams: dict[str, Counter] = {}
+    for c in checks:
+        fams.setdefault(c["name"].split(".", 1)[0], Counter())[c["status"]] += 1
+    return [[f"`{f}.*`", FAMILIES.get(f, ""), str(n["pass"]), str(n["fail"]), str(n["skip"])] for f, n in fams.items()]
+
+
+def headline_ratios(checks: list[dict]) -> list[tuple[str, float]]:
+    """DLIO's wall time over the kernel's, from the runtime.* checks (their expected: DLIO, observed: the kernel;
+    a number, or {mean, ...} over the timing repetitions)."""
+    out = []
+    for name, what in (("runtime.generate", "generation"), ("runtime.train", "training launch"),
+                       ("runtime.train_in_program", "training epochs as each program times them")):
+        c = next((c for c in checks if c["name"] == name and c["status"] == "pass"), None)
+        if c is None:
+            continue
+        d, k = (x.get("mean") if isinstance(x, dict) else x for x in (c.get("expected"), c.get("observed")))
+        if isinstance(d, int | float) and isinstance(k, int | float) and k > 0:
+            out.append((what, d / k))
     return out
 
 
