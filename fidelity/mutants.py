@@ -269,54 +269,52 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                    help="run nothing: re-render <out>/mutants.md from <out>/mutants.json (with --findings: set them)")
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m fidelity.mutants", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    setup_parser(p)
-    a = p.parse_args(argv)
-    if a.render:
-        m = json.loads((a.out / "mutants.json").read_text())
-        if a.findings:
-            m["findings"] = json.loads(a.findings.read_text())
-            write_json_atomic(a.out / "mutants.json", m)
-        write_text_atomic(a.out / "mutants.md", render_md(m))
-        return 0
+class Refused(ValueError):
+    """A bad option (exit status 2); the message names it."""
+
+
+def _render_only(a: argparse.Namespace) -> int:
+    """--render: re-render <out>/mutants.md from <out>/mutants.json (with --findings: set them first)."""
+    m = json.loads((a.out / "mutants.json").read_text())
+    if a.findings:
+        m["findings"] = json.loads(a.findings.read_text())
+        write_json_atomic(a.out / "mutants.json", m)
+    write_text_atomic(a.out / "mutants.md", render_md(m))
+    return 0
+
+
+def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
+    """(families, the kernel's table of mutants, the mutants chosen) once every option is accepted; sets
+    a.baselines (family -> the run given as its baseline). Raises Refused."""
     if a.ranks < 1:
-        print(f"mutants: error: RANKS={a.ranks} (--ranks): must be at least 1", file=sys.stderr)
-        return 2
+        raise Refused(f"RANKS={a.ranks} (--ranks): must be at least 1")
     fams = [f for f in a.families.split(",") if f]
     bad = [f for f in fams if f not in FAMILIES]
     if bad or not fams:
-        print(f"mutants: error: MUTANT_FAMILIES={a.families}: unknown {bad or 'empty list'} (known: "
-              f"{', '.join(FAMILIES)})", file=sys.stderr)
-        return 2
+        raise Refused(f"MUTANT_FAMILIES={a.families}: unknown {bad or 'empty list'} (known: {', '.join(FAMILIES)})")
     if a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists():
-        print(f"mutants: error: --dlio-venv {a.dlio_venv}: no bin/dlio_benchmark", file=sys.stderr)
-        return 2
+        raise Refused(f"--dlio-venv {a.dlio_venv}: no bin/dlio_benchmark")
     try:
         table = mutant_table()
     except (OSError, RuntimeError, ValueError) as e:
-        print(f"mutants: error: {e} (run `make build`)", file=sys.stderr)
-        return 2
+        raise Refused(f"{e} (run `make build`)") from None
     names = [x for x in a.mutants.split(",") if x]
     unknown = [x for x in names if x not in {t["name"] for t in table}]
     if unknown:
-        print(f"mutants: error: MUTANTS={a.mutants}: unknown {unknown} (known: {', '.join(t['name'] for t in table)})",
-              file=sys.stderr)
-        return 2
-    chosen = [t for t in table if not names or t["name"] in names]
+        raise Refused(f"MUTANTS={a.mutants}: unknown {unknown} (known: {', '.join(t['name'] for t in table)})")
     a.baselines = {}
     for x in a.baseline:
         fam, _, run = x.partition("=")
         if fam not in FAMILIES or not (Path(run) / MANIFEST).exists():
-            print(f"mutants: error: MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
-                  f"{', '.join(FAMILIES)} "
-                  "and a run directory (manifest.json)", file=sys.stderr)
-            return 2
+            raise Refused(f"MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
+                          f"{', '.join(FAMILIES)} and a run directory (manifest.json)")
         a.baselines[fam] = Path(run).resolve()
-    a.runs_dir = a.runs_dir.resolve()
-    t0, started = time.time(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    say = lambda s: print(s, flush=True)  # noqa: E731
+    return fams, table, [t for t in table if not names or t["name"] in names]
+
+
+def _matrix(fams: list[str], chosen: list[dict], a: argparse.Namespace, say) -> tuple[list, list, list]:
+    """Per family: its baseline, then each of its mutants on that baseline's DLIO side. (baselines, results, the
+    cells not run and why)."""
     baselines, results = [], []
     not_run = [{"mutant": t["name"], "family": f, "reason": NOT_HERE[f]} for t in chosen for f in t["families"]
                if f in NOT_HERE]
@@ -332,6 +330,14 @@ def main(argv=None) -> int:
             continue
         for t in muts:
             results.append(one(fam, Path(b["run"]), t, a, say))
+    return baselines, results, not_run
+
+
+def _document(a: argparse.Namespace, table: list[dict], chosen: list[dict], matrix: tuple[list, list, list],
+              started: str, t0: float) -> dict:
+    """mutants.json's content: this invocation, its cells (merged into the existing file with --merge) and what the
+    first baseline's manifest says of DLIO and the profiles."""
+    baselines, results, not_run = matrix
     inv = {"kernel_revision": _revision(), "started": started,
            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
            "families": [b["family"] for b in baselines], "mutants": [t["name"] for t in chosen],
@@ -351,12 +357,32 @@ def main(argv=None) -> int:
             or "every profile"
     else:
         m["profiles_note"] = "no baseline ran"
+    return m
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m fidelity.mutants", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    setup_parser(p)
+    a = p.parse_args(argv)
+    if a.render:
+        return _render_only(a)
+    try:
+        fams, table, chosen = _chosen(a)
+    except Refused as e:
+        print(f"mutants: error: {e}", file=sys.stderr)
+        return 2
+    a.runs_dir = a.runs_dir.resolve()
+    t0, started = time.time(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    say = lambda s: print(s, flush=True)  # noqa: E731
+    baselines, results, not_run = matrix = _matrix(fams, chosen, a, say)
+    m = _document(a, table, chosen, matrix, started, t0)
     a.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(a.out / "mutants.json", m)
     write_text_atomic(a.out / "mutants.md", render_md(m))
     n_kill = sum(r["status"] == "killed" for r in results)
     say(f"mutants: {n_kill} of {len(results)} mutant runs killed by their intended check; {len(not_run)} not run; "
-        f"{inv['wall_s']:.0f} s; {a.out / 'mutants.md'}")
+        f"{m['invocations'][-1]['wall_s']:.0f} s; {a.out / 'mutants.md'}")  # this invocation's, merged or not
     ok = all(b["verdict"] == "pass" for b in baselines) and all(r["status"] == "killed" for r in results)
     return 0 if ok else 1
 

@@ -84,6 +84,105 @@ def _who(venv: Path) -> str:
     return f"DLIO={src.removeprefix('source:')}" if src.startswith("source:") else f"--dlio-venv {venv}"
 
 
+def _reference(a: argparse.Namespace) -> tuple[Path, dict | None]:
+    """The reference DLIO venv and the kernel entry whose rules its probed behaviour matches (refused here, before any
+    launch; None on --resume: the run directory already names it). Raises WorkloadError."""
+    venv = _venv(a.dlio_venv)
+    if not (venv / "bin" / "dlio_benchmark").exists():
+        raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
+    if not hrun.KERNEL_BIN.exists():
+        raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+    from harness.dlio import select as dlio_select
+    return venv, None if a.resume else dlio_select(venv, hrun.KERNEL_BIN, who=_who(venv))
+
+
+def _profiles(a: argparse.Namespace, ctx: Context, notes: list[str]) -> tuple[list[str], dict, dict, dict]:
+    """The profiles this run uses (--profiles, else every one available here), each prepared: (profiles, what each
+    found, the profiles skipped and why, the sides each prepared profile skips and why). Raises WorkloadError."""
+    reg = registry()
+    have = {name: p.available(ctx) for name, p in reg.items()}
+    for prof in reg.values():
+        why = prof.bad_options(ctx)
+        if why:
+            raise WorkloadError(why)
+    asked = [x for x in (a.profiles or "").split(",") if x]
+    bad = [x for x in asked if x not in have]
+    if bad or (a.profiles is not None and not asked):
+        raise WorkloadError(f"PROFILES={a.profiles} (--profiles): unknown {bad or 'empty list'} "
+                            f"(known: {', '.join(have)})")
+    for x in asked:
+        if not have[x].ok:
+            raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x].reason}")
+    profiles = asked or [x for x in have if have[x].ok]
+    skipped = {x: have[x].reason for x in have if x not in profiles and not have[x].ok}
+    for x, why in skipped.items():
+        notes.append(f"harness: profile {x} skipped: {why}")
+    skip_sides = {}
+    for x in profiles:
+        sides = reg[x].prepare(ctx, have[x])
+        if sides:
+            skip_sides[x] = sides
+        for side, why in sides.items():
+            notes.append(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}")
+    return profiles, have, skipped, skip_sides
+
+
+def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have: dict, skipped: dict,
+             skip_sides: dict) -> hrun.Options:
+    """The run's options, once --timeout and every --kernel-set are accepted. Raises WorkloadError."""
+    if not 0 < a.timeout < float("inf"):
+        raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
+    for s in a.kernel_set:
+        if "=" not in s:
+            raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+    return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
+                        timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat,
+                        found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
+                        skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
+                                                        for side, why in sides.items()}},
+                        dlio_version=dlio["entry"] if dlio else None,
+                        dlio_keys=dlio["probed"]["keys"] if dlio else None,
+                        dlio_rules=dlio["probed"]["rules"] if dlio else {})
+
+
+def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
+    """(run directory, workload, resume): the directory --resume names once it is resumable, else a new one for the
+    workload, once the kernel's validator and the disk and memory here accept it. Raises WorkloadError."""
+    if a.resume:
+        if not RunDir(a.resume).manifest_path.exists():
+            raise WorkloadError(f"--resume {a.resume}: no {MANIFEST}")
+        why = hrun.check_resumable(a.resume)
+        if why:
+            raise WorkloadError(why)
+        return a.resume, None, True
+    from harness.dlio import key_table
+    wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
+              keys=key_table(opt.dlio_keys, hrun.KERNEL_BIN))
+    why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
+    if why:
+        raise WorkloadError(why)
+    why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,
+                          dlio_launches=a.reuse_dlio is None)  # the disk and memory it needs, here
+    if why:
+        raise WorkloadError(why)
+    rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
+    n = 1
+    while rd.exists():
+        n += 1
+        rd = rd.with_name(f"{rd.name.rsplit('.', 1)[0]}.{n}")
+    return rd, wl, False
+
+
+def _announce(a: argparse.Namespace, rd: Path, notes: list[str]) -> None:
+    for note in notes:  # only once every input is accepted: a refused run prints its error alone
+        print(note, flush=True)
+    print(f"harness: run directory {rd}", flush=True)
+    if a.print_run_dir:  # only once the run exists: the pointer never names a run this invocation did not create
+        rd.mkdir(parents=True, exist_ok=True)
+        a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(a.print_run_dir, str(rd))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,87 +197,14 @@ def main(argv=None) -> int:
         a.resume = a.resume.resolve()
     notes: list[str] = []
     try:
-        venv = _venv(a.dlio_venv)
-        if not (venv / "bin" / "dlio_benchmark").exists():
-            raise WorkloadError(f"--dlio-venv {venv}: no bin/dlio_benchmark")
-        if not hrun.KERNEL_BIN.exists():
-            raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
-        from harness.dlio import key_table
-        from harness.dlio import select as dlio_select
-        # the kernel entry whose rules the DLIO's probed behaviour matches: refused here, before any launch
-        dlio = None if a.resume else dlio_select(venv, hrun.KERNEL_BIN, who=_who(venv))
+        venv, dlio = _reference(a)
         ctx = Context(venv, hrun.KERNEL_BIN, {"darshan_prefix": a.darshan_prefix})
-        reg = registry()
-        have = {name: p.available(ctx) for name, p in reg.items()}
-        for prof in reg.values():
-            why = prof.bad_options(ctx)
-            if why:
-                raise WorkloadError(why)
-        asked = [x for x in (a.profiles or "").split(",") if x]
-        bad = [x for x in asked if x not in have]
-        if bad or (a.profiles is not None and not asked):
-            raise WorkloadError(f"PROFILES={a.profiles} (--profiles): unknown {bad or 'empty list'} "
-                                f"(known: {', '.join(have)})")
-        for x in asked:
-            if not have[x].ok:
-                raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x].reason}")
-        profiles = asked or [x for x in have if have[x].ok]
-        skipped = {x: have[x].reason for x in have if x not in profiles and not have[x].ok}
-        for x, why in skipped.items():
-            notes.append(f"harness: profile {x} skipped: {why}")
-        skip_sides = {}
-        for x in profiles:
-            sides = reg[x].prepare(ctx, have[x])
-            if sides:
-                skip_sides[x] = sides
-            for side, why in sides.items():
-                notes.append(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}")
-        if not 0 < a.timeout < float("inf"):
-            raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
-        for s in a.kernel_set:
-            if "=" not in s:
-                raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
-        opt = hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                           timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat,
-                           found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
-                           skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
-                                                           for side, why in sides.items()}},
-                           dlio_version=dlio["entry"] if dlio else None,
-                           dlio_keys=dlio["probed"]["keys"] if dlio else None,
-                           dlio_rules=dlio["probed"]["rules"] if dlio else {})
-        if a.resume:
-            if not RunDir(a.resume).manifest_path.exists():
-                raise WorkloadError(f"--resume {a.resume}: no {MANIFEST}")
-            why = hrun.check_resumable(a.resume)
-            if why:
-                raise WorkloadError(why)
-            rd, wl, resume = a.resume, None, True
-        else:
-            wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
-                      keys=key_table(opt.dlio_keys, hrun.KERNEL_BIN))
-            why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
-            if why:
-                raise WorkloadError(why)
-            why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,
-                                  dlio_launches=a.reuse_dlio is None)  # the disk and memory it needs, here
-            if why:
-                raise WorkloadError(why)
-            rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
-            n = 1
-            while rd.exists():
-                n += 1
-                rd = rd.with_name(f"{rd.name.rsplit('.', 1)[0]}.{n}")
-            resume = False
+        opt = _options(a, dlio, *_profiles(a, ctx, notes))
+        rd, wl, resume = _run_dir(a, venv, opt)
     except WorkloadError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
-    for note in notes:  # only once every input is accepted: a refused run prints its error alone
-        print(note, flush=True)
-    print(f"harness: run directory {rd}", flush=True)
-    if a.print_run_dir:  # only once the run exists: the pointer never names a run this invocation did not create
-        rd.mkdir(parents=True, exist_ok=True)
-        a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(a.print_run_dir, str(rd))
+    _announce(a, rd, notes)
     try:
         m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
     except KeyboardInterrupt:

@@ -175,82 +175,105 @@ def is_program(exe: str, programs: tuple = PROGRAMS) -> bool:
     return any(os.path.basename(w) in programs for w in exe.split()[:2])
 
 
+class _Names:
+    """A log's record ids -> names: whole, relative to the data folder (H5D records "<file>:/<dataset>" as their
+    file), relative to the checkpoint folder (the kernel's partial name as its final one)."""
+
+    def __init__(self, names: dict, data_dir: Path, ckpt_dir: Path | None):
+        self.names = names
+        self.root = str(data_dir).rstrip("/") + "/"
+        self.croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
+
+    def name(self, rid: int) -> str:
+        return self.names.get(rid % 2**64, "")  # record ids are uint64; pandas may hand them over as int64
+
+    def rel(self, rid: int) -> str | None:
+        n = self.name(rid).split(":/")[0]
+        return n[len(self.root):] if n.startswith(self.root) else None
+
+    def crel(self, rid: int) -> str | None:
+        n = self.name(rid)
+        return PARTIAL.sub("", n[len(self.croot):]) if self.croot and n.startswith(self.croot) else None
+
+
+def _posix(rep, nm: _Names, files: dict, ckpts: dict, other: Counter) -> float:
+    """POSIX counters per data file, per checkpoint file and opens of every other file; returns POSIX_F_META_TIME
+    under the data folder (open, close, stat and seek time, summed over processes)."""
+    meta_s = 0.0
+    df = rep.records["POSIX"].to_df()
+    c, fc = df["counters"], df["fcounters"]
+    for row, frow in zip(_rows(c), _rows(fc), strict=True):
+        rid = int(row["id"])
+        r, cr = nm.rel(rid), nm.crel(rid)
+        if cr is not None:
+            t = ckpts[cr]
+            for k, col in (("opens", "POSIX_OPENS"), ("writes", "POSIX_WRITES"), ("bytes", "POSIX_BYTES_WRITTEN"),
+                           ("reads", "POSIX_READS"), ("read_bytes", "POSIX_BYTES_READ")):
+                t[k] += int(row[col])
+            t["fsyncs"] += int(row["POSIX_FSYNCS"]) + int(row["POSIX_FDSYNCS"])
+            continue
+        if r is None:
+            other[nm.name(rid) or "?"] += int(row["POSIX_OPENS"])
+            continue
+        meta_s += float(frow["POSIX_F_META_TIME"])
+        files[r]["opens"] += int(row["POSIX_OPENS"])
+        files[r]["reads"] += int(row["POSIX_READS"])
+        files[r]["bytes"] += int(row["POSIX_BYTES_READ"])
+    return meta_s
+
+
+def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str) -> list[dict]:
+    """DXT segments: each checkpoint file's write and read segments, each data file's read accesses; returns the
+    data files' read segments (for the I/O features)."""
+    reads: list[dict] = []
+    for rec in rep.records["DXT_POSIX"].to_df():
+        rid = int(rec["id"])
+        r, cr = nm.rel(rid), nm.crel(rid)
+        if cr is not None:
+            for kind in ("write", "read"):
+                for s in _rows(rec[f"{kind}_segments"]):
+                    ckpts[cr][f"{kind}_segments"][f"{int(s['offset'])}+{int(s['length'])}"] += 1
+        elif r is not None and len(rec["read_segments"]):
+            for s in _rows(rec["read_segments"]):
+                off, size = int(s["offset"]), int(s["length"])
+                files[r]["accesses"][f"{off}+{size}"] += 1
+                reads.append({"proc": f"{log}:{rec['rank']}", "file": r, "offset": off, "size": size,
+                              "start": float(s["start_time"]), "dur": float(s["end_time"] - s["start_time"])})
+    return reads
+
+
+def _hdf5(rep, nm: _Names, files: dict, mods: set) -> None:
+    """H5F opens per data file; H5D opens, reads and bytes per dataset of each data file (one record per dataset)."""
+    if "H5F" in mods:
+        for row in _rows(rep.records["H5F"].to_df()["counters"]):
+            r = nm.rel(int(row["id"]))
+            if r is not None:
+                files[r]["h5f_opens"] += int(row["H5F_OPENS"])
+    if "H5D" in mods:
+        for row in _rows(rep.records["H5D"].to_df()["counters"]):
+            r = nm.rel(int(row["id"]))
+            if r is not None:
+                ds = nm.name(int(row["id"])).split(":/", 1)[-1]
+                d = files[r]["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
+                d["opens"] += int(row["H5D_OPENS"])
+                d["reads"] += int(row["H5D_READS"])
+                d["bytes"] += int(row["H5D_BYTES_READ"])
+
+
 def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS) -> dict:
     import darshan  # pydarshan, imported only when there is a log to read
 
     rep = darshan.DarshanReport(str(path), read_all=True)
-    names = rep.name_records
-    root = str(data_dir).rstrip("/") + "/"
-    croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
+    nm = _Names(rep.name_records, data_dir, ckpt_dir)
     files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "reads": 0, "bytes": 0, "accesses": Counter(),
                                                   "h5f_opens": 0, "h5d": {}})
     ckpts: dict[str, dict] = defaultdict(_ckpt_row)
     other: Counter = Counter()
     exe = str(rep.metadata.get("exe") or "")
-
-    def name(rid: int) -> str:
-        return names.get(rid % 2**64, "")  # record ids are uint64; pandas may hand them over as int64
-
-    def rel(rid: int) -> str | None:
-        n = name(rid).split(":/")[0]  # H5D records are "<file>:/<dataset>"
-        return n[len(root):] if n.startswith(root) else None
-
-    def crel(rid: int) -> str | None:
-        """A checkpoint file's name relative to the checkpoint folder (the kernel's partial name as its final one)."""
-        n = name(rid)
-        return PARTIAL.sub("", n[len(croot):]) if croot and n.startswith(croot) else None
-
     mods = set(rep.modules)
-    meta_s = 0.0  # POSIX_F_META_TIME under the data folder: open, close, stat and seek time, summed over processes
-    if "POSIX" in mods:
-        df = rep.records["POSIX"].to_df()
-        c, fc = df["counters"], df["fcounters"]
-        for row, frow in zip(_rows(c), _rows(fc), strict=True):
-            rid = int(row["id"])
-            r, cr = rel(rid), crel(rid)
-            if cr is not None:
-                t = ckpts[cr]
-                for k, col in (("opens", "POSIX_OPENS"), ("writes", "POSIX_WRITES"), ("bytes", "POSIX_BYTES_WRITTEN"),
-                               ("reads", "POSIX_READS"), ("read_bytes", "POSIX_BYTES_READ")):
-                    t[k] += int(row[col])
-                t["fsyncs"] += int(row["POSIX_FSYNCS"]) + int(row["POSIX_FDSYNCS"])
-                continue
-            if r is None:
-                other[name(rid) or "?"] += int(row["POSIX_OPENS"])
-                continue
-            meta_s += float(frow["POSIX_F_META_TIME"])
-            files[r]["opens"] += int(row["POSIX_OPENS"])
-            files[r]["reads"] += int(row["POSIX_READS"])
-            files[r]["bytes"] += int(row["POSIX_BYTES_READ"])
-    reads: list[dict] = []  # DXT read segments of the data files, for the I/O features
-    if "DXT_POSIX" in mods:
-        for rec in rep.records["DXT_POSIX"].to_df():
-            rid = int(rec["id"])
-            r, cr = rel(rid), crel(rid)
-            if cr is not None:
-                for kind in ("write", "read"):
-                    for s in _rows(rec[f"{kind}_segments"]):
-                        ckpts[cr][f"{kind}_segments"][f"{int(s['offset'])}+{int(s['length'])}"] += 1
-            elif r is not None and len(rec["read_segments"]):
-                for s in _rows(rec["read_segments"]):
-                    off, size = int(s["offset"]), int(s["length"])
-                    files[r]["accesses"][f"{off}+{size}"] += 1
-                    reads.append({"proc": f"{path.name}:{rec['rank']}", "file": r, "offset": off, "size": size,
-                                  "start": float(s["start_time"]), "dur": float(s["end_time"] - s["start_time"])})
-    if "H5F" in mods:
-        for row in _rows(rep.records["H5F"].to_df()["counters"]):
-            r = rel(int(row["id"]))
-            if r is not None:
-                files[r]["h5f_opens"] += int(row["H5F_OPENS"])
-    if "H5D" in mods:  # one record per dataset: "<file>:/<dataset>"
-        for row in _rows(rep.records["H5D"].to_df()["counters"]):
-            r = rel(int(row["id"]))
-            if r is not None:
-                ds = name(int(row["id"])).split(":/", 1)[-1]
-                d = files[r]["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
-                d["opens"] += int(row["H5D_OPENS"])
-                d["reads"] += int(row["H5D_READS"])
-                d["bytes"] += int(row["H5D_BYTES_READ"])
+    meta_s = _posix(rep, nm, files, ckpts, other) if "POSIX" in mods else 0.0
+    reads = _dxt(rep, nm, files, ckpts, path.name) if "DXT_POSIX" in mods else []
+    _hdf5(rep, nm, files, mods)
     partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
     return {"log": path.name, "exe": exe, "program": is_program(exe, programs), "modules": sorted(mods),
             "nprocs": rep.metadata["job"]["nprocs"], "partial": partial, "meta_s": meta_s,
@@ -258,7 +281,6 @@ def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs
             "checkpoints": {k: {**v, "write_segments": dict(v["write_segments"]),
                                 "read_segments": dict(v["read_segments"])} for k, v in sorted(ckpts.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
-
 
 def epoch_times(outdir: Path, side: str) -> list[float] | None:
     """The launch's training epochs as the program timed them (its own output in <outdir>/out, read as the timing

@@ -1,4 +1,5 @@
-"""The kernel's modules form no include circle: each module (x.c + x.h) only depends on modules below it."""
+"""The kernel's modules form no include circle: each module (x.c + x.h) only depends on modules below it. The Python
+packages import one way, with no circle, and no Python function grows over 80 lines."""
 import re
 from pathlib import Path
 
@@ -87,3 +88,43 @@ def test_python_imports_flow_one_way():
     bad = sorted(f"{m} imports {d}" for m, deps in python_graph().items() for d in deps
                  if d.split(".")[0] != m.split(".")[0] and d.split(".")[0] not in MAY_IMPORT[m.split(".")[0]])
     assert not bad, bad
+
+
+# ------------------------------------------------------------------ the Python functions: one job each, <= 80 lines
+MAX_FUNCTION_LINES = 80
+FUNCTION_DIRS = PACKAGES + ("scripts", "bench/perf")
+# "path::function": why it cannot be split into named steps. Empty: every function could be.
+LONG_FUNCTIONS_ALLOWED: dict[str, str] = {}
+
+
+def long_functions(root: Path = REPO, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """'path::function' -> its lines (def line to last line, nested functions counted in their parent too), for every
+    function of the Python packages, scripts/ and bench/perf/ longer than limit."""
+    import ast
+    out: dict[str, int] = {}
+    for d in FUNCTION_DIRS:
+        for f in sorted((root / d).rglob("*.py")):
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    n = node.end_lineno - node.lineno + 1
+                    if n > limit:
+                        out[f"{f.relative_to(root).as_posix()}::{node.name}"] = n
+    return out
+
+
+def test_long_function_finder_finds_a_planted_long_function(tmp_path):
+    for d in FUNCTION_DIRS:
+        (tmp_path / d).mkdir(parents=True)
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    (tmp_path / "reports" / "a.py").write_text(f"def ok():\n{body}\n\ndef too_long():\n{body}    x = 0\n")
+    method = "".join("    " + line for line in body.splitlines(keepends=True))
+    (tmp_path / "bench" / "perf" / "b.py").write_text(f"class C:\n    def m(self):\n{method}        return\n")
+    assert long_functions(tmp_path) == {"reports/a.py::too_long": 81, "bench/perf/b.py::m": 81}
+
+
+def test_no_python_function_over_80_lines():
+    found = long_functions()
+    too_long = {k: n for k, n in found.items() if k not in LONG_FUNCTIONS_ALLOWED}
+    assert not too_long, f"split into named steps, one job each (or allow with a reason): {too_long}"
+    stale = set(LONG_FUNCTIONS_ALLOWED) - set(found)
+    assert not stale, f"allowed but no longer over {MAX_FUNCTION_LINES} lines: remove {stale}"

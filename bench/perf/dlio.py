@@ -140,127 +140,163 @@ def _sides_summary(recs: dict, samples_per_rank: float | None) -> dict:
     return out
 
 
+class _Bench:
+    """One measurement's fixed parts: the context, its preset, the harness's pieces and the progress printer."""
+
+    def __init__(self, ctx: Context, p: dict):
+        self.ctx, self.p, self.venv = ctx, p, ctx.dlio_venv
+        self.hrun, self.Step, self.execute, self.dlio_config_dir, self.load, self.timing = _harness()
+        self.reps, self.ranks = p["repeat"], p["ranks"]
+
+    def progress(self, s: str) -> None:
+        if "running" not in s:
+            self.ctx.say("  " + s.strip())
+
+    def run(self, step) -> dict:
+        return _exec(self.execute, step, self.progress)
+
+
+def _dataset(b: _Bench, key: str, wname: str, scale: str, workloads):
+    """A group's workload (evaluation files added when one of its variants evaluates), its launch plan in
+    <work>/dlio-<key>, its base folder and the number of training files."""
+    wl = b.load(wname, scale, workloads)
+    nf = int(wl.config["dataset"]["num_files_train"])
+    has_eval = any(v.get("evaluation") and _group(v) == key for v in b.p["variants"])
+    if has_eval:  # evaluation files generated once for every variant of this scale (read only by -eval);
+        # a multiple of the ranks: otherwise DLIO 2.0.0's last rank raises IndexError and the others hang
+        # and at least 4 per rank: DLIO 2.0.0 builds its TensorFlow sample map for the evaluation files even
+        # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
+        wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // b.ranks, 4) * b.ranks}})
+    base = b.ctx.work / f"dlio-{key}"
+    opt = b.hrun.Options(ranks=b.ranks, profiles=["timing"], repeat=1, timeout=b.p["timeout"])
+    b.hrun.prepare(base, wl, opt, b.venv)
+    steps = {s.name: s for s in b.hrun.plan(base, wl, opt, b.venv)}
+    return wl, steps, base, nf
+
+
+def _generations(b: _Bench, key: str, steps: dict, base: Path) -> dict:
+    """Each side's generation, repeated (interleaved): launch wall and in-program seconds."""
+    gens: dict = {"dlio": [], "kernel": []}
+    for i in range(b.p["gen_repeat"]):
+        for side in ("dlio", "kernel"):
+            b.ctx.say(f"dlio: {key}: {side} generation {i + 1}/{b.p['gen_repeat']}")
+            data = base / side / "data"
+            if data.exists():
+                shutil.rmtree(data)
+            st = steps[f"{side}.generate"]
+            r = b.run(st)
+            if side == "dlio":
+                g = log_times(st.workdir / "out").get("generate_s")
+            else:
+                g = json.loads((st.workdir / "out" / "output.json").read_text())["generate"]["seconds"]
+            gens[side].append({"wall_s": r["wall_s"], "in_program_s": g})
+    return gens
+
+
+def _scale_row(wname: str, scale: str, nf: int, wl, gens: dict) -> dict:
+    sc = {"workload": wname, "scale": scale, "files_train": nf,
+          "files_eval": wl.config["dataset"].get("num_files_eval", 0),
+          "samples_per_file": int(wl.config["dataset"].get("num_samples_per_file", 1)),
+          "record_length": wl.config["dataset"]["record_length"],
+          "generate": {side: {"wall_s": summary([g["wall_s"] for g in gs]),
+                              "in_program_s": summary([g["in_program_s"] for g in gs if g["in_program_s"]])}
+                       for side, gs in gens.items()}}
+    sc["generate"]["ratio_wall"] = ratio([g["wall_s"] for g in gens["dlio"]], [g["wall_s"] for g in gens["kernel"]])
+    sc["generate"]["ratio_in_program"] = ratio([g["in_program_s"] for g in gens["dlio"]],
+                                               [g["in_program_s"] for g in gens["kernel"]])
+    return sc
+
+
+def _empty_launch(b: _Bench, scale: str, steps: dict, base: Path) -> dict:
+    """Start-up: a launch with ~0 work on each side, repeated (interleaved)."""
+    emp: dict = {"dlio": [], "kernel": []}
+    for i in range(b.p["empty_repeat"]):
+        for side in ("dlio", "kernel"):
+            b.ctx.say(f"dlio: {scale}: {side} launch with ~0 work {i + 1}/{b.p['empty_repeat']}")
+            st = steps[f"{side}.timing"]
+            if side == "dlio":
+                argv = [a.replace("workflow.train=True", "workflow.train=False") for a in st.argv]
+            else:
+                argv = st.argv + ["--set", "epochs=1", "--set", "total-training-steps=1", "--set",
+                                  "computation-time=0", "--set", "read-threads=0"]
+            wd = base / side / "empty"
+            e = b.run(b.Step(f"{side}.empty", side, "empty", argv, {}, wd, wd / "ranks", b.p["timeout"]))
+            emp[side].append(e["wall_s"])
+    return {"scale": scale, "dlio_wall_s": summary(emp["dlio"]),
+            "kernel_wall_s": summary(emp["kernel"]), "ratio": ratio(emp["dlio"], emp["kernel"]),
+            "what": "DLIO: train=False, generate_data=False (imports, initialize, walk the "
+                    "data folder); kernel: one training step, no compute, read-threads 0"}
+
+
+def _variant(b: _Bench, v: dict, wl, wname: str, scale: str, nf: int, base: Path, gens: dict) -> dict:
+    """One variant's training launches on the group's dataset (both sides interleaved, or DLIO alone when the kernel
+    refuses it): its row, or {"error": ...} when a launch failed."""
+    name = _name(v)
+    wv = wl.with_overrides(_variant_overrides(v, nf))
+    rd = b.ctx.work / f"dlio-{name}"
+    vreps = int(v.get("repeat", b.reps))
+    optv = b.hrun.Options(ranks=b.ranks, profiles=["timing"], repeat=vreps, timeout=b.p["timeout"])
+    b.hrun.prepare(rd, wv, optv, b.venv)
+    for side in ("dlio", "kernel"):
+        (rd / side).mkdir(parents=True, exist_ok=True)
+        link = rd / side / "data"
+        if not link.exists():
+            link.symlink_to(base / side / "data")
+    # the kernel side runs unless the kernel refuses the variant (its --dry-run, before any launch): e.g. a
+    # tf.data shape the TF emulation refuses; the row then says why and reports DLIO's own times
+    refused = b.hrun.precheck(wv, optv, dlio_side=False)
+    sides = ["dlio"] if refused else ["dlio", "kernel"]
+    vsteps = {s.name: s for s in b.hrun.plan(rd, wv, optv, b.venv)}
+    recs: dict = {s: [] for s in sides}
+    load0 = load_snapshot()["load1"]
+    try:
+        for i in range(vreps):
+            for side in sides:
+                nm = f"{side}.timing" + (f"-{i + 1}" if i else "")
+                b.ctx.say(f"dlio: {name}: {side} training {i + 1}/{vreps}")
+                st = vsteps[nm]
+                recs[side].append(_parse(b.timing, st, b.run(st)))
+    except BenchError as e:  # one variant failing does not lose the others
+        b.ctx.say(f"dlio: {name} FAILED: {str(e)[:400]}")
+        return {"error": str(e)[:3000], "scale": scale, "framework": v["framework"],
+                "read_threads": v["read_threads"]}
+    spr = samples_per_rank(wv.config, b.ranks)
+    out = _sides_summary(recs, spr if "kernel" in sides else None)
+    out.update({"workload": wname, "repeat": vreps, "scale": scale, "framework": v["framework"],
+                "read_threads": v["read_threads"],
+                "evaluation": bool(v.get("evaluation")), "samples_per_rank_per_epoch": spr,
+                "load_1min": [load0, load_snapshot()["load1"]],
+                "kernel_side": "run" if "kernel" in sides else
+                f"not run: the kernel refuses it ({refused[:300]}); DLIO's own times reported"})
+    if "kernel" in sides and v["read_threads"] == b.p["reference_read_threads"] and not v.get("evaluation"):
+        e2e = {s: [a["wall_s"] + g for a, g in zip(recs[s], [x["wall_s"] for x in gens[s]] * vreps,
+                                                     strict=False)] for s in sides}
+        out["end_to_end_wall_s"] = {s: summary(e2e[s]) for s in sides}
+        out["end_to_end_ratio"] = ratio(e2e["dlio"], e2e["kernel"])
+    return out
+
+
 def measure(ctx: Context) -> dict:
     if ctx.dlio_venv is None or not (ctx.dlio_venv / "bin" / "dlio_benchmark").exists():
         return {"skipped": f"no reference DLIO venv ({ctx.dlio_venv}): run `make dlio-venv`"}
-    hrun, Step, execute, dlio_config_dir, load, timing = _harness()
     p = ctx.preset["dlio"]
-    venv = ctx.dlio_venv
-    workloads = dlio_config_dir(str(venv / "bin" / "python"))
-    reps, ranks = p["repeat"], p["ranks"]
-    res: dict = {"ranks": ranks, "repeat": reps, "workload": "unet3d", "scales": {}, "variants": {},
-                 "load": {"before": wait_for_quiet(ctx)}}
-
-    def progress(s: str) -> None:
-        if "running" not in s:
-            ctx.say("  " + s.strip())
-
     if ctx.only_variants:  # re-measure some variants (merged into an earlier dlio section by __main__)
         p = {**p, "variants": [v for v in p["variants"] if _name(v) in ctx.only_variants], "gen_repeat": 1,
              "empty_repeat": p["empty_repeat"] if "empty" in ctx.only_variants else 0}
+    b = _Bench(ctx, p)
+    workloads = b.dlio_config_dir(str(b.venv / "bin" / "python"))
+    res: dict = {"ranks": b.ranks, "repeat": b.reps, "workload": "unet3d", "scales": {}, "variants": {},
+                 "load": {"before": wait_for_quiet(ctx)}}
     groups = {_group(v): (v.get("workload", "unet3d"), v["scale"]) for v in p["variants"]}
     for key, (wname, scale) in sorted(groups.items(), key=lambda g: (g[1][0] != "unet3d", g[1][0],
                                                                       ["tiny", "small", "full"].index(g[1][1]))):
-        wl = load(wname, scale, workloads)
-        nf = int(wl.config["dataset"]["num_files_train"])
-        has_eval = any(v.get("evaluation") and _group(v) == key for v in p["variants"])
-        if has_eval:  # evaluation files generated once for every variant of this scale (read only by -eval);
-            # a multiple of the ranks: otherwise DLIO 2.0.0's last rank raises IndexError and the others hang
-            # and at least 4 per rank: DLIO 2.0.0 builds its TensorFlow sample map for the evaluation files even
-            # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
-            wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // ranks, 4) * ranks}})
-        base = ctx.work / f"dlio-{key}"
-        opt = hrun.Options(ranks=ranks, profiles=["timing"], repeat=1, timeout=p["timeout"])
-        hrun.prepare(base, wl, opt, venv)
-        steps = {s.name: s for s in hrun.plan(base, wl, opt, venv)}
-        gens: dict = {"dlio": [], "kernel": []}
-        for i in range(p["gen_repeat"]):
-            for side in ("dlio", "kernel"):
-                ctx.say(f"dlio: {key}: {side} generation {i + 1}/{p['gen_repeat']}")
-                data = base / side / "data"
-                if data.exists():
-                    shutil.rmtree(data)
-                st = steps[f"{side}.generate"]
-                r = _exec(execute, st, progress)
-                if side == "dlio":
-                    g = log_times(st.workdir / "out").get("generate_s")
-                else:
-                    g = json.loads((st.workdir / "out" / "output.json").read_text())["generate"]["seconds"]
-                gens[side].append({"wall_s": r["wall_s"], "in_program_s": g})
-        sc = {"workload": wname, "scale": scale, "files_train": nf,
-              "files_eval": wl.config["dataset"].get("num_files_eval", 0),
-              "samples_per_file": int(wl.config["dataset"].get("num_samples_per_file", 1)),
-              "record_length": wl.config["dataset"]["record_length"],
-              "generate": {side: {"wall_s": summary([g["wall_s"] for g in gs]),
-                                  "in_program_s": summary([g["in_program_s"] for g in gs if g["in_program_s"]])}
-                           for side, gs in gens.items()}}
-        sc["generate"]["ratio_wall"] = ratio([g["wall_s"] for g in gens["dlio"]], [g["wall_s"] for g in gens["kernel"]])
-        sc["generate"]["ratio_in_program"] = ratio([g["in_program_s"] for g in gens["dlio"]],
-                                                   [g["in_program_s"] for g in gens["kernel"]])
+        wl, steps, base, nf = _dataset(b, key, wname, scale, workloads)
+        gens = _generations(b, key, steps, base)
+        sc = _scale_row(wname, scale, nf, wl, gens)
         if key == p["empty_scale"] and p["empty_repeat"] > 0:  # start-up: a launch with ~0 work on each side
-            emp: dict = {"dlio": [], "kernel": []}
-            for i in range(p["empty_repeat"]):
-                for side in ("dlio", "kernel"):
-                    ctx.say(f"dlio: {scale}: {side} launch with ~0 work {i + 1}/{p['empty_repeat']}")
-                    st = steps[f"{side}.timing"]
-                    if side == "dlio":
-                        argv = [a.replace("workflow.train=True", "workflow.train=False") for a in st.argv]
-                    else:
-                        argv = st.argv + ["--set", "epochs=1", "--set", "total-training-steps=1", "--set",
-                                          "computation-time=0", "--set", "read-threads=0"]
-                    wd = base / side / "empty"
-                    e = _exec(execute, Step(f"{side}.empty", side, "empty", argv, {}, wd, wd / "ranks", p["timeout"]),
-                              progress)
-                    emp[side].append(e["wall_s"])
-            res["empty_launch"] = {"scale": scale, "dlio_wall_s": summary(emp["dlio"]),
-                                   "kernel_wall_s": summary(emp["kernel"]), "ratio": ratio(emp["dlio"], emp["kernel"]),
-                                   "what": "DLIO: train=False, generate_data=False (imports, initialize, walk the "
-                                           "data folder); kernel: one training step, no compute, read-threads 0"}
+            res["empty_launch"] = _empty_launch(b, scale, steps, base)
         res["scales"][key] = sc
         for v in [v for v in p["variants"] if _group(v) == key]:
-            name = _name(v)
-            wv = wl.with_overrides(_variant_overrides(v, nf))
-            rd = ctx.work / f"dlio-{name}"
-            vreps = int(v.get("repeat", reps))
-            optv = hrun.Options(ranks=ranks, profiles=["timing"], repeat=vreps, timeout=p["timeout"])
-            hrun.prepare(rd, wv, optv, venv)
-            for side in ("dlio", "kernel"):
-                (rd / side).mkdir(parents=True, exist_ok=True)
-                link = rd / side / "data"
-                if not link.exists():
-                    link.symlink_to(base / side / "data")
-            # the kernel side runs unless the kernel refuses the variant (its --dry-run, before any launch): e.g. a
-            # tf.data shape the TF emulation refuses; the row then says why and reports DLIO's own times
-            refused = hrun.precheck(wv, optv, dlio_side=False)
-            sides = ["dlio"] if refused else ["dlio", "kernel"]
-            vsteps = {s.name: s for s in hrun.plan(rd, wv, optv, venv)}
-            recs: dict = {s: [] for s in sides}
-            load0 = load_snapshot()["load1"]
-            try:
-                for i in range(vreps):
-                    for side in sides:
-                        nm = f"{side}.timing" + (f"-{i + 1}" if i else "")
-                        ctx.say(f"dlio: {name}: {side} training {i + 1}/{vreps}")
-                        st = vsteps[nm]
-                        recs[side].append(_parse(timing, st, _exec(execute, st, progress)))
-            except BenchError as e:  # one variant failing does not lose the others
-                ctx.say(f"dlio: {name} FAILED: {str(e)[:400]}")
-                res["variants"][name] = {"error": str(e)[:3000], "scale": scale, "framework": v["framework"],
-                                         "read_threads": v["read_threads"]}
-                continue
-            spr = samples_per_rank(wv.config, ranks)
-            out = _sides_summary(recs, spr if "kernel" in sides else None)
-            out.update({"workload": wname, "repeat": vreps, "scale": scale, "framework": v["framework"],
-                        "read_threads": v["read_threads"],
-                        "evaluation": bool(v.get("evaluation")), "samples_per_rank_per_epoch": spr,
-                        "load_1min": [load0, load_snapshot()["load1"]],
-                        "kernel_side": "run" if "kernel" in sides else
-                        f"not run: the kernel refuses it ({refused[:300]}); DLIO's own times reported"})
-            if "kernel" in sides and v["read_threads"] == p["reference_read_threads"] and not v.get("evaluation"):
-                e2e = {s: [a["wall_s"] + b for a, b in zip(recs[s], [x["wall_s"] for x in gens[s]] * vreps,
-                                                             strict=False)] for s in sides}
-                out["end_to_end_wall_s"] = {s: summary(e2e[s]) for s in sides}
-                out["end_to_end_ratio"] = ratio(e2e["dlio"], e2e["kernel"])
-            res["variants"][name] = out
+            res["variants"][_name(v)] = _variant(b, v, wl, wname, scale, nf, base, gens)
     res["load"]["after"] = load_snapshot()
     return res

@@ -63,224 +63,309 @@ def figures(res: dict, out: Path) -> dict:
     return made
 
 
-def markdown(res: dict, figs: dict) -> str:
-    m, s = res["meta"], res["sections"]
+def _header(m: dict) -> list[str]:
+    """the title; the host, versions and duration; how to read a cell"""
     v = m.get("versions", {})
-    L = [f"# make bench: {m['date']} (SCALE={m['scale']})", "",
-         f"Host `{m.get('host')}`, {m.get('cpus')} cores, kernel {v.get('kernel', '?')} "
-         f"(HDF5 {v.get('kernel_hdf5', '?')}), "
-         f"DLIO {v.get('dlio', '?')} (h5py {v.get('dlio_h5py', '?')}, HDF5 {v.get('dlio_hdf5', '?')}), git "
-         f"{str(v.get('git_revision', '?'))[:12]}{' (dirty)' if v.get('git_dirty') else ''}; "
-         f"{m.get('duration_s', 0):.0f} s. "
-         "The machine is shared: every number is the median of the repetitions with [min–max]; ratios are medians "
-         "of ratios of interleaved repetitions, or of medians where noted. Load averages per section below.", ""]
-    sec = s.get("readpath")
-    if sec and "modes" in sec:
-        L += ["## 1. Read path vs a plain reader (fio)", "",
-              f"{sec['files']} files x {sec['sample_bytes'] / MIB:.0f} MiB, 1 rank, read-threads 0; fio reads the "
-              f"same bytes (the records dataset, from offset {sec.get('records_offset')}, one sample per file, "
-              "psync, same transfer size); cold = "
-              f"{sec['cold_method']}. {sec['repeat']} repetitions, interleaved. Target: kernel >= "
-              f"{sec['target'] * 100:.0f}% of fio. {_load(sec)}.", ""]
-        rows = []
-        for mode, x in sec["modes"].items():
-            rows.append([mode, fmt(x["kernel_raw_bw_bytes_per_s"], 1 / MIB, 0), fmt(x["fio_syscall_bw_bytes_per_s"],
-                         1 / MIB, 0), fratio(x["ratio_raw"], pct=True), fmt(x["kernel_e2e_bw_bytes_per_s"], 1 / MIB, 0),
-                         fmt(x["fio_wall_bw_bytes_per_s"], 1 / MIB, 0), fratio(x["ratio_e2e"], pct=True),
-                         "yes" if x["target_met"] else "**no**",
-                         fmt(x.get("fio_from0_syscall_bw_bytes_per_s"), 1 / MIB, 0)])
-        L += [table(["cache", "kernel in H5Dread MiB/s", "fio in pread MiB/s (same bytes)", "kernel/fio",
-                     "kernel end to end MiB/s", "fio wall MiB/s", "kernel/fio end to end", ">= 95%",
-                     "fio whole file from offset 0, in pread MiB/s"], rows), ""]
-        if sec.get("fio_odirect_bw_bytes_per_s"):
-            od = fmt(sec["fio_odirect_bw_bytes_per_s"], 1 / MIB, 0)
-            L += [f"fio O_DIRECT (the device without the page cache): {od} MiB/s.", ""]
-    sec = s.get("overhead")
-    if sec and "cases" in sec:
-        w = sec["workload"]
-        L += ["## 2. Kernel overhead", "",
-              f"unet3d shape: {w['num_files_train']} files, record_length {w['record_length'] / MIB:.0f} MiB "
-              f"(stdev {w['record_length_stdev'] / MIB:.2f} MiB), batch 7, 0.323 s compute, {w['epochs']} epochs; "
-              "overhead = observed - (compute + raw read + metadata) per rank and epoch (read-threads 0), or observed "
-              f"- (compute + waiting for batches) with reader processes. Target <= {sec['target_percent']}%. "
-              f"{_load(sec)}.", ""]
-        rows = [[str(c["ranks"]), str(c["read_threads"]), str(c["repeat"]), fmt(c["observed_epoch_s"], 1, 3),
-                 fmt(c["rank_epoch_overhead_s"], 1000, 2), fmt(c["rank_epoch_overhead_percent"], 1, 3, True),
-                 fmt(c["job_overhead_percent"], 1, 3, True), "yes" if c["target_met"] else "**no**"]
-                for c in sec["cases"]]
-        L += [table(["ranks", "read threads", "runs", "epoch s", "overhead ms", "overhead % (rank, epoch)",
-                     "job-level % (max observed - rank means)", "<= 1%"], rows), ""]
-        if any(c.get("rank_epoch_barrier_s", {}).get("n") for c in sec["cases"]):
-            rows = [[str(c["ranks"]), str(c["read_threads"]), fmt(c["rank_epoch_barrier_s"], 1000, 2),
-                     fmt(c["rank_epoch_overhead_excl_barrier_percent"], 1, 3, True)] for c in sec["cases"]]
-            L += ["With the per-step barrier timed apart (waiting for the slowest rank):", "",
-                  table(["ranks", "read threads", "barrier ms per epoch", "overhead excluding the barrier"], rows), ""]
-    sec = s.get("dlio")
-    if sec and "variants" in sec:
-        L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d; a row named after another workload: that reference config)", "",
-              f"{sec['ranks']} ranks, {sec['repeat']} interleaved repetitions per variant"
-              + "".join(f" ({n}: {x['repeat']})" for n, x in sec["variants"].items()
-                        if x.get("repeat", sec["repeat"]) != sec["repeat"])
-              + "; the harness's own argv. "
-              f"{_load(sec)}.", "", "Generation (launch wall and in-program time):", ""]
-        rows = []
-        for sc, x in sec["scales"].items():
-            g = x["generate"]
-            rows.append([sc, f"{x['files_train']}+{x['files_eval']}", fmt(g["dlio"]["wall_s"], 1, 2),
-                         fmt(g["kernel"]["wall_s"], 1, 2), fratio(g["ratio_wall"], 1),
-                         fmt(g["dlio"]["in_program_s"], 1, 3), fmt(g["kernel"]["in_program_s"], 1, 3),
-                         fratio(g["ratio_in_program"], 1)])
-        L += [table(["scale", "files", "DLIO wall s", "kernel wall s", "DLIO/kernel", "DLIO in program s",
-                     "kernel in program s", "DLIO/kernel in program"], rows), ""]
-        for rm in sec.get("remeasured", []):
-            ld = rm.get("load") or {}
-            L += [f"Re-measured later (1-min load {(ld.get('before') or {}).get('load1', 0):.1f}–"
-                  f"{(ld.get('after') or {}).get('load1', 0):.1f}): {', '.join(rm['variants'])}"
-                  + (f" (and the generation of {', '.join(rm.get('scales') or {})}, 1 repetition)"
-                     if rm.get("scales") else "") + ".", ""]
-        if sec.get("empty_launch"):
-            e = sec["empty_launch"]
-            L += [f"A launch with ~0 work ({e['what']}): DLIO {fmt(e['dlio_wall_s'], 1, 2)} s, kernel "
-                  f"{fmt(e['kernel_wall_s'], 1, 2)} s ({fratio(e['ratio'], 1)}).", ""]
-        L += ["Training launches (train epochs + evaluation where enabled); start-up = DLIO: launch to its first log "
-              "line, kernel: launch wall minus in-program wall; per-sample overhead = (DLIO last epoch - kernel last "
-              "epoch) / samples per rank; loader start-up = DLIO epoch 1 - last epoch:", ""]
-        rows = []
-        for n, x in sec["variants"].items():
-            if "error" in x:
-                rows.append([n, "failed: " + x["error"][:160].replace("|", "/").replace("\n", " ")] + ["-"] * 11)
+    return [f"# make bench: {m['date']} (SCALE={m['scale']})", "",
+            f"Host `{m.get('host')}`, {m.get('cpus')} cores, kernel {v.get('kernel', '?')} "
+            f"(HDF5 {v.get('kernel_hdf5', '?')}), "
+            f"DLIO {v.get('dlio', '?')} (h5py {v.get('dlio_h5py', '?')}, HDF5 {v.get('dlio_hdf5', '?')}), git "
+            f"{str(v.get('git_revision', '?'))[:12]}{' (dirty)' if v.get('git_dirty') else ''}; "
+            f"{m.get('duration_s', 0):.0f} s. "
+            "The machine is shared: every number is the median of the repetitions with [min–max]; ratios are medians "
+            "of ratios of interleaved repetitions, or of medians where noted. Load averages per section below.", ""]
+
+
+def _readpath(sec: dict) -> list[str]:
+    """1. the read path against fio"""
+    L: list[str] = []
+    L += ["## 1. Read path vs a plain reader (fio)", "",
+          f"{sec['files']} files x {sec['sample_bytes'] / MIB:.0f} MiB, 1 rank, read-threads 0; fio reads the "
+          f"same bytes (the records dataset, from offset {sec.get('records_offset')}, one sample per file, "
+          "psync, same transfer size); cold = "
+          f"{sec['cold_method']}. {sec['repeat']} repetitions, interleaved. Target: kernel >= "
+          f"{sec['target'] * 100:.0f}% of fio. {_load(sec)}.", ""]
+    rows = []
+    for mode, x in sec["modes"].items():
+        rows.append([mode, fmt(x["kernel_raw_bw_bytes_per_s"], 1 / MIB, 0), fmt(x["fio_syscall_bw_bytes_per_s"],
+                     1 / MIB, 0), fratio(x["ratio_raw"], pct=True), fmt(x["kernel_e2e_bw_bytes_per_s"], 1 / MIB, 0),
+                     fmt(x["fio_wall_bw_bytes_per_s"], 1 / MIB, 0), fratio(x["ratio_e2e"], pct=True),
+                     "yes" if x["target_met"] else "**no**",
+                     fmt(x.get("fio_from0_syscall_bw_bytes_per_s"), 1 / MIB, 0)])
+    L += [table(["cache", "kernel in H5Dread MiB/s", "fio in pread MiB/s (same bytes)", "kernel/fio",
+                 "kernel end to end MiB/s", "fio wall MiB/s", "kernel/fio end to end", ">= 95%",
+                 "fio whole file from offset 0, in pread MiB/s"], rows), ""]
+    if sec.get("fio_odirect_bw_bytes_per_s"):
+        od = fmt(sec["fio_odirect_bw_bytes_per_s"], 1 / MIB, 0)
+        L += [f"fio O_DIRECT (the device without the page cache): {od} MiB/s.", ""]
+    return L
+
+
+def _overhead(sec: dict) -> list[str]:
+    """2. the kernel's overhead per epoch"""
+    L: list[str] = []
+    w = sec["workload"]
+    L += ["## 2. Kernel overhead", "",
+          f"unet3d shape: {w['num_files_train']} files, record_length {w['record_length'] / MIB:.0f} MiB "
+          f"(stdev {w['record_length_stdev'] / MIB:.2f} MiB), batch 7, 0.323 s compute, {w['epochs']} epochs; "
+          "overhead = observed - (compute + raw read + metadata) per rank and epoch (read-threads 0), or observed "
+          f"- (compute + waiting for batches) with reader processes. Target <= {sec['target_percent']}%. "
+          f"{_load(sec)}.", ""]
+    rows = [[str(c["ranks"]), str(c["read_threads"]), str(c["repeat"]), fmt(c["observed_epoch_s"], 1, 3),
+             fmt(c["rank_epoch_overhead_s"], 1000, 2), fmt(c["rank_epoch_overhead_percent"], 1, 3, True),
+             fmt(c["job_overhead_percent"], 1, 3, True), "yes" if c["target_met"] else "**no**"]
+            for c in sec["cases"]]
+    L += [table(["ranks", "read threads", "runs", "epoch s", "overhead ms", "overhead % (rank, epoch)",
+                 "job-level % (max observed - rank means)", "<= 1%"], rows), ""]
+    if any(c.get("rank_epoch_barrier_s", {}).get("n") for c in sec["cases"]):
+        rows = [[str(c["ranks"]), str(c["read_threads"]), fmt(c["rank_epoch_barrier_s"], 1000, 2),
+                 fmt(c["rank_epoch_overhead_excl_barrier_percent"], 1, 3, True)] for c in sec["cases"]]
+        L += ["With the per-step barrier timed apart (waiting for the slowest rank):", "",
+              table(["ranks", "read threads", "barrier ms per epoch", "overhead excluding the barrier"], rows), ""]
+    return L
+
+
+def _dlio_generation(sec: dict) -> list[str]:
+    """3. kernel vs DLIO: generation, re-measurements, the launch with ~0 work"""
+    L: list[str] = []
+    L += ["## 3. Kernel vs DLIO 2.0.0 (unet3d; a row named after another workload: that reference config)", "",
+          f"{sec['ranks']} ranks, {sec['repeat']} interleaved repetitions per variant"
+          + "".join(f" ({n}: {x['repeat']})" for n, x in sec["variants"].items()
+                    if x.get("repeat", sec["repeat"]) != sec["repeat"])
+          + "; the harness's own argv. "
+          f"{_load(sec)}.", "", "Generation (launch wall and in-program time):", ""]
+    rows = []
+    for sc, x in sec["scales"].items():
+        g = x["generate"]
+        rows.append([sc, f"{x['files_train']}+{x['files_eval']}", fmt(g["dlio"]["wall_s"], 1, 2),
+                     fmt(g["kernel"]["wall_s"], 1, 2), fratio(g["ratio_wall"], 1),
+                     fmt(g["dlio"]["in_program_s"], 1, 3), fmt(g["kernel"]["in_program_s"], 1, 3),
+                     fratio(g["ratio_in_program"], 1)])
+    L += [table(["scale", "files", "DLIO wall s", "kernel wall s", "DLIO/kernel", "DLIO in program s",
+                 "kernel in program s", "DLIO/kernel in program"], rows), ""]
+    for rm in sec.get("remeasured", []):
+        ld = rm.get("load") or {}
+        L += [f"Re-measured later (1-min load {(ld.get('before') or {}).get('load1', 0):.1f}–"
+              f"{(ld.get('after') or {}).get('load1', 0):.1f}): {', '.join(rm['variants'])}"
+              + (f" (and the generation of {', '.join(rm.get('scales') or {})}, 1 repetition)"
+                 if rm.get("scales") else "") + ".", ""]
+    if sec.get("empty_launch"):
+        e = sec["empty_launch"]
+        L += [f"A launch with ~0 work ({e['what']}): DLIO {fmt(e['dlio_wall_s'], 1, 2)} s, kernel "
+              f"{fmt(e['kernel_wall_s'], 1, 2)} s ({fratio(e['ratio'], 1)}).", ""]
+    return L
+
+
+def _dlio_training(sec: dict) -> list[str]:
+    """3. kernel vs DLIO: training launches, end to end, variants run on one side only"""
+    L: list[str] = []
+    L += ["Training launches (train epochs + evaluation where enabled); start-up = DLIO: launch to its first log "
+          "line, kernel: launch wall minus in-program wall; per-sample overhead = (DLIO last epoch - kernel last "
+          "epoch) / samples per rank; loader start-up = DLIO epoch 1 - last epoch:", ""]
+    rows = []
+    for n, x in sec["variants"].items():
+        if "error" in x:
+            rows.append([n, "failed: " + x["error"][:160].replace("|", "/").replace("\n", " ")] + ["-"] * 11)
+            continue
+        d, k = x.get("dlio", {}), x.get("kernel", {})
+        r = x.get("ratio", {})
+        rows.append([n, fmt(d.get("wall_s"), 1, 1), fmt(k.get("wall_s"), 1, 2), fratio(r.get("wall"), 1),
+                     fmt(d.get("epochs_s"), 1, 2), fmt(k.get("epochs_s"), 1, 2), fratio(r.get("epochs"), 2),
+                     fmt(d.get("eval_s"), 1, 2) + " / " + fmt(k.get("eval_s"), 1, 2),
+                     fmt(d.get("startup_s"), 1, 1), fmt(k.get("startup_s"), 1, 2),
+                     fmt(x.get("per_sample_overhead_s"), 1000, 1), fmt(x.get("dlio_loader_startup_s"), 1, 2),
+                     "–".join(f"{v:.1f}" for v in x.get("load_1min", [])) or "-"])
+    L += [table(["variant", "DLIO wall s", "kernel wall s", "wall DLIO/kernel", "DLIO epochs s",
+                 "kernel epochs s", "epochs DLIO/kernel", "eval s DLIO / kernel", "DLIO start-up s",
+                 "kernel start-up+teardown s", "per-sample overhead ms", "DLIO loader start-up s",
+                 "load (1-min)"], rows), ""]
+    e2e = [(n, x) for n, x in sec["variants"].items() if x.get("end_to_end_ratio")]
+    if e2e:
+        L += ["End to end (generation launch + training launch):", ""]
+        L += [table(["variant", "DLIO s", "kernel s", "DLIO/kernel"],
+                    [[n, fmt(x["end_to_end_wall_s"]["dlio"], 1, 1), fmt(x["end_to_end_wall_s"]["kernel"], 1, 2),
+                      fratio(x["end_to_end_ratio"], 1)] for n, x in e2e]), ""]
+    alone = [(n, x["kernel_side"]) for n, x in sec["variants"].items()
+             if x.get("kernel_side", "run") != "run" and "error" not in x]
+    for n, why in alone:  # rows measured before the kernel emulated DLIO's tf.data path say so in their own words
+        L += [f"{n}: DLIO only, kernel side {why}", ""]
+    return L
+
+
+def _dlio(sec: dict) -> list[str]:
+    """3. kernel vs DLIO"""
+    return _dlio_generation(sec) + _dlio_training(sec)
+
+
+def _generation(sec: dict) -> list[str]:
+    """4. generation against fio and dd, peak RSS"""
+    L: list[str] = []
+    L += ["## 4. Generation", "",
+          f"{sec['files']} files x {sec['samples_per_file']} x {sec['sample_bytes'] / MIB:.0f} MiB, 16 MiB "
+          "writes; fio: one job per rank, same files, same bytes at the records' offset; dd: one file of the "
+          "same total, 16 MiB blocks. 'page cache' = the program's own write time (no fsync, like h5py); "
+          f"'to disk' = that + a `sync` right after. {_load(sec)}.", ""]
+    rows = []
+    for b in sec["bandwidth"]:
+        for view, pre in (("to disk (+ sync)", "disk_"), ("page cache", "")):
+            if f"kernel_{pre}bw_bytes_per_s" not in b:
                 continue
-            d, k = x.get("dlio", {}), x.get("kernel", {})
-            r = x.get("ratio", {})
-            rows.append([n, fmt(d.get("wall_s"), 1, 1), fmt(k.get("wall_s"), 1, 2), fratio(r.get("wall"), 1),
-                         fmt(d.get("epochs_s"), 1, 2), fmt(k.get("epochs_s"), 1, 2), fratio(r.get("epochs"), 2),
-                         fmt(d.get("eval_s"), 1, 2) + " / " + fmt(k.get("eval_s"), 1, 2),
-                         fmt(d.get("startup_s"), 1, 1), fmt(k.get("startup_s"), 1, 2),
-                         fmt(x.get("per_sample_overhead_s"), 1000, 1), fmt(x.get("dlio_loader_startup_s"), 1, 2),
-                         "–".join(f"{v:.1f}" for v in x.get("load_1min", [])) or "-"])
-        L += [table(["variant", "DLIO wall s", "kernel wall s", "wall DLIO/kernel", "DLIO epochs s",
-                     "kernel epochs s", "epochs DLIO/kernel", "eval s DLIO / kernel", "DLIO start-up s",
-                     "kernel start-up+teardown s", "per-sample overhead ms", "DLIO loader start-up s",
-                     "load (1-min)"], rows), ""]
-        e2e = [(n, x) for n, x in sec["variants"].items() if x.get("end_to_end_ratio")]
-        if e2e:
-            L += ["End to end (generation launch + training launch):", ""]
-            L += [table(["variant", "DLIO s", "kernel s", "DLIO/kernel"],
-                        [[n, fmt(x["end_to_end_wall_s"]["dlio"], 1, 1), fmt(x["end_to_end_wall_s"]["kernel"], 1, 2),
-                          fratio(x["end_to_end_ratio"], 1)] for n, x in e2e]), ""]
-        alone = [(n, x["kernel_side"]) for n, x in sec["variants"].items()
-                 if x.get("kernel_side", "run") != "run" and "error" not in x]
-        for n, why in alone:  # rows measured before the kernel emulated DLIO's tf.data path say so in their own words
-            L += [f"{n}: DLIO only, kernel side {why}", ""]
-    sec = s.get("generation")
-    if sec and "bandwidth" in sec:
-        L += ["## 4. Generation", "",
-              f"{sec['files']} files x {sec['samples_per_file']} x {sec['sample_bytes'] / MIB:.0f} MiB, 16 MiB "
-              "writes; fio: one job per rank, same files, same bytes at the records' offset; dd: one file of the "
-              "same total, 16 MiB blocks. 'page cache' = the program's own write time (no fsync, like h5py); "
-              f"'to disk' = that + a `sync` right after. {_load(sec)}.", ""]
-        rows = []
-        for b in sec["bandwidth"]:
-            for view, pre in (("to disk (+ sync)", "disk_"), ("page cache", "")):
-                if f"kernel_{pre}bw_bytes_per_s" not in b:
-                    continue
-                rows.append([str(b["ranks"]), view, fmt(b[f"kernel_{pre}bw_bytes_per_s"], 1 / MIB, 0),
-                             fmt(b[f"fio_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_fio"], pct=True),
-                             fmt(b[f"dd_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_dd"], pct=True)])
-        L += [table(["ranks", "view", "kernel MiB/s", "fio MiB/s", "kernel/fio", "dd MiB/s", "kernel/dd"], rows), ""]
-        rows = [[f"{r['buffer_bytes'] / MIB:.0f}", f"{r['sample_bytes'] / MIB:.1f}",
-                 f"{max(r['generate_maxrss_kb']) / 1024:.1f}", f"{max(r['train_maxrss_kb']) / 1024:.1f}",
-                 f"{r['baseline_kb'] / 1024:.1f}", f"{r['bound_kb'] / 1024:.1f}",
-                 "yes" if r["within_bound"] else "**no**"] for r in sec["rss"]]
-        L += ["Peak RSS per rank (max over 2 ranks, /usr/bin/time):", "",
-              table(["buffer MiB", "sample MiB", "generation MiB", "training MiB", "baseline MiB",
-                     "bound = baseline + buffer + sample", "within"], rows), ""]
-    sec = s.get("scaling")
-    if sec and "ranks" in sec:
-        L += ["## 5. Scaling", "", f"{sec['files']} files x {sec['record_length'] / MIB:.0f} MiB, page cache warm, "
-              "read-threads 0, no compute, batch 7 (a barrier after each step, as DLIO), second epoch; "
-              f"**{sec['cpus']} cores**: 4 and 8 ranks are "
-              f"oversubscribed. {_load(sec)}.", ""]
-        base = sec["ranks"][0]["aggregate_bw_bytes_per_s"]["median"]
-        rows = [[str(r["ranks"]), fmt(r["aggregate_bw_bytes_per_s"], 1 / MIB, 0),
-                 f"{r['aggregate_bw_bytes_per_s']['median'] / base:.2f}x" if base else "-",
-                 fmt(r["per_rank_raw_bw_bytes_per_s"], 1 / MIB, 0), fmt(r["observed_epoch_s"], 1, 3),
-                 fmt(r.get("fio_aggregate_bw_bytes_per_s"), 1 / MIB, 0), fratio(r.get("ratio_vs_fio"), pct=True)]
-                for r in sec["ranks"]]
-        L += [table(["ranks", "aggregate MiB/s", "vs 1 rank", "per rank in H5Dread MiB/s", "epoch s",
-                     "fio, one job per rank, MiB/s", "kernel/fio"], rows), ""]
-        rows = [[str(r["samples"]), f"{r['bytes'] / MIB:.0f}", fmt(r["launch_wall_s"], 1, 2),
-                 fmt(r["epochs_observed_s"], 1, 3)] for r in sec["size"]]
-        L += [f"Runtime vs dataset size ({sec['size'][0]['ranks'] if sec['size'] else '?'} ranks, 2 epochs):", "",
-              table(["samples", "MiB", "launch wall s", "epochs s"], rows), ""]
-    sec = s.get("profilers")
-    if sec and "profiles" in sec:
-        L += ["## 6. Profiler overhead", "", f"tiny unet3d, {sec['ranks']} ranks, 4 read threads, {sec['repeat']} "
-              f"interleaved repetitions; skipped: " + (", ".join(f"{k} ({v})" for k, v in sec["skipped"].items())
-                                                    or "none") + f". {_load(sec)}.", ""]
-        rows = []
-        for side, ps in sec["profiles"].items():
-            for pr, x in ps.items():
-                rows.append([side, pr, fmt(x["wall_s"], 1, 2), fratio(x.get("ratio_wall"), 2),
-                             fmt(x["epochs_s"], 1, 3), fratio(x.get("ratio_epochs"), 2)])
-        L += [table(["side", "profile", "launch wall s", "vs timing", "epochs s", "vs timing"], rows), ""]
-    sec = s.get("checkpoint")
-    if sec and "bandwidth" in sec:
-        L += ["## 7. Checkpoints", "",
-              f"DLIO 2.0.0's checkpoint of a {sec['model_bytes'] / MIB:.0f} MiB model file per rank (all_ranks, no "
-              "layer file): the kernel's checkpoint span (first open to last rename) against fio writing the same "
-              "bytes per file in one call of the model's size, one job per rank. 'page cache' = each program's own "
-              f"time; 'to disk' = that + a `sync` right after. Goal: kernel/fio >= 95%. {_load(sec)}.", ""]
-        rows = []
-        for b in sec["bandwidth"]:
-            for view, pre in (("to disk (+ sync)", "disk_"), ("page cache", "")):
-                rows.append([str(b["ranks"]), view, fmt(b[f"kernel_{pre}bw_bytes_per_s"], 1 / MIB, 0),
-                             fmt(b[f"fio_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_fio"], pct=True)])
-        L += [table(["ranks", "view", "kernel MiB/s", "fio MiB/s", "kernel/fio"], rows), ""]
-        r = sec["rss"]
-        L += [f"Peak RSS per rank ({r['ranks']} ranks, max, /usr/bin/time): checkpointing off "
-              f"{max(r['off_kb']) / 1024:.1f} MiB, on {max(r['on_kb']) / 1024:.1f} MiB (+{r['delta_kb']} KiB; "
-              f"goal: + the {r['buffer_bytes']}-byte write buffer, 1 MiB allowed): "
-              f"{'within' if r['within_bound'] else '**over**'}. The MLPerf Storage cycle: {sec['mlperf_cycle']}.", ""]
-    sec = s.get("checkpoint_hdf5")
-    if sec and "cases" in sec:
-        m = sec["model"]
-        L += ["## 7b. Checkpoints: torch.save files vs HDF5", "",
-              f"DLIO 2.0.0-52's transformer checkpoints (checkpoint-only: {sec['checkpoints']} written, then read in "
-              f"another launch; {m['num_layers']} layers, hidden {m['hidden_size']}, FFN {m['ffn_hidden_size']}, "
-              f"vocabulary {m['vocab_size']}, {m['model_datatype']}/{m['optimizer_datatype']}, ZeRO 3) as "
-              "torch.save files and as the kernel's HDF5 (checkpoint-format hdf5), the same tensors, the same node. "
-              "Write: each program's checkpoint span ('to disk': + a `sync` right after); read cold: after `sync` "
-              "and posix_fadvise(DONTNEED) of the checkpoint files; warm: the same read again. "
-              f"{_load(sec)}.", ""]
-        rows = [[str(c["ranks"]), c["format"], f"{c['bytes_per_checkpoint'] / MIB:.0f}",
-                 fmt(c["write_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["write_disk_bw_bytes_per_s"], 1 / MIB, 0),
-                 fmt(c["read_cold_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["read_warm_bw_bytes_per_s"], 1 / MIB, 0)]
-                for c in sec["cases"]]
-        L += [table(["ranks", "format", "MiB per checkpoint", "write MiB/s", "write to disk MiB/s",
-                     "read cold MiB/s", "read warm MiB/s"], rows), ""]
-    sec = s.get("mlperf")
-    if sec and "sides" in sec:
-        L += ["## 8. The MLPerf Storage checkpoint cycle", "",
-              f"`{sec['workload']}` ({sec['ranks']} ranks, {sec['bytes_per_checkpoint'] / MIB:.1f} MiB per "
-              "checkpoint): "
-              f"a launch writing {sec['checkpoints']} checkpoints, then one reading them back, DLIO {REVISION_NOTE} "
-              "against the kernel (entry 2.0.0-52), interleaved. Gap bound = the read launch's wall time less its "
-              f"loads as the program times them (start-up, sleeps, barriers, teardown); MLPerf's rule: <= "
-              f"{sec['rule_s']:.0f} s between the phases. Page caches not dropped. {_load(sec)}.", ""]
-        rows = [[side, fmt(x["write_wall_s"], 1, 2), fmt(x["read_wall_s"], 1, 2), fmt(x["cycle_wall_s"], 1, 2),
-                 fmt(x["save_s"], 1, 3), fmt(x["load_s"], 1, 3), fmt(x["gap_bound_s"], 1, 2),
-                 "yes" if sec["within_rule"][side] else "**no**"] for side, x in sec["sides"].items()]
-        L += [table(["side", "write launch s", "read launch s", "cycle s", "saves s", "loads s", "gap bound s",
-                     "within 30 s"], rows), "",
-              f"DLIO/kernel, cycle wall: {fratio(sec['ratio_cycle'], 1)}." +
-              (f" DLIO's measured gap (the write launch's exit to rank 0's first load): "
-               f"{fmt(sec['dlio_gap_measured_s'], 1, 1)} s." if sec.get("dlio_gap_measured_s") else ""), ""]
+            rows.append([str(b["ranks"]), view, fmt(b[f"kernel_{pre}bw_bytes_per_s"], 1 / MIB, 0),
+                         fmt(b[f"fio_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_fio"], pct=True),
+                         fmt(b[f"dd_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_dd"], pct=True)])
+    L += [table(["ranks", "view", "kernel MiB/s", "fio MiB/s", "kernel/fio", "dd MiB/s", "kernel/dd"], rows), ""]
+    rows = [[f"{r['buffer_bytes'] / MIB:.0f}", f"{r['sample_bytes'] / MIB:.1f}",
+             f"{max(r['generate_maxrss_kb']) / 1024:.1f}", f"{max(r['train_maxrss_kb']) / 1024:.1f}",
+             f"{r['baseline_kb'] / 1024:.1f}", f"{r['bound_kb'] / 1024:.1f}",
+             "yes" if r["within_bound"] else "**no**"] for r in sec["rss"]]
+    L += ["Peak RSS per rank (max over 2 ranks, /usr/bin/time):", "",
+          table(["buffer MiB", "sample MiB", "generation MiB", "training MiB", "baseline MiB",
+                 "bound = baseline + buffer + sample", "within"], rows), ""]
+    return L
+
+
+def _scaling(sec: dict) -> list[str]:
+    """5. scaling with ranks and dataset size"""
+    L: list[str] = []
+    L += ["## 5. Scaling", "", f"{sec['files']} files x {sec['record_length'] / MIB:.0f} MiB, page cache warm, "
+          "read-threads 0, no compute, batch 7 (a barrier after each step, as DLIO), second epoch; "
+          f"**{sec['cpus']} cores**: 4 and 8 ranks are "
+          f"oversubscribed. {_load(sec)}.", ""]
+    base = sec["ranks"][0]["aggregate_bw_bytes_per_s"]["median"]
+    rows = [[str(r["ranks"]), fmt(r["aggregate_bw_bytes_per_s"], 1 / MIB, 0),
+             f"{r['aggregate_bw_bytes_per_s']['median'] / base:.2f}x" if base else "-",
+             fmt(r["per_rank_raw_bw_bytes_per_s"], 1 / MIB, 0), fmt(r["observed_epoch_s"], 1, 3),
+             fmt(r.get("fio_aggregate_bw_bytes_per_s"), 1 / MIB, 0), fratio(r.get("ratio_vs_fio"), pct=True)]
+            for r in sec["ranks"]]
+    L += [table(["ranks", "aggregate MiB/s", "vs 1 rank", "per rank in H5Dread MiB/s", "epoch s",
+                 "fio, one job per rank, MiB/s", "kernel/fio"], rows), ""]
+    rows = [[str(r["samples"]), f"{r['bytes'] / MIB:.0f}", fmt(r["launch_wall_s"], 1, 2),
+             fmt(r["epochs_observed_s"], 1, 3)] for r in sec["size"]]
+    L += [f"Runtime vs dataset size ({sec['size'][0]['ranks'] if sec['size'] else '?'} ranks, 2 epochs):", "",
+          table(["samples", "MiB", "launch wall s", "epochs s"], rows), ""]
+    return L
+
+
+def _profilers(sec: dict) -> list[str]:
+    """6. each profiler's overhead"""
+    L: list[str] = []
+    L += ["## 6. Profiler overhead", "", f"tiny unet3d, {sec['ranks']} ranks, 4 read threads, {sec['repeat']} "
+          f"interleaved repetitions; skipped: " + (", ".join(f"{k} ({v})" for k, v in sec["skipped"].items())
+                                                or "none") + f". {_load(sec)}.", ""]
+    rows = []
+    for side, ps in sec["profiles"].items():
+        for pr, x in ps.items():
+            rows.append([side, pr, fmt(x["wall_s"], 1, 2), fratio(x.get("ratio_wall"), 2),
+                         fmt(x["epochs_s"], 1, 3), fratio(x.get("ratio_epochs"), 2)])
+    L += [table(["side", "profile", "launch wall s", "vs timing", "epochs s", "vs timing"], rows), ""]
+    return L
+
+
+def _checkpoint(sec: dict) -> list[str]:
+    """7. checkpoint writes against fio, peak RSS"""
+    L: list[str] = []
+    L += ["## 7. Checkpoints", "",
+          f"DLIO 2.0.0's checkpoint of a {sec['model_bytes'] / MIB:.0f} MiB model file per rank (all_ranks, no "
+          "layer file): the kernel's checkpoint span (first open to last rename) against fio writing the same "
+          "bytes per file in one call of the model's size, one job per rank. 'page cache' = each program's own "
+          f"time; 'to disk' = that + a `sync` right after. Goal: kernel/fio >= 95%. {_load(sec)}.", ""]
+    rows = []
+    for b in sec["bandwidth"]:
+        for view, pre in (("to disk (+ sync)", "disk_"), ("page cache", "")):
+            rows.append([str(b["ranks"]), view, fmt(b[f"kernel_{pre}bw_bytes_per_s"], 1 / MIB, 0),
+                         fmt(b[f"fio_{pre}bw_bytes_per_s"], 1 / MIB, 0), fratio(b[f"{pre}ratio_vs_fio"], pct=True)])
+    L += [table(["ranks", "view", "kernel MiB/s", "fio MiB/s", "kernel/fio"], rows), ""]
+    r = sec["rss"]
+    L += [f"Peak RSS per rank ({r['ranks']} ranks, max, /usr/bin/time): checkpointing off "
+          f"{max(r['off_kb']) / 1024:.1f} MiB, on {max(r['on_kb']) / 1024:.1f} MiB (+{r['delta_kb']} KiB; "
+          f"goal: + the {r['buffer_bytes']}-byte write buffer, 1 MiB allowed): "
+          f"{'within' if r['within_bound'] else '**over**'}. The MLPerf Storage cycle: {sec['mlperf_cycle']}.", ""]
+    return L
+
+
+def _checkpoint_hdf5(sec: dict) -> list[str]:
+    """7b. torch.save files against the kernel's HDF5 checkpoints"""
+    L: list[str] = []
+    m = sec["model"]
+    L += ["## 7b. Checkpoints: torch.save files vs HDF5", "",
+          f"DLIO 2.0.0-52's transformer checkpoints (checkpoint-only: {sec['checkpoints']} written, then read in "
+          f"another launch; {m['num_layers']} layers, hidden {m['hidden_size']}, FFN {m['ffn_hidden_size']}, "
+          f"vocabulary {m['vocab_size']}, {m['model_datatype']}/{m['optimizer_datatype']}, ZeRO 3) as "
+          "torch.save files and as the kernel's HDF5 (checkpoint-format hdf5), the same tensors, the same node. "
+          "Write: each program's checkpoint span ('to disk': + a `sync` right after); read cold: after `sync` "
+          "and posix_fadvise(DONTNEED) of the checkpoint files; warm: the same read again. "
+          f"{_load(sec)}.", ""]
+    rows = [[str(c["ranks"]), c["format"], f"{c['bytes_per_checkpoint'] / MIB:.0f}",
+             fmt(c["write_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["write_disk_bw_bytes_per_s"], 1 / MIB, 0),
+             fmt(c["read_cold_bw_bytes_per_s"], 1 / MIB, 0), fmt(c["read_warm_bw_bytes_per_s"], 1 / MIB, 0)]
+            for c in sec["cases"]]
+    L += [table(["ranks", "format", "MiB per checkpoint", "write MiB/s", "write to disk MiB/s",
+                 "read cold MiB/s", "read warm MiB/s"], rows), ""]
+    return L
+
+
+def _mlperf(sec: dict) -> list[str]:
+    """8. the MLPerf Storage checkpoint cycle"""
+    L: list[str] = []
+    L += ["## 8. The MLPerf Storage checkpoint cycle", "",
+          f"`{sec['workload']}` ({sec['ranks']} ranks, {sec['bytes_per_checkpoint'] / MIB:.1f} MiB per "
+          "checkpoint): "
+          f"a launch writing {sec['checkpoints']} checkpoints, then one reading them back, DLIO {REVISION_NOTE} "
+          "against the kernel (entry 2.0.0-52), interleaved. Gap bound = the read launch's wall time less its "
+          f"loads as the program times them (start-up, sleeps, barriers, teardown); MLPerf's rule: <= "
+          f"{sec['rule_s']:.0f} s between the phases. Page caches not dropped. {_load(sec)}.", ""]
+    rows = [[side, fmt(x["write_wall_s"], 1, 2), fmt(x["read_wall_s"], 1, 2), fmt(x["cycle_wall_s"], 1, 2),
+             fmt(x["save_s"], 1, 3), fmt(x["load_s"], 1, 3), fmt(x["gap_bound_s"], 1, 2),
+             "yes" if sec["within_rule"][side] else "**no**"] for side, x in sec["sides"].items()]
+    L += [table(["side", "write launch s", "read launch s", "cycle s", "saves s", "loads s", "gap bound s",
+                 "within 30 s"], rows), "",
+          f"DLIO/kernel, cycle wall: {fratio(sec['ratio_cycle'], 1)}." +
+          (f" DLIO's measured gap (the write launch's exit to rank 0's first load): "
+           f"{fmt(sec['dlio_gap_measured_s'], 1, 1)} s." if sec.get("dlio_gap_measured_s") else ""), ""]
+    return L
+
+
+# (section of results.json, the key it must hold to be shown, its writer), in the order of results.md
+SECTIONS = (
+    ("readpath", "modes", _readpath),
+    ("overhead", "cases", _overhead),
+    ("dlio", "variants", _dlio),
+    ("generation", "bandwidth", _generation),
+    ("scaling", "ranks", _scaling),
+    ("profilers", "profiles", _profilers),
+    ("checkpoint", "bandwidth", _checkpoint),
+    ("checkpoint_hdf5", "cases", _checkpoint_hdf5),
+    ("mlperf", "sides", _mlperf),
+)
+
+
+def _not_measured(s: dict) -> list[str]:
+    """the sections that failed or were skipped, with why"""
+    L: list[str] = []
     errs = {k: v["error"] for k, v in s.items() if isinstance(v, dict) and "error" in v}
     skipped = {k: v["skipped"] for k, v in s.items() if isinstance(v, dict) and isinstance(v.get("skipped"), str)}
     if errs or skipped:
         L += ["## Not measured", ""] + [f"- {k}: error: {v}" for k, v in errs.items()] + \
              [f"- {k}: skipped: {v}" for k, v in skipped.items()] + [""]
+    return L
+
+
+def _figures(figs: dict) -> list[str]:
+    """the figures drawn (section -> PNG file name)"""
+    L: list[str] = []
     if figs:
         L += ["## Figures", ""] + [f"![{k}]({f})" for k, f in figs.items()] + [""]
+    return L
+
+
+def markdown(res: dict, figs: dict) -> str:
+    """results.json -> results.md: the header, each section results.json holds (in SECTIONS' order), what was not
+    measured, the figures"""
+    m, s = res["meta"], res["sections"]
+    L = _header(m)
+    for name, key, write in SECTIONS:
+        sec = s.get(name)
+        if sec and key in sec:
+            L += write(sec)
+    L += _not_measured(s) + _figures(figs)
     return "\n".join(L)
