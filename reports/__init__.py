@@ -1,2 +1,4 @@
 """Reports: a run directory's verdict and tables -> report.md, a self-contained report.html and figures/*.png.
-Reads run-directory files only (no harness/, profiles/ or validate/ imports): any run can be re-rendered."""
+Reads run-directory files only (no harness/, profiles/ or validate/ imports): any run can be re-rendered.
+One flow, down once: rundir (read the directory) -> tables (rows) -> sections, paper (blocks; figures draws) ->
+doc (the files), driven by __main__.render; tests/test_sources.py holds the modules to it."""

@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import doc, sections
-from reports.rundir import NotARunDir, load_run
+from reports import doc, paper, sections
+from reports.rundir import NotARunDir, PaperData, load
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -18,14 +18,16 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
 
 
 def render(run_dir: Path, out: Path | None = None) -> Path:
-    """Render one run or paper directory; returns the report.md path. Raises NotARunDir."""
-    if (run_dir / "paper.json").exists():
-        from reports import paper
-        return paper.render(run_dir, out)
-    run = load_run(run_dir)
-    run.report_dir = out or run_dir / "report"
-    title, blocks = sections.build(run)
-    return doc.write(run.report_dir, title, blocks)
+    """Render one run or paper directory; returns the report.md path. Raises NotARunDir. The one flow of reports/:
+    read the directory (rundir) -> its sections' blocks (sections, paper; rows from tables) -> the files (doc)."""
+    src = load(run_dir)
+    if isinstance(src, PaperData):
+        for r in src.runs:  # each run's own full report, linked from the paper's comparison table
+            doc.write(r.path / "report", *sections.build(r))
+        out = out or run_dir / "report"
+        return doc.write(out, *paper.build(src, out))
+    src.report_dir = out or run_dir / "report"
+    return doc.write(src.report_dir, *sections.build(src))
 
 
 def main(argv=None) -> int:

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.fileio import write_text_atomic
+
 
 @dataclass
 class Heading:
@@ -339,15 +341,9 @@ def write(out_dir: Path, title: str, blocks: list[Block]) -> Path:
             if b.pdf:
                 (out_dir / b.path).with_suffix(".pdf").write_bytes(b.pdf)
         elif isinstance(b, Table):
-            _write_atomic(out_dir / table_path(b), to_latex_table(b))
-    _write_atomic(out_dir / "report.tex", to_latex(title, blocks))
-    _write_atomic(out_dir / "report.html", to_html(title, blocks))
+            write_text_atomic(out_dir / table_path(b), to_latex_table(b))
+    write_text_atomic(out_dir / "report.tex", to_latex(title, blocks))
+    write_text_atomic(out_dir / "report.html", to_html(title, blocks))
     md = out_dir / "report.md"
-    _write_atomic(md, to_markdown(title, blocks))
+    write_text_atomic(md, to_markdown(title, blocks))
     return md
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)

@@ -8,20 +8,18 @@
       report/             report.md, report.html, figures/ (python -m reports runs/paper-<time>)
 
 The harness makes the directory (`python -m harness sweep init|scaling`, `python -m harness run`); everything the
-report shows is read back from it, so it can be re-rendered any time with `python -m reports runs/paper-<time>`."""
+report shows is read back from it (reports.rundir.load_paper), so it can be re-rendered any time with
+`python -m reports runs/paper-<time>`. Here: the paper's sections, PaperData -> blocks (each run's own report is
+rendered by reports.__main__ beside it)."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-import yaml
-
 from reports import doc, figures, sections
 from reports.doc import Block, Bullets, Heading, Para, Table
-from reports.rundir import NotARunDir, RunData, f1, f3, load_run, plain, ratio, stats
-
-MIB = 1024 * 1024
+from reports.rundir import PaperData, RunData, ScalingConfig, Sweep
+from reports.tables import f1, f3, ms, plain, ratio, runtime_rows, scaling_rows
 
 # The thesis' measured runtimes (../shared/reference/thesis-configs.md, "Results to compare with"), min:s averages
 # of 10 runs: (configuration, file system, phase, kernel, DLIO).
@@ -40,16 +38,12 @@ THESIS_SCALING = ("independent mode on BeeOND, total raw read rate (GB/s): 2.41 
                   "ranks)")
 
 
-def ms(seconds) -> str:
-    return "-" if seconds is None else f3(seconds * 1000.0)
-
-
 def _mmss(s: str) -> int:
     m, sec = s.split(":")
     return int(m) * 60 + int(sec)
 
 
-# ================================================================ reading the sweep back
+# ================================================================ labels
 
 def describe(cfg: dict) -> str:
     ds, k = cfg.get("dataset", {}), cfg.get("h5dlio", {}) or {}
@@ -72,56 +66,7 @@ def config_letter(name: str) -> str:
     return p[1].upper() if p[0] == "thesis" and len(p) > 1 else name
 
 
-def rank_rates(path: Path) -> dict[str, dict] | None:
-    """A kernel launch's output.json (written with output-ranks-data) -> per phase {ranks, bytes, per-rank and total
-    raw and observed rates (MiB/s), metadata and raw read seconds per rank}. The rates are the kernel's own, per rank
-    over the phase's epochs (`ranks` lists: docs/kernel.md, Output); here they are only combined: per rank = the mean
-    over ranks, total = the sum over ranks. None when the file is missing or has no per-rank lists."""
-    try:
-        summary = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    out = {}
-    for phase in ("train", "eval"):
-        ranks = (summary.get(phase) or {}).get("ranks")
-        if not ranks:
-            continue
-        raw = [r["raw_read_rate_bytes_per_s"] / MIB for r in ranks if r["raw_read_rate_bytes_per_s"] is not None]
-        obs = [r["observed_rate_bytes_per_s"] / MIB for r in ranks if r["observed_rate_bytes_per_s"] is not None]
-        n = len(ranks)
-        out[phase] = {"ranks": n, "bytes": sum(r["bytes"] for r in ranks),
-                      "raw_per_rank": sum(raw) / len(raw) if raw else None, "raw_total": sum(raw) if raw else None,
-                      "obs_per_rank": sum(obs) / len(obs) if obs else None, "obs_total": sum(obs) if obs else None,
-                      "meta_s": sum(r["metadata_s"] for r in ranks) / n,
-                      "raw_s": sum(r["raw_read_s"] for r in ranks) / n}
-    return out or None
-
-
-def scaling_rows(cdir: Path, ranks: list[int], repeat: int, phase: str) -> list[dict]:
-    """per rank count: the mean over successful repetitions of each rate, and n"""
-    rows = []
-    for n in ranks:
-        reps = [rank_rates(cdir / f"np{n}" / f"rep{k}" / "out" / "output.json") for k in range(1, repeat + 1)]
-        reps = [r[phase] for r in reps if r and phase in r]
-        row = {"ranks": n, "n": len(reps)}
-        for key in ("raw_per_rank", "raw_total", "obs_per_rank", "obs_total", "meta_s", "raw_s"):
-            s = stats([r[key] for r in reps if r[key] is not None])
-            row[key] = s["mean"] if s else None
-            row[key + "_sd"] = s["stdev"] if s else None
-        rows.append(row)
-    return rows
-
-
 # ================================================================ the paper report
-
-def comparison_runs(d: Path) -> list[RunData]:
-    runs = []
-    for m in sorted((d / "runs").glob("*/manifest.json")):
-        try:
-            runs.append(load_run(m.parent))
-        except NotARunDir:
-            continue
-    return sorted(runs, key=lambda r: (r.manifest["workload"]["name"], r.manifest.get("created", "")))
 
 
 def run_label(run: RunData) -> str:
@@ -142,7 +87,7 @@ def _demote(blocks: list[Block], prefix: str) -> list[Block]:
     return out
 
 
-def comparison_section(d: Path, runs: list[RunData], out_dir: Path) -> list[Block]:
+def comparison_section(runs: list[RunData], out_dir: Path) -> list[Block]:
     out: list[Block] = [Heading(2, "Kernel vs DLIO: configurations A-C", "comparison")]
     if not runs:
         out.append(Para("No kernel-vs-DLIO runs under `runs/`: the harness runs did not start (see the `make paper` "
@@ -169,7 +114,7 @@ def comparison_section(d: Path, runs: list[RunData], out_dir: Path) -> list[Bloc
               "evaluation, all (in program)")
     per_phase: dict[str, list[dict]] = {p: [] for p in phases}
     for r in runs:
-        for row in sections.runtime_rows(r):
+        for row in runtime_rows(r):
             if row["label"] in per_phase:
                 per_phase[row["label"]].append({**row, "label": run_label(r)})
                 d_, k_ = row["dlio"] or {}, row["kernel"] or {}
@@ -193,7 +138,7 @@ def comparison_section(d: Path, runs: list[RunData], out_dir: Path) -> list[Bloc
                      "32 processes)", [False, False, False, True, True, True]))
     for r in runs:
         out.append(Heading(3, f"{run_label(r)}: runtime (thesis Tables C.1-C.4 form)", f"runtime-{r.path.name}"))
-        out.append(sections.stat_table(f"tbl-runtime-{r.path.name}", sections.runtime_rows(r),
+        out.append(sections.stat_table(f"tbl-runtime-{r.path.name}", runtime_rows(r),
                                        f"{r.manifest['workload']['name']}: seconds per phase, min/max/mean/stdev "
                                        f"over repetitions (n per side)"))
     return out
@@ -226,14 +171,54 @@ def timeline_section(runs: list[RunData]) -> list[Block]:
     return out + _demote(sections.dftracer_section(src)[1:], "dft")
 
 
-def scaling_section(d: Path) -> tuple[list[Block], list[dict]]:
+def _scaling_config(c: ScalingConfig) -> tuple[list[Block], dict | None]:
+    """One configuration of the sweep: its launches that failed, its workload, a table per phase, the training
+    figure; and its totals for the figure of all configurations (None: no training row)."""
+    label = f"{config_letter(c.name)}: {describe(c.cfg)}"
+    out: list[Block] = [Heading(3, label, f"scaling-{c.name}")]
+    bad = {k: v for k, v in c.launches.items() if v.get("status") != "ok"}
+    if bad:
+        out.append(Bullets([f"`{k}` {v.get('status')}: {v.get('detail', '')}" for k, v in sorted(bad.items())]))
+    ds, rd = c.cfg.get("dataset", {}), c.cfg.get("reader", {})
+    out.append(Para(f"`reference-configs/{c.name}.yaml`: {ds.get('num_files_train')} + {ds.get('num_files_eval')} "
+                    f"files of {ds.get('num_samples_per_file')} samples of {ds.get('record_length')} bytes, batch "
+                    f"{rd.get('batch_size')} / eval {rd.get('batch_size_eval')}, "
+                    f"compute {c.cfg.get('train', {}).get('computation_time')} s per batch."))
+    per_phase = {}
+    for phase in ("train", "eval"):
+        rows = scaling_rows(c.rates, phase)
+        if not any(r["n"] for r in rows):
+            continue
+        per_phase[phase] = rows
+        body = [[str(r["ranks"]), str(r["n"]), f1(r["raw_per_rank"]), f1(r["raw_total"]), f1(r["obs_per_rank"]),
+                 f1(r["obs_total"]), ms(r["meta_s"]), ms(r["raw_s"])] for r in rows]
+        out.append(Table(f"tbl-scaling-{c.name}-{phase}",
+                         ["ranks", "runs", "raw MiB/s per rank", "raw MiB/s total", "observed MiB/s per rank",
+                          "observed MiB/s total", "metadata ms per rank", "raw read ms per rank"], body,
+                         f"{config_letter(c.name)} {phase} (thesis Tables C.5-C.9 form)", [True] * 8))
+    if "train" not in per_phase:
+        return out, None
+    rows = per_phase["train"]
+    xs = [r["ranks"] for r in rows]
+    series = [{"label": "raw, total", "x": xs, "y": [r["raw_total"] for r in rows], "color": "#2b5797"},
+              {"label": "observed, total", "x": xs, "y": [r["obs_total"] for r in rows], "color": "#d9822b"},
+              {"label": "raw, per rank", "x": xs, "y": [r["raw_per_rank"] for r in rows], "dashed": True,
+               "color": "#2b5797"},
+              {"label": "observed, per rank", "x": xs, "y": [r["obs_per_rank"] for r in rows],
+               "dashed": True, "color": "#d9822b"}]
+    out.append(figures.FigureSpec(
+        f"scaling-{c.name}", f"{label}: training read rates against ranks (thesis Figures 6.8-6.12 form)",
+        lambda s=series, t=label: figures.scaling_lines(s, title=t, ylabel="MiB/s (training)")).render())
+    return out, {"label": label, "x": xs, "raw": [r["raw_total"] for r in rows], "obs": [r["obs_total"] for r in rows]}
+
+
+def scaling_section(sweep: Sweep | None) -> list[Block]:
     out: list[Block] = [Heading(2, "Strong scaling: configurations D-H (kernel only)", "scaling")]
-    sweep_f = d / "scaling" / "sweep.json"
-    if not sweep_f.exists():
+    if sweep is None:
         out.append(Para("The strong-scaling sweep did not finish (no `scaling/sweep.json`): run `python -m "
                         "harness sweep scaling` on this directory (see `make paper`)."))
-        return out, []
-    sw = json.loads(sweep_f.read_text())
+        return out
+    sw = sweep.meta
     ranks, repeat = sw["ranks"], sw["repeat"]
     cpus = sw.get("cpus") or 1
     over = f"oversubscribed above {cpus} ranks" if max(ranks) > cpus else "not oversubscribed"
@@ -246,47 +231,11 @@ def scaling_section(d: Path) -> tuple[list[Block], list[dict]]:
                     "each the mean over the repetitions. "
                     f"Thesis, for comparison: {THESIS_SCALING}."))
     all_series: list[dict] = []
-    for c in sw["configs"]:
-        cdir = d / "scaling" / c
-        wl = cdir / "workload.yaml"
-        cfg = yaml.safe_load(wl.read_text()) if wl.exists() else {}
-        label = f"{config_letter(c)}: {describe(cfg)}"
-        out.append(Heading(3, label, f"scaling-{c}"))
-        launches = json.loads((cdir / "launches.json").read_text()) if (cdir / "launches.json").exists() else {}
-        bad = {k: v for k, v in launches.items() if v.get("status") != "ok"}
-        if bad:
-            out.append(Bullets([f"`{k}` {v.get('status')}: {v.get('detail', '')}" for k, v in sorted(bad.items())]))
-        ds, rd = cfg.get("dataset", {}), cfg.get("reader", {})
-        out.append(Para(f"`reference-configs/{c}.yaml`: {ds.get('num_files_train')} + {ds.get('num_files_eval')} "
-                        f"files of {ds.get('num_samples_per_file')} samples of {ds.get('record_length')} bytes, batch "
-                        f"{rd.get('batch_size')} / eval {rd.get('batch_size_eval')}, "
-                        f"compute {cfg.get('train', {}).get('computation_time')} s per batch."))
-        per_phase = {}
-        for phase in ("train", "eval"):
-            rows = scaling_rows(cdir, ranks, repeat, phase)
-            if not any(r["n"] for r in rows):
-                continue
-            per_phase[phase] = rows
-            body = [[str(r["ranks"]), str(r["n"]), f1(r["raw_per_rank"]), f1(r["raw_total"]), f1(r["obs_per_rank"]),
-                     f1(r["obs_total"]), ms(r["meta_s"]), ms(r["raw_s"])] for r in rows]
-            out.append(Table(f"tbl-scaling-{c}-{phase}",
-                             ["ranks", "runs", "raw MiB/s per rank", "raw MiB/s total", "observed MiB/s per rank",
-                              "observed MiB/s total", "metadata ms per rank", "raw read ms per rank"], body,
-                             f"{config_letter(c)} {phase} (thesis Tables C.5-C.9 form)", [True] * 8))
-        if "train" in per_phase:
-            rows = per_phase["train"]
-            xs = [r["ranks"] for r in rows]
-            series = [{"label": "raw, total", "x": xs, "y": [r["raw_total"] for r in rows], "color": "#2b5797"},
-                      {"label": "observed, total", "x": xs, "y": [r["obs_total"] for r in rows], "color": "#d9822b"},
-                      {"label": "raw, per rank", "x": xs, "y": [r["raw_per_rank"] for r in rows], "dashed": True,
-                       "color": "#2b5797"},
-                      {"label": "observed, per rank", "x": xs, "y": [r["obs_per_rank"] for r in rows],
-                       "dashed": True, "color": "#d9822b"}]
-            out.append(figures.FigureSpec(
-                f"scaling-{c}", f"{label}: training read rates against ranks (thesis Figures 6.8-6.12 form)",
-                lambda s=series, t=label: figures.scaling_lines(s, title=t, ylabel="MiB/s (training)")).render())
-            all_series.append({"label": label, "x": xs, "raw": [r["raw_total"] for r in rows],
-                               "obs": [r["obs_total"] for r in rows]})
+    for c in sweep.configs:
+        blocks, series = _scaling_config(c)
+        out += blocks
+        if series:
+            all_series.append(series)
     if all_series:
         out.insert(2, figures.FigureSpec(
             "scaling-all", "All configurations: total raw (left) and total observed (right) training read rate "
@@ -298,17 +247,16 @@ def scaling_section(d: Path) -> tuple[list[Block], list[dict]]:
                 lambda ax: figures.scaling_lines([{"label": s["label"], "x": s["x"], "y": s["obs"]}
                                                   for s in all_series], ax=ax, title="observed read rate, total",
                                                  ylabel="MiB/s (log scale)", logy=True)])).render())
-    return out, all_series
+    return out
 
 
-def environment_section(d: Path, runs: list[RunData]) -> list[Block]:
+def environment_section(paper: PaperData) -> list[Block]:
     out: list[Block] = [Heading(2, "Environment", "environment")]
     rows = []
-    if runs:
-        rows += [[f"{k} (harness runs)", plain(v)] for k, v in runs[0].manifest.get("versions", {}).items()]
-    sw_f = d / "scaling" / "sweep.json"
-    if sw_f.exists():
-        sw = json.loads(sw_f.read_text())
+    if paper.runs:
+        rows += [[f"{k} (harness runs)", plain(v)] for k, v in paper.runs[0].manifest.get("versions", {}).items()]
+    if paper.sweep is not None:
+        sw = paper.sweep.meta
         rows += [[f"{k} (scaling)", plain(sw.get(k))] for k in ("kernel_version", "mpi", "host", "cpus", "platform")]
         rows.append(["scaling sweep wall s", f3(sw.get("wall_s"))])
     out.append(Table("tbl-paper-env", ["item", "value"], rows, "Versions and host"))
@@ -324,17 +272,9 @@ def environment_section(d: Path, runs: list[RunData]) -> list[Block]:
     return out
 
 
-def render(d: Path, out: Path | None = None) -> Path:
-    meta_f = d / "paper.json"
-    try:
-        meta = json.loads(meta_f.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise NotARunDir(f"{meta_f}: {e}") from None
-    out = out or d / "report"
-    runs = comparison_runs(d)
-    for r in runs:  # each run's own full report, linked from the comparison table
-        title, blocks = sections.build(r)
-        doc.write(r.path / "report", title, blocks)
+def build(paper: PaperData, out_dir: Path) -> tuple[str, list[Block]]:
+    """The paper report's title and blocks (out_dir: where it is written, for the links to each run's report)."""
+    d, meta = paper.path, paper.meta
     blocks: list[Block] = [Para(
         f"The thesis' experiment set (kernel vs DLIO for configurations A-C, kernel strong scaling for D-H) at "
         f"scale `{meta.get('scale')}`, created {meta.get('created')}. Rendered from this directory alone; render "
@@ -342,10 +282,9 @@ def render(d: Path, out: Path | None = None) -> Path:
     blocks.append(Heading(2, "Overview", "overview"))
     blocks.append(Table("tbl-paper", ["item", "value"], [[k, plain(v)] for k, v in meta.items()],
                         "What `make paper` was asked to run (paper.json)"))
-    blocks += comparison_section(d, runs, out)
-    blocks += table61_section(runs)
-    blocks += timeline_section(runs)
-    sc, _ = scaling_section(d)
-    blocks += sc
-    blocks += environment_section(d, runs)
-    return doc.write(out, f"h5dlio paper report: {d.name}", blocks)
+    blocks += comparison_section(paper.runs, out_dir)
+    blocks += table61_section(paper.runs)
+    blocks += timeline_section(paper.runs)
+    blocks += scaling_section(paper.sweep)
+    blocks += environment_section(paper)
+    return f"h5dlio paper report: {d.name}", blocks

@@ -1,17 +1,21 @@
-"""Reading a run directory (manifest.json, verdict.json, tables/*.json) and the few number rules every table uses.
-Only files are read: nothing here imports harness/, profiles/ or validate/ (the run directory is the interface)."""
+"""The first step of a report: reading a run directory (manifest.json, verdict.json, tables/*.json) or a paper
+directory (paper.json, its runs, its scaling sweep) into data. Only files are read: nothing here imports harness/,
+profiles/ or validate/ (the run directory is the interface), nor the later steps of reports/ (tables, sections,
+the document)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from common.rundir import MANIFEST, SIDES, RunDir  # noqa: F401  (SIDES: re-exported to the sections)
+import yaml
 
-SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
+from common.rundir import MANIFEST, SIDES, RunDir
+
+MIB = 1024 * 1024
+PAPER = "paper.json"   # what `make paper` was asked to run: a paper directory's mark
 
 
 class NotARunDir(ValueError):
@@ -88,74 +92,90 @@ def timing_reps(run: RunData) -> dict[str, list[dict]]:
     return out
 
 
-# ---------------------------------------------------------------- statistics and number formats
+# ---------------------------------------------------------------- a paper directory (make paper)
 
-def stats(xs: list[float]) -> dict | None:
-    """min/max/mean and the population standard deviation (as validate's runtime checks), n values."""
-    xs = [float(x) for x in xs if x is not None]
-    if not xs:
+def rank_rates(path: Path) -> dict[str, dict] | None:
+    """A kernel launch's output.json (written with output-ranks-data) -> per phase {ranks, bytes, per-rank and total
+    raw and observed rates (MiB/s), metadata and raw read seconds per rank}. The rates are the kernel's own, per rank
+    over the phase's epochs (`ranks` lists: docs/kernel.md, Output); here they are only combined: per rank = the mean
+    over ranks, total = the sum over ranks. None when the file is missing or has no per-rank lists."""
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError):
         return None
-    n = len(xs)
-    m = sum(xs) / n
-    return {"n": n, "min": min(xs), "max": max(xs), "mean": m, "stdev": math.sqrt(sum((x - m) ** 2 for x in xs) / n)}
+    out = {}
+    for phase in ("train", "eval"):
+        ranks = (summary.get(phase) or {}).get("ranks")
+        if not ranks:
+            continue
+        raw = [r["raw_read_rate_bytes_per_s"] / MIB for r in ranks if r["raw_read_rate_bytes_per_s"] is not None]
+        obs = [r["observed_rate_bytes_per_s"] / MIB for r in ranks if r["observed_rate_bytes_per_s"] is not None]
+        n = len(ranks)
+        out[phase] = {"ranks": n, "bytes": sum(r["bytes"] for r in ranks),
+                      "raw_per_rank": sum(raw) / len(raw) if raw else None, "raw_total": sum(raw) if raw else None,
+                      "obs_per_rank": sum(obs) / len(obs) if obs else None, "obs_total": sum(obs) if obs else None,
+                      "meta_s": sum(r["metadata_s"] for r in ranks) / n,
+                      "raw_s": sum(r["raw_read_s"] for r in ranks) / n}
+    return out or None
 
 
-def f3(x) -> str:
-    """seconds, percentages, samples/s and other measured floats: 3 decimals; '-' when absent"""
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.3f}"
+@dataclass
+class ScalingConfig:
+    """One configuration of the kernel-only scaling sweep: scaling/<name>/."""
+    name: str
+    cfg: dict                                  # workload.yaml ({} when absent)
+    launches: dict                             # launches.json ({} when absent): launch -> {status, detail, ...}
+    rates: dict[int, list[dict | None]]        # rank count -> each repetition's rank_rates (None: no usable output)
 
 
-def f1(x) -> str:
-    """rates (MiB/s): 1 decimal"""
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.1f}"
+@dataclass
+class Sweep:
+    meta: dict                                 # scaling/sweep.json: configs, ranks, repeat, cpus, scale, versions
+    configs: list[ScalingConfig]
 
 
-def ratio(a, b) -> str:
-    """a/b as '2.50x' ('-' if either is missing or b is 0)"""
-    if a is None or b is None or not b:
-        return "-"
-    return f"{a / b:.2f}x"
+@dataclass
+class PaperData:
+    path: Path
+    meta: dict                                 # paper.json
+    runs: list[RunData]                        # runs/<workload>-...: the kernel-vs-DLIO runs, by workload and time
+    sweep: Sweep | None                        # None: the sweep did not finish (no scaling/sweep.json)
 
 
-def value(v) -> str:
-    """A verdict's expected/observed value: ints exact, floats 3 decimals, dicts 'key=value, ...', lists '[...]'."""
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return f3(v)
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={value(x)}" for k, x in v.items())
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(value(x) for x in v) + "]"
-    return str(v)
+def load_sweep(d: Path) -> Sweep | None:
+    """d/scaling/: sweep.json and, per configuration, its workload, launches and each launch's per-rank rates."""
+    sweep_f = d / "scaling" / "sweep.json"
+    if not sweep_f.exists():
+        return None
+    sw = json.loads(sweep_f.read_text())
+    configs = []
+    for c in sw["configs"]:
+        cdir = d / "scaling" / c
+        wl, lf = cdir / "workload.yaml", cdir / "launches.json"
+        configs.append(ScalingConfig(
+            c, yaml.safe_load(wl.read_text()) if wl.exists() else {},
+            json.loads(lf.read_text()) if lf.exists() else {},
+            {n: [rank_rates(cdir / f"np{n}" / f"rep{k}" / "out" / "output.json") for k in range(1, sw["repeat"] + 1)]
+             for n in sw["ranks"]}))
+    return Sweep(sw, configs)
 
 
-def plain(v) -> str:
-    """a configuration or version value as written in the file: 0.9, true, [1, 2], '' for empty"""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(plain(x) for x in v) + "]"
-    return str(v)
+def load_paper(d: Path) -> PaperData:
+    meta_f = d / PAPER
+    try:
+        meta = json.loads(meta_f.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise NotARunDir(f"{meta_f}: {e}") from None
+    runs = []
+    for m in sorted((d / "runs").glob(f"*/{MANIFEST}")):
+        try:
+            runs.append(load_run(m.parent))
+        except NotARunDir:
+            continue
+    runs.sort(key=lambda r: (r.manifest["workload"]["name"], r.manifest.get("created", "")))
+    return PaperData(d, meta, runs, load_sweep(d))
 
 
-def status_cell(status: str) -> str:
-    return {"pass": "PASS", "fail": "FAIL", "skip": "skip"}.get(status, status)
-
-
-def flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
-    """nested config -> [('dataset.record_length', 1048576), ...] in file order"""
-    out: list[tuple[str, object]] = []
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and v:
-            out += flatten(v, key + ".")
-        else:
-            out.append((key, v))
-    return out
+def load(path: Path) -> RunData | PaperData:
+    """A run directory or a paper directory, read whole. Raises NotARunDir."""
+    return load_paper(path) if (Path(path) / PAPER).exists() else load_run(path)

@@ -1,36 +1,40 @@
 """The sections of a run's report, in order: verdict, workload and environment, Log VFD records (thesis Table 6.1),
 counts against the analytic model, runtime (thesis Tables C.1-C.4) with the metadata rate, DFTracer timelines,
 per-file comparison, similarity, Darshan's own analyses (pydarshan's job summary, drishti). Each section is a
-function RunData -> blocks; tables are built from the run's files here, figures are declared as FigureSpecs and
-drawn by reports.figures."""
+function RunData -> blocks: its rows come from reports.tables, its figures are declared as FigureSpecs and drawn by
+reports.figures; reports.doc writes the blocks."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 
+from common.rundir import SIDES
 from reports import figures
-from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
-from reports.rundir import (
+from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table, slug
+from reports.rundir import RunData, timing_reps
+from reports.tables import (
+    FILE_FIELDS,
     SIDE_LABEL,
-    SIDES,
-    RunData,
-    f1,
+    checkpoint_rows,
+    counts_rows,
     f3,
+    family_rows,
+    file_rows,
     flatten,
+    headline_ratios,
+    kind_rows,
+    lane_rows,
+    metadata_rows,
+    metric_rows,
     plain,
     ratio,
-    stats,
+    record_rows,
+    runtime_rows,
+    similarity_score,
     status_cell,
-    timing_reps,
     value,
 )
 
-MAX_EXTENTS = 8          # a record kind with more distinct extents than this is one row (per-file sizes differ)
 MAX_FILE_ROWS = 200
-
-
-def _yes(ok: bool) -> str:
-    return "yes" if ok else "NO"
 
 
 # ---------------------------------------------------------------- 1. verdict
@@ -68,43 +72,6 @@ def verdict_section(run: RunData) -> list[Block]:
     return out
 
 
-# what each family of checks compares (the first part of a check's name; docs/validation.md, Reading the verdict)
-FAMILIES = {
-    "dlio": "which kernel entry stands for the installed DLIO, from what it was seen to do",
-    "steps": "every launch exited 0",
-    "dataset": "the generated files: names, datasets, shapes, dtypes, layout; each side reads the other's",
-    "logvfd": "HDF5 reads of each file open, in order where DLIO's order is deterministic (Log VFD)",
-    "counts": "opens, reads and bytes per rank, and the checkpoint files, against the analytic model",
-    "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",
-    "darshan": "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)",
-    "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",
-    "runtime": "wall time per phase and side (reported, not judged)",
-}
-
-
-def family_rows(checks: list[dict]) -> list[list[str]]:
-    """One row per check family, in the verdict's order: what it compared and its pass/fail/skip counts."""
-    fams: dict[str, Counter] = {}
-    for c in checks:
-        fams.setdefault(c["name"].split(".", 1)[0], Counter())[c["status"]] += 1
-    return [[f"`{f}.*`", FAMILIES.get(f, ""), str(n["pass"]), str(n["fail"]), str(n["skip"])] for f, n in fams.items()]
-
-
-def headline_ratios(checks: list[dict]) -> list[tuple[str, float]]:
-    """DLIO's wall time over the kernel's, from the runtime.* checks (their expected: DLIO, observed: the kernel;
-    a number, or {mean, ...} over the timing repetitions)."""
-    out = []
-    for name, what in (("runtime.generate", "generation"), ("runtime.train", "training launch"),
-                       ("runtime.train_in_program", "training epochs as each program times them")):
-        c = next((c for c in checks if c["name"] == name and c["status"] == "pass"), None)
-        if c is None:
-            continue
-        d, k = (x.get("mean") if isinstance(x, dict) else x for x in (c.get("expected"), c.get("observed")))
-        if isinstance(d, int | float) and isinstance(k, int | float) and k > 0:
-            out.append((what, d / k))
-    return out
-
-
 # ---------------------------------------------------------------- 2. workload and environment
 
 def workload_section(run: RunData) -> list[Block]:
@@ -137,80 +104,6 @@ def workload_section(run: RunData) -> list[Block]:
 
 
 # ---------------------------------------------------------------- 3. Log VFD records (thesis Table 6.1)
-
-def _kind(rec: str) -> str:
-    return "SUPER-PROBE" if rec.startswith("SUPER-PROBE") else " ".join(rec.split()[1:])
-
-
-def record_rows(tables: dict[str, dict | None], interleaved: bool = False,
-                max_extents: int = MAX_EXTENTS) -> list[list[str]]:
-    """Thesis Table 6.1: each normalized record of the per-open blocks, in block order, with its count over all
-    ranks on each side. A kind with more than max_extents distinct extents (files of different sizes) is one row
-    whose match means: the same multiset of extents on both sides. interleaved (reader processes share a rank's
-    stderr): superblock probe records cannot be attributed to their open, so the probes are one row whose match is
-    that of the raw SUPER records (as validate's multiset check, which leaves them out)."""
-    counts = {s: Counter() for s in SIDES}
-    order: dict[str, None] = {}
-    opens = {s: 0 for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            opens[s] += len(r.get("blocks", []))
-            for b in r.get("blocks", []):
-                for x in b:
-                    counts[s][x] += 1
-                    order.setdefault(x, None)
-    distinct: dict[str, set] = {}
-    for x in order:
-        distinct.setdefault(_kind(x), set()).add(x)
-    rows = [["opens (per-open blocks)", str(opens["dlio"]), str(opens["kernel"]),
-             _yes(opens["dlio"] == opens["kernel"])]]
-    done: set = set()
-    for x in order:
-        k = _kind(x)
-        if interleaved and k == "SUPER-PROBE":
-            if k in done:
-                continue
-            done.add(k)
-            xs = distinct[k]
-            raw = {s: Counter() for s in SIDES}
-            for s in SIDES:
-                for r in (tables.get(s) or {}).get("ranks", {}).values():
-                    raw[s].update({kk: v for kk, v in r.get("record_kinds", {}).items() if kk.startswith("SUPER")})
-            rows.append(["SUPER-PROBE (all probes; interleaved records, matched as raw SUPER records)",
-                         str(sum(counts["dlio"][t] for t in xs)), str(sum(counts["kernel"][t] for t in xs)),
-                         _yes(raw["dlio"] == raw["kernel"])])
-        elif len(distinct[k]) > max_extents:
-            if k in done:
-                continue
-            done.add(k)
-            xs = distinct[k]
-            d, kn = sum(counts["dlio"][t] for t in xs), sum(counts["kernel"][t] for t in xs)
-            ok = all(counts["dlio"][t] == counts["kernel"][t] for t in xs)
-            rows.append([f"{k} ({len(xs)} distinct extents)", str(d), str(kn), _yes(ok)])
-        else:
-            d, kn = counts["dlio"][x], counts["kernel"][x]
-            rows.append([x, str(d), str(kn), _yes(d == kn)])
-    return rows
-
-
-def kind_rows(tables: dict[str, dict | None]) -> list[list[str]]:
-    """raw record kinds (before normalization, superblock records included) summed over ranks"""
-    c = {s: Counter() for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            c[s].update(r.get("record_kinds", {}))
-    kinds = sorted(set(c["dlio"]) | set(c["kernel"]))
-    rows = [[k, str(c["dlio"][k]), str(c["kernel"][k]), _yes(c["dlio"][k] == c["kernel"][k])] for k in kinds]
-    tot = {s: {"raw_reads": 0, "raw_read_bytes": 0, "read_bytes": 0} for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            for key in tot[s]:
-                tot[s][key] += int(r.get(key, 0))
-    for key, label in (("raw_reads", "raw reads (DRAW Read)"), ("raw_read_bytes", "raw bytes read"),
-                       ("read_bytes", "all bytes read")):
-        d, k = tot["dlio"][key], tot["kernel"][key]
-        rows.append([label, str(d), str(k), _yes(d == k)])
-    return rows
 
 
 def logvfd_section(run: RunData) -> list[Block]:
@@ -245,27 +138,6 @@ def logvfd_section(run: RunData) -> list[Block]:
 
 # ---------------------------------------------------------------- 4. counts against the analytic model
 
-# the Log VFD's counts.<side>.<variant>.rank<r> (values: dicts of opens, raw reads, raw bytes); not DFTracer's
-# counts.dftracer.<side>.rank<r> (integers: opens of DLIO 3.x's whole-file reads, shown with the other checks)
-_COUNT_RE = re.compile(r"^counts\.(" + "|".join(SIDES) + r")\.([\w-]+)\.rank(\d+)$")
-
-
-def counts_rows(run: RunData) -> list[list[str]]:
-    rows = []
-    for c in run.checks:
-        m = _COUNT_RE.match(c["name"])
-        if not m:
-            continue
-        side, prof, rank = m.groups()
-        e, o = c.get("expected") or {}, c.get("observed") or {}
-        pp = run.check(c["name"] + ".per_phase")
-        seg = f"{value(pp.get('observed'))}/{value(pp.get('expected'))}" if pp else "-"
-        ok = c["status"] == "pass" and (pp is None or pp["status"] == "pass")
-        rows.append([SIDE_LABEL.get(side, side), prof, rank] +
-                    [value(d.get(k)) for k in ("opens", "raw_reads", "raw_bytes") for d in (e, o)] +
-                    [seg, "PASS" if ok else "FAIL"])
-    return rows
-
 
 def counts_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Counts against the analytic model", "counts-against-the-analytic-model")]
@@ -287,34 +159,6 @@ def counts_section(run: RunData) -> list[Block]:
 
 
 # ---------------------------------------------------------------- 5. runtime (thesis Tables C.1-C.4)
-
-def runtime_rows(run: RunData) -> list[dict]:
-    """[{label, dlio: stats, kernel: stats}] per phase."""
-    reps = timing_reps(run)
-    rows = []
-    gen = {s: stats([(run.step(f"{s}.generate") or {}).get("wall_s")]) for s in SIDES
-           if (run.step(f"{s}.generate") or {}).get("status") == "ok"}
-    rows.append({"label": "generation (launch wall)", **{s: gen.get(s) for s in SIDES}})
-    rows.append({"label": "training (launch wall)", **{s: stats([r.get("wall_s") for r in reps[s]]) for s in SIDES}})
-    rows.append({"label": "training, all epochs (in program)",
-                 **{s: stats([sum(r.get("train_epoch_s") or []) for r in reps[s] if r.get("train_epoch_s")])
-                    for s in SIDES}})
-    n_ep = max([len(r.get("train_epoch_s") or []) for s in SIDES for r in reps[s]] + [0])
-    for e in range(n_ep if n_ep > 1 else 0):       # one epoch: the row above already is that epoch
-        rows.append({"label": f"training epoch {e + 1} (in program)",
-                     **{s: stats([r["train_epoch_s"][e] for r in reps[s] if len(r.get("train_epoch_s") or []) > e])
-                        for s in SIDES}})
-    if any(r.get("eval_s") for s in SIDES for r in reps[s]):
-        rows.append({"label": "evaluation, all (in program)",
-                     **{s: stats([sum(r.get("eval_s") or []) for r in reps[s] if r.get("eval_s")]) for s in SIDES}})
-    return rows
-
-
-def metric_rows(run: RunData) -> list[dict]:
-    reps = timing_reps(run)
-    return [{"label": label, **{s: stats([r.get(key) for r in reps[s]]) for s in SIDES}}
-            for key, label in (("au_percent", "AU % (training)"),
-                               ("throughput_samples_per_s", "throughput samples/s (training)"))]
 
 
 def stat_table(tid: str, rows: list[dict], caption: str, first: str = "phase") -> Table:
@@ -366,18 +210,7 @@ def checkpoint_section(run: RunData) -> list[Block]:
                     "0's start_ckpt to end_ckpt stamps (per_epoch_stats.json); files and bytes from each launch's "
                     "checkpoint folder. Which files and how many write calls: `dftracer.checkpoints` and "
                     "`counts.checkpoints` in the verdict."))
-    keys = sorted({(c["epoch"], c["step"]) for s in SIDES for c in first[s]})
-    by = {s: {(c["epoch"], c["step"]): c for c in first[s]} for s in SIDES}
-    body, bars = [], []
-    for e, st in keys:
-        d, k = by["dlio"].get((e, st)), by["kernel"].get((e, st))
-        rate = {s: (c["bytes"] / 2**20 / c["seconds"] if c and c["seconds"] > 0 else None)
-                for s, c in (("dlio", d), ("kernel", k))}
-        body.append([str(e), str(st), "/".join(str((c or {}).get("files", "-")) for c in (d, k)),
-                     "/".join(f3((c or {}).get("bytes", 0) / 2**20) if c else "-" for c in (d, k)),
-                     f3((d or {}).get("seconds")), f3((k or {}).get("seconds")), f3(rate["dlio"]), f3(rate["kernel"]),
-                     ratio(rate["dlio"], rate["kernel"])])
-        bars.append({"label": f"e{e} s{st}", **rate})
+    body, bars = checkpoint_rows(first)
     out.append(Table("tbl-checkpoints", ["epoch", "step", "files DLIO/kernel", "MiB DLIO/kernel", "DLIO s",
                                          "kernel s", "DLIO MiB/s", "kernel MiB/s", "DLIO/kernel"], body,
                      "Checkpoint writes per checkpoint and side", [False] + [True] * 8))
@@ -385,42 +218,6 @@ def checkpoint_section(run: RunData) -> list[Block]:
                                   "(MiB/s; DLIO/kernel above each pair)",
                                   lambda: figures.checkpoint_bars(bars)).render())
     return out
-
-
-METADATA_SOURCES = (("dftracer", "DFTracer"), ("darshan", "Darshan"))
-
-
-def _ms(x) -> str:
-    return "-" if x is None else f3(float(x) * 1000.0)
-
-
-def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
-    """Per profile that traced both sides' training (tables/<profile>-<side>.json "metadata", written at collection
-    by profiles.features.metadata_rate): one row per epoch the trace marks, then all epochs; and the profiles whose
-    tables predate the metadata rate."""
-    rows, old = [], []
-    for prof, label in METADATA_SOURCES:
-        tabs = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
-        if not any(tabs.values()):
-            continue
-        m = {s: (tabs[s] or {}).get("metadata") or {} for s in SIDES}
-        if not any(m.values()):
-            old.append(label)
-            continue
-        n_ep = max(len(m[s].get("per_epoch") or []) for s in SIDES)
-        per = [(f"epoch {k + 1}", {s: (m[s].get("per_epoch") or [None] * n_ep)[k] if k < len(m[s].get("per_epoch")
-                                   or []) else None for s in SIDES}) for k in range(n_ep)]
-        epochs = {(m[s].get("all") or {}).get("epochs") for s in SIDES} - {None}
-        per.append((f"all {'/'.join(map(str, sorted(epochs)))} epochs" if epochs else "all (epochs unknown)",
-                    {s: m[s].get("all") for s in SIDES}))
-        for what, r in per:
-            cells = [label, what]
-            for s in SIDES:
-                x = r[s] or {}
-                cells += [value(x.get("opens")), f1(x.get("opens_per_s")), _ms(x.get("metadata_s_per_epoch"))]
-            cells.append(ratio((r["dlio"] or {}).get("metadata_s"), (r["kernel"] or {}).get("metadata_s")))
-            rows.append(cells)
-    return rows, old
 
 
 def metadata_blocks(run: RunData) -> list[Block]:
@@ -477,17 +274,7 @@ def dftracer_section(run: RunData) -> list[Block]:
     if len(present) < len(SIDES):
         miss = [SIDE_LABEL[s] for s in SIDES if s not in present]
         out.append(Para(f"No timeline for {', '.join(miss)}: " + absent_reason(run, "dftracer") + "."))
-    rows = []
-    for s in present:
-        for lane in t[s].get("lanes", []):
-            c: Counter = Counter()
-            dur: Counter = Counter()
-            for e in lane.get("events", []):
-                c[e.get("kind", "other")] += 1
-                dur[e.get("kind", "other")] += float(e.get("d", 0.0))
-            for k in sorted(c):
-                rows.append([SIDE_LABEL[s], lane.get("label", ""), str(lane.get("rank", "")), str(lane.get("pid", "")),
-                             k, str(c[k]), f3(dur[k])])
+    rows = lane_rows(t, present)
     out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
                     "started: reads, emulated compute, opens and closes."))
     sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
@@ -499,24 +286,6 @@ def dftracer_section(run: RunData) -> list[Block]:
 
 
 # ---------------------------------------------------------------- 7. per-file comparison
-
-FILE_FIELDS = ("opens", "closes", "reads", "bytes")
-
-
-def file_rows(tab: dict, fields: tuple = FILE_FIELDS) -> tuple[list[list[str]], list[dict]]:
-    """per file (both sides in one row): the profile's counters (DFTracer: opens, closes, reads, bytes; Darshan:
-    the table's own columns, H5F/H5D included), and whether every field and the transfer size histogram are equal"""
-    by: dict[str, dict] = {}
-    for r in tab.get("rows", []):
-        by.setdefault(r["file"], {})[r["side"]] = r
-    rows, points = [], []
-    for f in sorted(by):
-        d, k = by[f].get("dlio") or {}, by[f].get("kernel") or {}
-        same = all(d.get(x) == k.get(x) for x in (*fields, "sizes"))
-        cell = "only kernel" if not d else "only DLIO" if not k else _yes(same)
-        rows.append([f] + [value(side.get(x)) for x in fields for side in (d, k)] + [cell])
-        points.append({"file": f, "dlio": int(d.get("bytes") or 0), "kernel": int(k.get("bytes") or 0), "same": same})
-    return rows, points
 
 
 def files_section(run: RunData) -> list[Block]:
@@ -563,13 +332,6 @@ def files_section(run: RunData) -> list[Block]:
 
 
 # ---------------------------------------------------------------- 8. similarity
-
-def similarity_score(c: dict) -> float | None:
-    """validate records the score as observed_score (observed then holds the kernel's features); a bare number in
-    observed is the score too"""
-    if isinstance(c.get("observed_score"), int | float):
-        return float(c["observed_score"])
-    return float(c["observed"]) if isinstance(c.get("observed"), int | float) else None
 
 
 SIMILARITY = (("similarity", "DFTracer POSIX events"), ("similarity.darshan", "Darshan DXT read segments"))
@@ -643,7 +405,7 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
     for r in logs:
         if r.get("insights"):
             out.append(Heading(3, f"drishti: {SIDE_LABEL.get(r['side'], r['side'])}, `{r['log'].split('/')[-1]}`",
-                               "drishti-" + re.sub(r"[^a-z0-9]+", "-", r["log"].lower()).strip("-")))
+                               "drishti-" + slug(r["log"])))
             out.append(Bullets([f"{x['section'].capitalize()}: {x['text']}" + (
                 " Recommendations: " + "; ".join(x["recommendations"]) + "." if x["recommendations"] else "")
                 for x in r["insights"]]))

@@ -36,7 +36,7 @@ def write_ranks_json(path: Path, time_scale: float = 1.0) -> Path:
 
 
 def test_rank_rates_by_hand(tmp_path):
-    from reports.paper import rank_rates
+    from reports.rundir import rank_rates
     got = rank_rates(write_ranks_json(tmp_path / "output.json"))
     assert set(got) == {"train", "eval"}
     assert got["train"] == pytest.approx({"ranks": 2, "bytes": 8 * MIB, "raw_per_rank": 6.0, "raw_total": 12.0,
@@ -51,12 +51,13 @@ def test_rank_rates_by_hand(tmp_path):
 def test_scaling_table_by_hand(tmp_path):
     """two repetitions, the second with every time halved (every rate doubled): each cell the mean of the two"""
     from reports.paper import scaling_section
+    from reports.rundir import load_sweep
     c = tmp_path / "scaling" / "thesis-d"
     write_ranks_json(c / "np2" / "rep1" / "out" / "output.json")
     write_ranks_json(c / "np2" / "rep2" / "out" / "output.json", 0.5)
     (tmp_path / "scaling" / "sweep.json").write_text(json.dumps({"configs": ["thesis-d"], "ranks": [2], "repeat": 2,
                                                                  "cpus": 2, "scale": "tiny", "page_cache": "warm"}))
-    blocks, _ = scaling_section(tmp_path)
+    blocks = scaling_section(load_sweep(tmp_path))
     tabs = {b.id: b for b in blocks if getattr(b, "rows", None) is not None}
     # train: raw per rank (6 + 12) / 2, total (12 + 24) / 2; observed (3 + 6) / 2, (6 + 12) / 2; metadata
     # (0.04 + 0.02) / 2 s; raw read (0.75 + 0.375) / 2 s. eval: raw (5 + 10) / 2, (10 + 20) / 2; observed as train;
@@ -103,7 +104,7 @@ def test_paper_runtime_means_equal_the_runs_timing(paper):
 
 @pytest.mark.slow
 def test_paper_scaling_tables_equal_the_kernel_outputs(paper):
-    from reports.paper import rank_rates
+    from reports.rundir import rank_rates
     sweep = json.loads((paper["root"] / "scaling" / "sweep.json").read_text())
     assert sweep["ranks"] == [1, 2, 4, 8] and len(sweep["configs"]) == 5
     for c in sweep["configs"]:

@@ -32,7 +32,7 @@ from reports.__main__ import main as reports_main
 
 def test_value_format_rule_by_hand():
     """the rule docs/reports.md states for expected/observed cells, on values written out by hand"""
-    from reports.rundir import value
+    from reports.tables import value
     assert [value(x) for x in (None, True, False, 0, 28, -3, 1.0, 0.0326, 2.0004, 52.96509464581808)] == \
         ["-", "true", "false", "0", "28", "-3", "1.000", "0.033", "2.000", "52.965"]
     assert value({"opens": 28, "raw_bytes": 32584446, "mean": 1.25}) == "opens=28, raw_bytes=32584446, mean=1.250"

@@ -128,3 +128,68 @@ def test_no_python_function_over_80_lines():
     assert not too_long, f"split into named steps, one job each (or allow with a reason): {too_long}"
     stale = set(LONG_FUNCTIONS_ALLOWED) - set(found)
     assert not stale, f"allowed but no longer over {MAX_FUNCTION_LINES} lines: remove {stale}"
+
+
+# ------------------------------------------------------------------ inside reports/: one flow, down once
+# read the directory (rundir) -> rows (tables) -> blocks (sections; paper on top of them; figures draws) -> files (doc)
+REPORTS_MAY_IMPORT = {
+    "reports": set(),
+    "reports.rundir": set(),
+    "reports.tables": {"reports.rundir"},
+    "reports.doc": set(),
+    "reports.figures": {"reports.doc"},
+    "reports.sections": {"reports.rundir", "reports.tables", "reports.figures", "reports.doc"},
+    "reports.paper": {"reports.rundir", "reports.tables", "reports.sections", "reports.figures", "reports.doc"},
+    "reports.__main__": {"reports.rundir", "reports.sections", "reports.paper", "reports.doc"},
+}
+
+
+def reports_flow_breaks(g: dict[str, set[str]]) -> list[str]:
+    """Each reports module's imports of reports/ that go against the flow (or a module the flow does not place)."""
+    bad = []
+    for m, deps in sorted(g.items()):
+        if m.split(".")[0] != "reports":
+            continue
+        if m not in REPORTS_MAY_IMPORT:
+            bad.append(f"{m}: not placed in REPORTS_MAY_IMPORT")
+            continue
+        bad += [f"{m} imports {d}" for d in sorted(deps) if d.startswith("reports.")
+                and d not in REPORTS_MAY_IMPORT[m]]
+    return bad
+
+
+def test_reports_flow_finds_a_planted_back_call(tmp_path):
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+    (tmp_path / "reports" / "sections.py").write_text("from reports.tables import f3\n")
+    (tmp_path / "reports" / "tables.py").write_text("def f3():\n    from reports import sections\n")
+    (tmp_path / "reports" / "extra.py").write_text("")
+    assert reports_flow_breaks(python_graph(tmp_path)) == ["reports.extra: not placed in REPORTS_MAY_IMPORT",
+                                                           "reports.tables imports reports.sections"]
+
+
+def test_reports_data_flows_one_way():
+    g = python_graph()
+    assert set(REPORTS_MAY_IMPORT) <= set(g), sorted(set(REPORTS_MAY_IMPORT) - set(g))
+    assert not reports_flow_breaks(g), reports_flow_breaks(g)
+
+
+def document_writers(root: Path = REPO) -> list[str]:
+    """The reports modules that call doc.write (the one writer of report.md/.html/.tex, figures and tables)."""
+    import ast
+    out = []
+    for f in sorted((root / "reports").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "write" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "doc":
+                out.append(f.name)
+                break
+    return out
+
+
+def test_reports_are_written_in_one_place(tmp_path):
+    assert document_writers() == ["__main__.py"]   # run and paper reports alike: read -> build -> write, once
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "paper.py").write_text("from reports import doc\n\n\ndef render(d):\n"
+                                                   "    doc.write(d, 't', [])\n")
+    assert document_writers(tmp_path) == ["paper.py"]

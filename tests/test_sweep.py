@@ -97,7 +97,7 @@ def test_refused_workloads_exit_2_before_any_launch(tmp_path, paper_dir):
 @pytest.mark.dlio
 def test_scaling_sweep_layout_resume_and_report(paper_dir):
     from reports.__main__ import main as reports_main
-    from reports.paper import rank_rates
+    from reports.rundir import rank_rates
     r = sweep("scaling", str(paper_dir), "--dlio-venv", VENV, "--configs", "thesis-d")
     assert r.returncode == 0, r.stdout + r.stderr
     sd = paper_dir / "scaling"
