@@ -193,3 +193,69 @@ def test_reports_are_written_in_one_place(tmp_path):
     (tmp_path / "reports" / "paper.py").write_text("from reports import doc\n\n\ndef render(d):\n"
                                                    "    doc.write(d, 't', [])\n")
     assert document_writers(tmp_path) == ["paper.py"]
+
+
+# ------------------------------------------------------------------ docs/ARCHITECTURE.md names only what exists
+ARCHITECTURE = REPO / "docs" / "ARCHITECTURE.md"
+
+
+def _defines(text: str, name: str, c: bool) -> bool:
+    """Does a source text define name: Python def/class/assignment; C array, typedef or function definition."""
+    import re
+    n = re.escape(name)
+    pats = [rf"\b{n}\s*\[\]", rf"\}}\s*{n}\s*;", rf"(?m)^[A-Za-z_][^;\n]*\b{n}\s*\("] if c else \
+        [rf"(?m)^\s*(def|class)\s+{n}\b", rf"(?m)^\s*{n}\s*(:[^=\n]*)?="]
+    return any(re.search(p, text) for p in pats)
+
+
+def architecture_breaks(page: Path = ARCHITECTURE, root: Path = REPO) -> list[str]:
+    """What the page names that does not exist: a repository path (`dir/file`, `{a,b}` expanded; a bare `x.c`/`x.h`
+    is bench/src/x), a `file::name` whose file does not define name, a `make target` no Makefile defines. Names with
+    `<placeholder>` or `*` and paths inside a run directory (no such file in the repository) are not paths here."""
+    import re
+    text = page.read_text()
+    make = "\n".join(f.read_text() for f in [root / "Makefile", *sorted((root / "mk").glob("*.mk"))])
+    bad: list[str] = []
+    for tok in sorted(set(re.findall(r"`([^`\n]+)`", text))):
+        if tok.startswith("make "):
+            target = tok.split()[1]
+            if not re.search(rf"(?m)^{re.escape(target)}:", make):
+                bad.append(f"`{tok}`: no make target {target}")
+            continue
+        path, _, name = tok.partition("::")
+        if " " in path or "<" in path or "*" in path or not ("/" in path or re.fullmatch(r"[\w-]+\.[ch]", path)):
+            continue
+        if "/" not in path:
+            path = f"bench/src/{path}"
+        m = re.fullmatch(r"(.*)\{([^}]+)\}(.*)", path)
+        for p in [m.group(1) + x + m.group(3) for x in m.group(2).split(",")] if m else [path]:
+            f = root / p
+            if not f.exists():
+                bad.append(f"`{tok}`: no {p}")
+            elif name and not _defines(f.read_text(), name, f.suffix in (".c", ".h")):
+                bad.append(f"`{tok}`: {p} defines no {name}")
+    return bad
+
+
+def test_architecture_check_finds_planted_wrong_names(tmp_path):
+    (tmp_path / "mk").mkdir()
+    (tmp_path / "Makefile").write_text("build:\n\ttrue\n")
+    (tmp_path / "bench" / "src").mkdir(parents=True)
+    (tmp_path / "bench" / "src" / "dlio.c").write_text("static const dlio_entry_t DLIO_ENTRIES[] = {0};\n"
+                                                      "/* DLIO_KEYS is mentioned, not defined */\n")
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "run.py").write_text("def plan():\n    pass\nSTEPS = 1\n")
+    page = tmp_path / "A.md"
+    page.write_text("`make build` `make bulid` `dlio.c` `vol.c` `harness/run.py::plan` `harness/run.py::STEPS` "
+                    "`harness/run.py::launch` `bench/src/dlio.c::DLIO_ENTRIES` `bench/src/dlio.c::DLIO_KEYS` "
+                    "`harness/{run,sweep}.py` `runs/<id>/manifest.json` `tables/*.json` `harness/`\n")
+    assert architecture_breaks(page, tmp_path) == [
+        "`bench/src/dlio.c::DLIO_KEYS`: bench/src/dlio.c defines no DLIO_KEYS",
+        "`harness/run.py::launch`: harness/run.py defines no launch",
+        "`harness/{run,sweep}.py`: no harness/sweep.py",
+        "`make bulid`: no make target bulid",
+        "`vol.c`: no bench/src/vol.c"]
+
+
+def test_architecture_names_only_what_exists():
+    assert not architecture_breaks(), architecture_breaks()
