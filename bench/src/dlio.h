@@ -21,7 +21,8 @@ typedef struct {
     int trim_files_to_steps;  /* initialize() trims the file counts to multiples of samples x batch x ranks */
     int slice_clamped;        /* PyTorch path: the index map clamps a rank's slice of ceil(T/R) samples at T (else
                                * the ranks whose slice passes T raise IndexError and the others wait forever) */
-    int checkpoint_rules;     /* the kernel writes this release's checkpoints (1: 2.0.0's; 0: refused) */
+    int checkpoint_rules;     /* the kernel writes this release's checkpoints (1: 2.0.0's; 2: 2.0.0-52's; 3: 3.x's
+                               * streamed raw bytes; 0: refused) */
     const char *file_ext;     /* DLIO names files <prefix>_<i>_of_<N>.<ext> */
     /* MLCommons DLIO 3.x's rules (issue 13). An entry whose values the kernel cannot replay yet is refused by
      * dlio_entry_unsupported() with the rule named. */

@@ -463,8 +463,9 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
 
 static void ckpt_res_free(ckpt_res_t *c) { free(c->all), free(c->sum); }
 
-/* torch (torch.save files, POSIX calls as CPython makes them) or hdf5 (ckpth5.c, through an HDF5 file driver) */
-static const char *ckpt_format(const ckpt_t *k) { return k->hdf5 ? "hdf5" : "torch"; }
+/* torch (torch.save files, POSIX calls as CPython makes them), stream (DLIO 3.x: raw bytes, SimpleStreamingCheckpointing)
+ * or hdf5 (ckpth5.c, through an HDF5 file driver) */
+static const char *ckpt_format(const ckpt_t *k) { return k->hdf5 ? "hdf5" : k->rules == 3 ? "stream" : "torch"; }
 static const char *ckpt_driver(const ckpt_t *k) { return k->hdf5 ? h5ck_driver(&k->h5) : "posix"; }
 
 static void csv_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine)
