@@ -273,7 +273,8 @@ COVERAGE = [
      "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
      "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
     ("counts_model", "opens, reads and bytes per rank against the analytic model",
-     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints", "counts.checkpoint_io."), "the Log VFD or DFTracer profile",
+     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints", "counts.checkpoint_io."),
+     "the Log VFD or DFTracer profile",
      lambda run: True),
 ]
 
