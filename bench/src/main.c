@@ -474,6 +474,7 @@ static int job_finish(job_t *J)
     const config_t *c = &J->cfg;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     J->res.wall_s = now() - J->t_start;
+    J->res.t_start = J->t_start;
     J->res.ckpt = J->cfg.checkpoint && (J->cfg.train || J->ckpt.rules >= 2) ? &J->ckpt : NULL;
     int rc = report_write(&J->res);
     if (c->generate_data && !c->keep_files && c->train)
