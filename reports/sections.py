@@ -387,6 +387,41 @@ def checkpoint_section(run: RunData) -> list[Block]:
     return out
 
 
+MLPERF_ROWS = (("checkpoint size (GiB)", "checkpoint_size_GiB"),
+               ("save throughput, mean (GiB/s)", "save_checkpoint_io_mean_GiB_per_second"),
+               ("save throughput, stdev (GiB/s)", "save_checkpoint_io_stdev_GiB_per_second"),
+               ("save duration, mean (s)", "save_checkpoint_duration_mean_seconds"),
+               ("load throughput, mean (GiB/s)", "load_checkpoint_io_mean_GiB_per_second"),
+               ("load throughput, stdev (GiB/s)", "load_checkpoint_io_stdev_GiB_per_second"),
+               ("load duration, mean (s)", "load_checkpoint_duration_mean_seconds"),
+               ("gap write end -> read start (s)", "phase_gap_seconds"))
+
+
+def mlperf_section(run: RunData) -> list[Block]:
+    """What MLPerf Storage v3.0 would report for a DLIO 3.x checkpoint-only workload, from each side's first timing
+    launch (the kernel's output.json "mlperf", DLIO's summary.json): not a submission."""
+    reps = timing_reps(run)
+    first = {s: (reps[s][0].get("mlperf") if reps[s] else None) for s in SIDES}
+    if not any(first.values()):
+        return []
+    out: list[Block] = [Heading(2, "What MLPerf would report (not a submission)", "mlperf")]
+    out.append(Para("MLPerf Storage v3.0's checkpoint numbers as DLIO 3.x computes them (utils/statscounter.py: per "
+                    "checkpoint the size over all ranks divided by rank 0's duration; mean and stdev over the "
+                    "checkpoints), from each side's first timing launch, and the gap between the end of the write "
+                    "phase and the start of the read phase against MLPerf's 30 s rule (one launch here: MLPerf's two "
+                    "invocations add a launch's start-up to it). Tiny scale, a shared machine, page cache not "
+                    "dropped: not a submission, not a result."))
+    body = []
+    for label, key in MLPERF_ROWS:
+        d, k = ((first[s] or {}).get(key) for s in SIDES)
+        body.append([label, f3(d), f3(k), ratio(d, k)])
+    ok = {s: (first[s] or {}).get("phase_gap_within_rule") for s in SIDES}
+    body.append(["gap within 30 s", *("-" if ok[s] is None else ("yes" if ok[s] else "no") for s in SIDES), ""])
+    out.append(Table("tbl-mlperf", ["metric", "DLIO", "kernel", "DLIO/kernel"], body,
+                     "MLPerf Storage v3.0 checkpoint metrics per side (not a submission)", [False, True, True, True]))
+    return out
+
+
 METADATA_SOURCES = (("dftracer", "DFTracer"), ("darshan", "Darshan"))
 
 
@@ -651,6 +686,7 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
 
 
 SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
+            mlperf_section,
             dftracer_section, files_section, similarity_section, darshan_analyses_section]
 
 

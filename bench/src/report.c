@@ -535,7 +535,7 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
 /* What MLPerf Storage would report for a checkpoint-only launch of DLIO 3.x (rules 3), computed as DLIO computes it
  * (utils/statscounter.py:160-187, :368-400): per checkpoint, rank 0's duration from its start (after the barrier,
  * main.py:567-568) to its end; throughput = checkpoint_size (the states' bytes summed over ranks, GiB:
- * base_checkpointing.py:161-167) / duration; the mean and (population) stdev over the saves, and over the loads. The
+ * base_checkpointing.py:163-170) / duration; the mean and (population) stdev over the saves, and over the loads. The
  * gap between the phases (MLPerf: the read phase starts within 30 s of the write phase's end): in one launch, the
  * write phase's end (the last save on any rank) to the read phase's start (the first load on any rank); a read-only
  * launch: its own start to its first load (the launcher's start-up not included: a lower bound). Not a submission. */
