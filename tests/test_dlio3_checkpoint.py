@@ -218,6 +218,22 @@ def test_read_only_launch_reports_the_gap_from_its_start(tmp_path):
     assert 0.3 <= m["phase_gap_seconds"] < 30 and m["phase_gap_within_rule"] is True
 
 
+def test_a_dlio_that_streams_through_mlpstorage_is_refused():
+    """MLPerf v3.0's own environment imports mlpstorage_py, and DLIO 3.x then writes through its
+    StreamingCheckpointing (pytorch_checkpointing.py:114-119), which the kernel does not replay: such a DLIO matches no
+    kernel entry, and the refusal names the rule."""
+    from test_dlio_probe import LINEAGES, found
+
+    import harness.dlio as hdlio
+    known = hdlio.kernel_entries(Path(kernel.BIN))
+    assert hdlio.match(found(LINEAGES["f6796ed"]), known)["entry"] == "3.0.2"
+    rules = {**LINEAGES["f6796ed"]["rules"], "checkpoint_stream": "mlpstorage_streaming"}
+    lin = {**LINEAGES["f6796ed"], "rules": rules}
+    m = hdlio.match(found(lin), known)
+    assert m["entry"] is None
+    assert "checkpoint_stream probed mlpstorage_streaming (3.0.2: simple_streaming)" in hdlio.refusal("DLIO 3.x", m)
+
+
 # ---------------------------------------------------------------- side by side with the real DLIO 3.x
 
 def dlio3_venv() -> Path | None:
@@ -246,6 +262,31 @@ def reference_run(tmp_path_factory):
 
 def status(v: dict) -> dict[str, str]:
     return {c["name"]: c["status"] for c in v["checks"]}
+
+
+@pytest.mark.dlio
+def test_the_probe_sees_which_stream_dlio3_takes(tmp_path):
+    """harness/probe.py's checkpoint_stream, live in the 3.x venv: SimpleStreamingCheckpointing there; with a package
+    mlpstorage_py (a stand-in with a StreamingCheckpointing class) on the path, DLIO's own _get_streaming() takes it,
+    and the probe says so."""
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (f6796ed; H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    stub = tmp_path / "stub" / "mlpstorage_py"
+    (stub / "checkpointing").mkdir(parents=True)
+    (stub / "__init__.py").write_text("")
+    (stub / "checkpointing" / "__init__.py").write_text("class StreamingCheckpointing:\n"
+                                                          "    def __init__(self, **kw):\n        pass\n")
+    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import probe; "
+            "o = {'rules': {}, 'how': {}, 'unknown': {}}; probe.probe_checkpoint(o); print(json.dumps(o))")
+    harness_dir = str(Path(__file__).resolve().parent.parent / "harness")
+    seen = {}
+    for label, extra in (("plain", {}), ("mlpstorage", {"PYTHONPATH": str(stub.parent)})):
+        p = subprocess.run([str(venv / "bin" / "python"), "-c", code, harness_dir], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, **extra})
+        assert p.returncode == 0, p.stderr
+        seen[label] = json.loads(p.stdout.splitlines()[-1])["rules"].get("checkpoint_stream")
+    assert seen == {"plain": "simple_streaming", "mlpstorage": "mlpstorage_streaming"}
 
 
 @pytest.mark.dlio
