@@ -265,6 +265,7 @@ def status(v: dict) -> dict[str, str]:
 
 
 @pytest.mark.dlio
+@pytest.mark.slow
 def test_the_probe_sees_which_stream_dlio3_takes(tmp_path):
     """harness/probe.py's checkpoint_stream, live in the 3.x venv: SimpleStreamingCheckpointing there; with a package
     mlpstorage_py (a stand-in with a StreamingCheckpointing class) on the path, DLIO's own _get_streaming() takes it,
