@@ -334,3 +334,46 @@ def test_an_edited_dlio_trace_fails_the_model_check_of_dlios_side(reference_run,
     vrc, v = e2e.validate(copy)
     assert vrc == 1
     assert status(v)["counts.checkpoint_io.dlio"] == "fail" and status(v)["counts.checkpoint_io.kernel"] == "pass"
+
+
+# ---------------------------------------------------------------- MLPerf's numbers in the report (not a submission)
+
+# rank 0's stamps of the recorded run (0_per_epoch_stats.json, utils/statscounter.py:368-400)
+PER_EPOCH = {"1": {"start": "2026-11-25T21:34:35.534211",
+                   "save_ckpt1": {"start": "2026-11-25T21:34:36.055459", "end": "2026-11-25T21:34:36.655953"},
+                   "save_ckpt2": {"start": "2026-11-25T21:34:37.170130", "end": "2026-11-25T21:34:37.743959"},
+                   "load_ckpt1": {"start": "2026-11-25T21:34:38.339522", "end": "2026-11-25T21:34:38.411621"},
+                   "load_ckpt2": {"start": "2026-11-25T21:34:38.913555", "end": "2026-11-25T21:34:38.980360"},
+                   "end": "2026-11-25T21:34:38.987805"}}
+
+
+def test_dlio3s_mlperf_numbers_and_their_report_section(tmp_path):
+    """DLIO's side: summary.json's checkpoint metrics under the kernel's names, the gap from rank 0's stamps (last save
+    end 37.743959 -> first load start 38.339522); both sides in the report's MLPerf table, marked not a submission."""
+    from report_read import RUN, md_tables
+
+    from profiles.timing import mlperf_dlio
+    from reports.__main__ import main as reports_main
+    d = mlperf_dlio(REC["summary_metric"], PER_EPOCH)
+    assert d["checkpoint_size_GiB"] == REC["summary_metric"]["checkpoint_size_GB"]
+    assert d["save_checkpoint_io_mean_GiB_per_second"] == REC["summary_metric"]["save_checkpoint_io_mean_GB_per_second"]
+    assert d["phase_gap_seconds"] == pytest.approx(0.595563, abs=1e-6) and d["phase_gap_within_rule"] is True
+    assert mlperf_dlio({"train_au_mean_percentage": 90.0}, {}) is None  # not a checkpoint launch: no section
+    k = {**d, "checkpoint_size_GiB": 0.102328181, "save_checkpoint_io_mean_GiB_per_second": 0.25,
+         "phase_gap_seconds": 31.0, "phase_gap_within_rule": False}
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    t = json.loads((run / "tables" / "timing.json").read_text())
+    for side, m in (("dlio", d), ("kernel", k)):
+        reps = t[side] if isinstance(t[side], list) else [t[side]]
+        reps[0]["mlperf"] = m
+        t[side] = reps
+    (run / "tables" / "timing.json").write_text(json.dumps(t))
+    assert reports_main([str(run)]) == 0
+    md = (run / "report" / "report.md").read_text()
+    assert "## What MLPerf would report (not a submission)" in md
+    tables = md_tables(run / "report" / "report.md")
+    rows = {r[0]: r[1:] for r in next(tb for tb in tables if tb[0][:3] == ["metric", "DLIO", "kernel"])[1:]}
+    assert rows["save throughput, mean (GiB/s)"][:2] == ["0.174", "0.250"]
+    assert rows["gap write end -> read start (s)"][:2] == ["0.596", "31.000"]
+    assert rows["gap within 30 s"][:2] == ["yes", "no"]
