@@ -34,6 +34,10 @@ How each rule is observed (one process, no MPI launch: DLIO's MPI wrapper initia
                        global sample index) or files 0 and 2 ("round_robin": r, r+R, ... trimmed to floor(5/2))
   gen_seed_per_rank    generation of 4 files with record_length_stdev > 0, once as rank 0 of 1 and once as rank 1 of
                        2 (files 1 and 3): the same sizes (one seed for every rank) or others (a seed per rank)
+  checkpoint_stream    what DLIO's own PyTorchCheckpointing would write a checkpoint file with: no _get_streaming
+                       ("torch_save": torch.save of real tensors), or the class its _get_streaming() builds on local
+                       storage (3.x pytorch_checkpointing.py:90-138): SimpleStreamingCheckpointing ("simple_streaming")
+                       or mlpstorage_py's StreamingCheckpointing ("mlpstorage_streaming", when mlpstorage imports)
 """
 from __future__ import annotations
 
@@ -46,6 +50,7 @@ import shutil
 import sys
 import tempfile
 import time
+import types
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -81,7 +86,7 @@ SENTINELS = {"record_length": 4099, "record_length_stdev": 17, "record_length_re
 NFILES, BATCH, CAP = 5, 2, 1
 RULES = ("libver_low", "track_times", "indexed_records", "sampler_shuffles", "cap_checked_on_fetch",
          "trim_files_to_steps", "slice_clamped", "file_ext", "sample_read", "prewarm", "file_reshuffle",
-         "file_sharding", "gen_seed_per_rank")
+         "file_sharding", "gen_seed_per_rank", "checkpoint_stream")
 
 
 def _fresh_args():
@@ -446,6 +451,28 @@ def probe_gen_seed(out: dict) -> None:
             ", as rank 1 of 2 " + str({f: got[1][f] for f in common})
 
 
+def probe_checkpoint(out: dict) -> None:
+    """checkpoint_stream: DLIO's own decision, made by its own code on an instance it did not initialise (no MPI, no
+    storage): PyTorchCheckpointing._get_streaming() on local storage, or torch.save when there is none."""
+    try:
+        from dlio_benchmark.checkpointing import pytorch_checkpointing as pc
+        cls = pc.PyTorchCheckpointing
+        if not hasattr(cls, "_get_streaming"):
+            out["rules"]["checkpoint_stream"] = "torch_save"
+            out["how"]["checkpoint_stream"] = "PyTorchCheckpointing has no _get_streaming: save_state calls torch.save"
+            return
+        obj = object.__new__(cls)
+        obj.args = types.SimpleNamespace(storage_type=None)  # local storage: not direct_fs
+        sc = obj._get_streaming()
+    except Exception as e:  # noqa: BLE001 - an observation that failed is recorded, not guessed
+        out["unknown"]["checkpoint_stream"] = f"PyTorchCheckpointing._get_streaming() failed: {type(e).__name__}: {e}"
+        return
+    name = f"{type(sc).__module__}.{type(sc).__qualname__}"
+    out["rules"]["checkpoint_stream"] = ("simple_streaming" if type(sc).__name__ == "SimpleStreamingCheckpointing"
+                                         else "mlpstorage_streaming" if name.startswith("mlpstorage") else name)
+    out["how"]["checkpoint_stream"] = f"PyTorchCheckpointing._get_streaming() built {name}"
+
+
 def probe_chunking(out: dict) -> None:
     """Generation of one file with dataset.enable_chunking and chunk_size 1024 on 64x64 records: chunked (1, 32, 32)
     when both are honoured; an error the plain run did not raise also shows the generator acting on them."""
@@ -527,7 +554,8 @@ def main(argv: list[str]) -> int:
         for name, step in (("keys", lambda: probe_keys(versioned, out)), ("sampler", lambda: probe_sampler(out)),
                            ("index map", lambda: probe_index_map(out)),
                            ("chunking", lambda: probe_chunking(out)), ("gen seed", lambda: probe_gen_seed(out)),
-                           ("run", lambda: probe_run(out)), ("files", lambda: probe_files(out))):
+                           ("run", lambda: probe_run(out)), ("files", lambda: probe_files(out)),
+                           ("checkpoint", lambda: probe_checkpoint(out))):
             t0 = time.monotonic()
             step()
             out["seconds"][name] = round(time.monotonic() - t0, 2)

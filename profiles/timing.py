@@ -50,6 +50,31 @@ def checkpoints(workdir: Path, side: str, kernel_json: dict | None, per_epoch: d
     return out
 
 
+MLPERF_RULE_S = 30.0  # MLPerf Storage v3.0: the read phase starts within 30 s of the write phase's end
+
+
+def mlperf_dlio(metric: dict, per_epoch: dict) -> dict | None:
+    """What MLPerf reads from a DLIO 3.x checkpoint-only launch (summary.json's checkpoint metrics, GiB as DLIO
+    computes them: utils/statscounter.py:160-187), under the kernel's names, and the gap between the phases from rank
+    0's stamps (per_epoch_stats.json save_ckpt<k>/load_ckpt<k>, :368-400): the last save's end to the first load's
+    start (a write-only or read-only launch: no gap). None: not such a launch."""
+    if "checkpoint_size_GB" not in metric:
+        return None
+    out = {"note": "what MLPerf Storage v3.0 reads from this DLIO run (summary.json); not a submission",
+           "checkpoint_size_GiB": metric["checkpoint_size_GB"]}
+    out.update({k.replace("_GB_", "_GiB_"): v for k, v in metric.items()
+                if k.startswith(("save_checkpoint", "load_checkpoint"))})
+    stamps = [(k, v) for e in per_epoch.values() if isinstance(e, dict) for k, v in e.items()
+              if isinstance(v, dict) and k.startswith(("save_ckpt", "load_ckpt")) and "end" in v]
+    saves = [_iso(v["end"]) for k, v in stamps if k.startswith("save")]
+    loads = [_iso(v["start"]) for k, v in stamps if k.startswith("load")]
+    gap = min(loads) - max(saves) if saves and loads else None
+    out.update({"phase_gap_kind": "write end to read start, one launch (rank 0)" if gap is not None else
+                "no gap in this launch", "phase_gap_seconds": gap, "phase_gap_rule_seconds": MLPERF_RULE_S,
+                "phase_gap_within_rule": None if gap is None else gap <= MLPERF_RULE_S})
+    return out
+
+
 def parse(outdir: Path, side: str) -> dict:
     """In-program time of each training epoch (and evaluation, and checkpoint) as the program itself reports it."""
     if side == "kernel":
@@ -59,7 +84,8 @@ def parse(outdir: Path, side: str) -> dict:
         return {"train_epoch_s": [e["observed_s"] for e in tr], "eval_s": [e["observed_s"] for e in ev],
                 "au_percent": s.get("train", {}).get("au_mean_percent"),
                 "throughput_samples_per_s": s.get("train", {}).get("throughput_mean_samples_per_s"),
-                "wall_s_in_program": s.get("wall_s"), "checkpoints": checkpoints(outdir.parent, side, s, None)}
+                "wall_s_in_program": s.get("wall_s"), "checkpoints": checkpoints(outdir.parent, side, s, None),
+                "mlperf": s.get("mlperf")}
     stats = outdir / "per_epoch_stats.json"
     if not stats.exists():  # DLIO >= 2.0.1 writes one per rank: <rank>_per_epoch_stats.json
         stats = outdir / "0_per_epoch_stats.json"
@@ -71,7 +97,8 @@ def parse(outdir: Path, side: str) -> dict:
     m = summ.get("metric", {})
     return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
             "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
-            "wall_s_in_program": None, "checkpoints": checkpoints(outdir.parent, side, None, per)}
+            "wall_s_in_program": None, "checkpoints": checkpoints(outdir.parent, side, None, per),
+            "mlperf": mlperf_dlio(m, per)}
 
 
 @register

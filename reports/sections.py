@@ -25,6 +25,7 @@ from reports.tables import (
     lane_rows,
     metadata_rows,
     metric_rows,
+    mlperf_rows,
     plain,
     ratio,
     record_rows,
@@ -217,6 +218,26 @@ def checkpoint_section(run: RunData) -> list[Block]:
     out.append(figures.FigureSpec("checkpoints", "Checkpoint write throughput per checkpoint, DLIO against kernel "
                                   "(MiB/s; DLIO/kernel above each pair)",
                                   lambda: figures.checkpoint_bars(bars)).render())
+    return out
+
+
+def mlperf_section(run: RunData) -> list[Block]:
+    """What MLPerf Storage v3.0 would report for a DLIO 3.x checkpoint-only workload, from each side's first timing
+    launch (the kernel's output.json "mlperf", DLIO's summary.json): not a submission."""
+    reps = timing_reps(run)
+    first = {s: (reps[s][0].get("mlperf") if reps[s] else None) for s in SIDES}
+    if not any(first.values()):
+        return []
+    out: list[Block] = [Heading(2, "What MLPerf would report (not a submission)", "mlperf")]
+    out.append(Para("MLPerf Storage v3.0's checkpoint numbers as DLIO 3.x computes them (utils/statscounter.py: per "
+                    "checkpoint the size over all ranks divided by rank 0's duration; mean and stdev over the "
+                    "checkpoints), from each side's first timing launch, and the gap between the end of the write "
+                    "phase and the start of the read phase against MLPerf's 30 s rule (one launch here: MLPerf's two "
+                    "invocations add a launch's start-up to it). Tiny scale, a shared machine, page cache not "
+                    "dropped: not a submission, not a result."))
+    body = mlperf_rows(first)
+    out.append(Table("tbl-mlperf", ["metric", "DLIO", "kernel", "DLIO/kernel"], body,
+                     "MLPerf Storage v3.0 checkpoint metrics per side (not a submission)", [False, True, True, True]))
     return out
 
 
@@ -413,6 +434,7 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
 
 
 SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
+            mlperf_section,
             dftracer_section, files_section, similarity_section, darshan_analyses_section]
 
 

@@ -383,3 +383,25 @@ def scaling_rows(rates: dict[int, list[dict | None]], phase: str) -> list[dict]:
             row[key + "_sd"] = s["stdev"] if s else None
         rows.append(row)
     return rows
+
+
+MLPERF_ROWS = (("checkpoint size (GiB)", "checkpoint_size_GiB"),
+               ("save throughput, mean (GiB/s)", "save_checkpoint_io_mean_GiB_per_second"),
+               ("save throughput, stdev (GiB/s)", "save_checkpoint_io_stdev_GiB_per_second"),
+               ("save duration, mean (s)", "save_checkpoint_duration_mean_seconds"),
+               ("load throughput, mean (GiB/s)", "load_checkpoint_io_mean_GiB_per_second"),
+               ("load throughput, stdev (GiB/s)", "load_checkpoint_io_stdev_GiB_per_second"),
+               ("load duration, mean (s)", "load_checkpoint_duration_mean_seconds"),
+               ("gap write end -> read start (s)", "phase_gap_seconds"))
+
+
+def mlperf_rows(first: dict) -> list[list[str]]:
+    """The MLPerf checkpoint metrics of each side's first timing launch ({side: its "mlperf" block or None}):
+    one row per metric (DLIO, kernel, DLIO/kernel), then whether the phase gap is within MLPerf's 30 s."""
+    body = []
+    for label, key in MLPERF_ROWS:
+        d, k = ((first[s] or {}).get(key) for s in SIDES)
+        body.append([label, f3(d), f3(k), ratio(d, k)])
+    ok = {s: (first[s] or {}).get("phase_gap_within_rule") for s in SIDES}
+    body.append(["gap within 30 s", *("-" if ok[s] is None else ("yes" if ok[s] else "no") for s in SIDES), ""])
+    return body

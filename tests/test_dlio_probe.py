@@ -59,9 +59,10 @@ V201_KEYS.update({**{f"checkpoint.{k}": False for k in OLD_MODEL}, **{k: True fo
 # utils/config.py get_global_map_index slices the global sample index; reconfigure shuffles file lists only for the
 # ITERATIVE sampler (2.0.0 utils/config.py:369-376, v2.0.1 :531-533, e1919d7 :635-637, 392621b :460-462), the PyTorch
 # path is INDEX; no pre-warm read in main.py run; hdf5_generator.py np.random.seed(10) on every rank (2.0.0 :46,
-# v2.0.1 and e1919d7 :58, 392621b :47)
+# v2.0.1 and e1919d7 :58, 392621b :47); checkpoints by torch.save (checkpointing/pytorch_checkpointing.py save_state:
+# no _get_streaming before 3.x)
 V2X = {"sample_read": "h5py", "file_sharding": "index_slice", "file_reshuffle": False, "prewarm": False,
-       "gen_seed_per_rank": False}
+       "gen_seed_per_rank": False, "checkpoint_stream": "torch_save"}
 # What each lineage does, read from its source (not from the kernel's entries).
 LINEAGES = {
     # PyPI dlio-benchmark 2.0.0 (git ec22aec): data_generator/hdf5_generator.py:56 h5py.File(path, 'w') (superblock
@@ -106,12 +107,13 @@ LINEAGES = {
     # sample, no h5py; main.py:260, :274-278, :484 rank 0 lists, rank r keeps files r, r+R, ... trimmed to floor(N/R);
     # utils/config.py:1135-1138 reconfigure reshards every epoch (:1067-1110: numpy seed+epoch, alltoall, then
     # seed+epoch+31*rank); main.py:710, :813 a pre-warm batch before epoch 1 and after each epoch;
-    # data_generator/hdf5_generator.py:70 np.random.seed(10 + rank)
+    # data_generator/hdf5_generator.py:70 np.random.seed(10 + rank); checkpointing/pytorch_checkpointing.py:114-119
+    # SimpleStreamingCheckpointing when mlpstorage_py does not import (a DLIO venv alone)
     "f6796ed": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                           "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
                           "slice_clamped": True, "file_ext": "hdf5", "sample_read": "whole_file",
                           "file_sharding": "round_robin", "file_reshuffle": True, "prewarm": True,
-                          "gen_seed_per_rank": True}, "keys": V201_KEYS},
+                          "gen_seed_per_rank": True, "checkpoint_stream": "simple_streaming"}, "keys": V201_KEYS},
 }
 
 
@@ -205,7 +207,7 @@ def test_mlcommons_3x_matches_its_entry_which_the_kernel_replays():
     m = hdlio.match(found(LINEAGES["f6796ed"]), known)
     assert m["entry"] == "3.0.2", m["differs"]
     assert [d["rule"] for d in m["differs"]["2.0.1"]] == ["sample_read", "file_sharding", "file_reshuffle", "prewarm",
-                                                        "gen_seed_per_rank"]
+                                                        "gen_seed_per_rank", "checkpoint_stream"]
     entry = next(e for e in known if e["version"] == "3.0.2")
     assert entry["unsupported"] is None
     # a listed entry the kernel cannot replay is refused naming what it cannot do (the message the harness prints)

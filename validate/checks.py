@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from common.rundir import RunDir
+from common.rundir import SIDES, RunDir
 from profiles import checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from validate import model
@@ -167,6 +167,41 @@ def check_checkpoints(run: Run) -> list[dict]:
                    f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")]
 
 
+CKPT_IO_FIELDS = ("bytes", "writes", "write_sizes", "fsyncs", "read_bytes")
+
+
+def check_checkpoint_io(run: Run) -> list[dict]:
+    """counts.checkpoint_io.<side>: per checkpoint file, each side's traced POSIX calls (DFTracer: bytes written, write
+    calls, the multiset of write sizes, fsyncs, bytes read back) against the analytic model's (DLIO 3.x's streamed
+    checkpoints: model.checkpoint_io_v3, from DLIO's source). Other releases: their torch.save containers are compared
+    side against side (dftracer.checkpoints), not against the model."""
+    if not (run.cfg.get("workflow") or {}).get("checkpoint") or run.release != "3.0.2":
+        return []
+    want = model.checkpoint_io_v3(run.cfg, run.ranks)
+    out = []
+    for side in SIDES:
+        t = run.table(f"dftracer-{side}.json")
+        if t is None or t.get("checkpoints") is None:
+            out.append(result(f"counts.checkpoint_io.{side}", SKIP, detail="dftracer profile not run (or a launch "
+                              "failed): no traced checkpoint calls"))
+            continue
+        got = t["checkpoints"]
+        bad = []
+        for name in sorted(set(want) | {n for n, r in got.items() if r.get("opens")}):
+            w, g = want.get(name), got.get(name) or {}
+            if w is None:
+                bad.append(f"{name}: not in the model")
+                continue
+            wrong = {f: (g.get(f), w[f]) for f in CKPT_IO_FIELDS if g.get(f) != w[f]}
+            if wrong:
+                bad.append(f"{name}: (traced, model) {wrong}")
+        out.append(result(f"counts.checkpoint_io.{side}", FAIL if bad else PASS, len(want), len(want) - len(bad),
+                          "; ".join(bad)[:800] if bad else
+                          f"{len(want)} checkpoint files: bytes, write calls and sizes, fsyncs and bytes read back as "
+                          "the model's"))
+    return out
+
+
 def _stats(xs: list[float]) -> dict:
     n = len(xs)
     m = sum(xs) / n
@@ -206,7 +241,7 @@ def check_runtime(run: Run) -> list[dict]:
 def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
-    return [check_dlio_version, check_steps, check_dataset, check_checkpoints,
+    return [check_dlio_version, check_steps, check_dataset, check_checkpoints, check_checkpoint_io,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 
@@ -238,7 +273,8 @@ COVERAGE = [
      "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
      "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
     ("counts_model", "opens, reads and bytes per rank against the analytic model",
-     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints"), "the Log VFD or DFTracer profile",
+     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints", "counts.checkpoint_io."),
+     "the Log VFD or DFTracer profile",
      lambda run: True),
 ]
 

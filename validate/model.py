@@ -5,6 +5,7 @@ epoch, and the opens/reads/bytes that follow. RELEASES says what differs between
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 
@@ -548,8 +549,11 @@ def checkpoint_files(cfg: dict, ranks: int, rel: str | None = None) -> dict[str,
         return {}
     if rel == "2.0.0-52":
         return checkpoint_files_v2(cfg, ranks)
+    if rel == "3.0.2":
+        return checkpoint_files_v3(cfg, ranks)
     if rel not in (None, "2.0.0"):
-        raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0 and 2.0.0-52 only, not {rel!r}")
+        raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0, 2.0.0-52 and 3.0.2 only, not "
+                             f"{rel!r}")
     ck = cfg.get("checkpoint") or {}
     sb = int(ck.get("steps_between_checkpoints", -1))
     after, between = int(ck.get("checkpoint_after_epoch", 1)), int(ck.get("epochs_between_checkpoints", 1))
@@ -655,17 +659,23 @@ def checkpoint_files_v2(cfg: dict, ranks: int) -> dict[str, int]:
     (:159-160). Files (:391-418): ZeRO 1/2 layer files on dp rank 0 (model_<mp>_model_states, or per layer
     layer_<l>-model_<mp>_model_states when pp > 1), else zero_pp_rank_<dp>_mp_rank_<mp>_model_states; the optimizer
     file zero_pp_rank_<dp>_mp_rank_<mp>_optim_states."""
+    return {name: torch_save_size(st) for name, st in transformer_states(cfg, ranks).items()}
+
+
+def transformer_states(cfg: dict, ranks: int, who: str = "2.0.0-52") -> dict[str, dict]:
+    """The states behind checkpoint_files_v2 (path -> {key: (elements, datatype)} or nested dicts of them): the
+    formulas of 392621b's base_checkpointing.py, at the same lines in f6796ed's (3.x)."""
     if dotted_get(cfg, "workflow.train", True):
-        raise UnknownRelease("the analytic model has DLIO 2.0.0-52's checkpoint-only workflow (workflow.train false), "
+        raise UnknownRelease(f"the analytic model has DLIO {who}'s checkpoint-only workflow (workflow.train false), "
                              "not its checkpoints during training")
     m = transformer_model(cfg)
     if m["layer_parameters"] or m["optimization_groups"]:
-        raise UnknownRelease("the analytic model has DLIO 2.0.0-52's transformer formulas, not given "
+        raise UnknownRelease(f"the analytic model has DLIO {who}'s transformer formulas, not given "
                              "model.layer_parameters / optimization_groups")
     mp = m["pp"] * m["tp"]
     dp = m["dp"] if m["dp"] > 0 else ranks // mp
     n = int(dotted_get(cfg, "checkpoint.num_checkpoints_write", -1))
-    out: dict[str, int] = {}
+    out: dict[str, dict] = {}
     for r in range(ranks):
         if m["zero"] == 0 and r >= mp:
             continue  # rank_to_checkpoint = 0 != my_rank (:93-97)
@@ -690,7 +700,48 @@ def checkpoint_files_v2(cfg: dict, ranks: int) -> dict[str, int]:
             groups = [p, m["hidden"] * 5] * 3
             files[f"zero_pp_rank_{dp_rank}_mp_rank_{mp_rank}_optim_states"] = {
                 str(i): (g, m["optimizer_dtype"]) for i, g in enumerate(groups) if g > 0}
-        sizes = {name: torch_save_size(st) for name, st in files.items() if st}
         for s in range(1, n + 1):
-            out.update({f"global_epoch1_step{s}/{name}.pt": b for name, b in sizes.items()})
+            out.update({f"global_epoch1_step{s}/{name}.pt": st for name, st in files.items() if st})
+    return out
+
+
+# ---------- checkpoints of MLCommons DLIO 3.x (f6796ed, MLPerf Storage v3.0): the ranks, states and file names of
+# 2.0.0-52 (checkpointing/base_checkpointing.py:47-179, :284-460, the same formulas at the same lines), but each file
+# is the raw byte count of its state, streamed (pytorch_checkpointing.py:40-50 _compute_state_bytes, :231-253
+# save_state/load_state; simple_streaming_checkpointing.py:291-322 when mlpstorage_py is not importable).
+V3_CHUNK = 32 * 1024 * 1024  # pytorch_checkpointing.py:130-131 chunk_size; simple_streaming_checkpointing.py:280
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}  # base_checkpointing.py:33-43
+
+
+def state_bytes(state) -> int:
+    """pytorch_checkpointing.py:40-50: elements x datatype size summed over the (nested) state."""
+    if isinstance(state, tuple):
+        return state[0] * DTYPE_BYTES[state[1]]
+    return sum(state_bytes(v) for v in state.values())
+
+
+def checkpoint_files_v3(cfg: dict, ranks: int) -> dict[str, int]:
+    """Every checkpoint file (path relative to the checkpoint folder -> bytes) a checkpoint-only launch of DLIO 3.x
+    writes (main.py:542-577 _checkpoint/_checkpoint_write: epoch 1, steps 1..num_checkpoints_write)."""
+    if dotted_get(cfg, "workflow.train", True):
+        raise UnknownRelease("the analytic model has DLIO 3.x's checkpoint-only workflow (workflow.train false), not "
+                             "its checkpoints during training (main.py:632-658)")
+    return {n: b for n, st in transformer_states(cfg, ranks, "3.x").items() if (b := state_bytes(st)) > 0}
+
+
+def checkpoint_io_v3(cfg: dict, ranks: int) -> dict[str, dict]:
+    """Per checkpoint file, the POSIX calls DLIO 3.x's SimpleStreamingCheckpointing makes on it: writes of
+    min(remaining, 32 MiB) zeros (simple_streaming_checkpointing.py:299-304: one write(2) per chunk), one fsync
+    whatever checkpoint.fsync says (:305-306; the key lands in args.checkpoint_sync, utils/config.py:1767-1768), and
+    the read-back: main.py:579-597 _checkpoint_read loads steps 1..num_checkpoints_read, each file read whole once
+    (:308-322), so its bytes read are its size (0 for the files of later steps)."""
+    nread = int(dotted_get(cfg, "checkpoint.num_checkpoints_read", -1))
+    out = {}
+    for name, b in checkpoint_files_v3(cfg, ranks).items():
+        sizes: Counter = Counter({str(V3_CHUNK): b // V3_CHUNK})
+        if b % V3_CHUNK:
+            sizes[str(b % V3_CHUNK)] += 1
+        step = int(name.split("/", 1)[0].rsplit("step", 1)[1])
+        out[name] = {"bytes": b, "writes": sum(sizes.values()), "write_sizes": dict(+sizes), "fsyncs": 1,
+                     "read_bytes": b if step <= nread else 0}
     return out

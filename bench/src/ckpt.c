@@ -1,7 +1,7 @@
-/* DLIO's checkpoints: 2.0.0's (checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302) and
+/* DLIO's checkpoints: 2.0.0's (checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302),
  * 2.0.0-52's, MLPerf Storage v2.0's DLIO (392621b: transformer-sized states, one folder per checkpoint, the
- * checkpoint-only workflow writing N then reading N). The entry's checkpoint_rules chooses; later releases' are
- * refused (config.c) until they are emulated. */
+ * checkpoint-only workflow writing N then reading N) and 3.x's (f6796ed: the states and files of 2.0.0-52, each file
+ * streamed as its raw byte count by SimpleStreamingCheckpointing). The entry's checkpoint_rules chooses. */
 #define _GNU_SOURCE
 #include "ckpt.h"
 #include "mutate.h"
@@ -16,8 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* DLIO 3.x pytorch_checkpointing.py:130-131 chunk_size=32 MiB (simple_streaming_checkpointing.py:280: max(1 MiB, it)) */
+#define STREAM_CHUNK ((size_t)32 << 20)
 
 /* optimization_groups given in the config (both rule sets, base_checkpointing.py:43-50 at 2.0.0, :141-149 at
  * 2.0.0-52): {str(i): {"a": T(g), "b": T(g)} for g > 0, "combined": T(sum of g > 0)}, int8 */
@@ -173,7 +177,7 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
     k->hdf5 = !strcmp(c->checkpoint_format, "hdf5");
     if (k->hdf5)
         h5ck_init(&k->h5, c, rank, nranks);
-    if (k->rules == 2) {
+    if (k->rules >= 2) { /* 3.x: base_checkpointing.py:47-179 (f6796ed), the same ranks and states */
         if (mkdir_p(c->checkpoint_folder) < 0) /* :70 create_namespace(exist_ok=True), every rank */
             die(EXIT_BADINPUT, "key 'checkpoint-folder': cannot create '%s': %s", c->checkpoint_folder,
                 strerror(errno));
@@ -190,8 +194,11 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
 
 void ckpt_free(ckpt_t *k)
 {
-    if (k->writer || k->rules == 2)
+    if (k->writer || k->rules >= 2)
         ts_free(&k->model), ts_free(&k->optimizer), ts_free(&k->layer);
+    if (k->zeros)
+        munmap(k->zeros, STREAM_CHUNK);
+    free(k->rbuf), free(k->pybuf);
     if (k->layers)
         for (int64_t l = 0; l <= k->end_layer - k->start_layer; l++) ts_free(&k->layers[l]);
     free(k->layers);
@@ -272,12 +279,188 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ev->writes += io.writes;
 }
 
+
+/* ---------- DLIO 3.x's (f6796ed) file I/O: pytorch_checkpointing.py:231-253 save_state/load_state stream
+ * _compute_state_bytes(state) (:40-50, the raw bytes of every tensor: elements x datatype size, no container) through
+ * _get_streaming() (:90-138): mlpstorage_py's StreamingCheckpointing when importable, else (the replay here)
+ * simple_streaming_checkpointing.py's SimpleStreamingCheckpointing(chunk_size=32 MiB) (:279-282). ---------- */
+
+static int64_t raw_bytes(const ts_state_t *s) /* pytorch_checkpointing.py:40-50 _compute_state_bytes */
+{
+    int64_t b = 0;
+    for (int i = 0; i < s->nn; i++)
+        if (!s->n[i].is_dict)
+            b += s->n[i].numel * ts_dtype_size(s->n[i].dtype);
+    return b;
+}
+
+/* one write(2) loop as CPython's BufferedWriter makes it: a partial write is continued by another call */
+static int write_full(int fd, const uint8_t *p, size_t n, ts_io_t *io)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        io->writes++, io->bytes += w, p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* simple_streaming_checkpointing.py:291-306 save: makedirs(parent), open(path, "wb"), write zero chunks of
+ * min(remaining, 32 MiB) (a chunk above the buffer goes to write(2) whole, the last one below it at flush: one call
+ * each), flush, os.fsync always (the checkpoint.fsync key is not consulted: it lands in args.checkpoint_sync,
+ * utils/config.py:1767-1768), close. The zeros come from one read-only mapping of one chunk. */
+static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    int64_t total = raw_bytes(s);
+    if (total <= 0) /* pytorch_checkpointing.py:239-241: a warning, no file */
+        return;
+    char tmp[4700];
+    snprintf(tmp, sizeof tmp, "%s.partial.%d", name, (int)getpid());
+    if (!k->cfg->overwrite && access(name, F_OK) == 0)
+        die(EXIT_BADINPUT,
+            "key 'checkpoint-folder': %s exists (another run's checkpoint?): remove it, use another folder, or set "
+            "overwrite=true to replace it",
+            name);
+    if (!k->zeros) {
+        k->zeros = mmap(NULL, STREAM_CHUNK, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (k->zeros == MAP_FAILED)
+            k->zeros = NULL, die(EXIT_RUNTIME, "checkpoint: cannot map %zu bytes of zeros: %s", STREAM_CHUNK,
+                                 strerror(errno));
+    }
+    void *tr = trace_begin("save_state");
+    err_ctx()->partial = tmp;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        die(EXIT_RUNTIME, "checkpoint %s: open: %s", tmp, strerror(errno));
+    struct stat st; /* CPython's open(): fstat (the buffer size), the position asked */
+    (void)fstat(fd, &st);
+    (void)lseek(fd, 0, SEEK_CUR);
+    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
+    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
+    ts_io_t io = {0};
+    int64_t left = m == MUT_CKPT_SHORT ? total - 1 : total;
+    for (int first = 1; left > 0; first = 0) {
+        size_t n = left < (int64_t)STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
+        size_t cut = first && m == MUT_CKPT_SPLIT && n > 1 ? n / 2 : 0; /* MUTANT ckpt-split: two calls */
+        if ((cut && write_full(fd, k->zeros, cut, &io)) || write_full(fd, k->zeros + cut, n - cut, &io))
+            die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
+                (long long)total, strerror(errno));
+        left -= (int64_t)n;
+    }
+    if (fsync(fd) != 0) /* simple_streaming_checkpointing.py:305-306 */
+        die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
+    ev->fsyncs++;
+    if (m == MUT_CKPT_FSYNC && fsync(fd) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: close: %s", tmp, strerror(errno));
+    if (rename(tmp, name) != 0)
+        die(EXIT_RUNTIME, "checkpoint: rename %s -> %s: %s", tmp, name, strerror(errno));
+    err_ctx()->partial = NULL;
+    if (m == MUT_CKPT_STRAY) {
+        char stray[4600];
+        snprintf(stray, sizeof stray, "%s/h5dlio-mutant.stray", k->cfg->checkpoint_folder);
+        if (write_atomic(stray, "x", 1) != 0)
+            die(EXIT_RUNTIME, "%s: %s", stray, strerror(errno));
+    }
+    k->mutated |= m != MUT_NONE;
+    trace_end(tr);
+    ev->files++, ev->bytes += io.bytes, ev->writes += io.writes;
+}
+
+static ssize_t read_once(int fd, void *p, size_t n, ts_io_t *io)
+{
+    ssize_t r;
+    while ((r = read(fd, p, n)) < 0 && errno == EINTR)
+        ;
+    if (r >= 0)
+        io->reads++, io->rbytes += r;
+    return r;
+}
+
+/* f.read(n) on CPython 3.12's BufferedReader (Modules/_io/bufferedio.c _bufferedreader_read_generic): what the buffer
+ * holds (*avail bytes) first; then read(2) straight into the result in whole buffers (n rounded down to a multiple of
+ * the buffer size); then, for the rest, buffer fills (read(2) of buffer-size minus what the buffer holds) until n is
+ * met, the surplus kept for the next call. Returns the bytes delivered (fewer: end of file), -1 on error. */
+static int64_t py_read(ckpt_t *k, int fd, int64_t n, int64_t *avail, ts_io_t *io)
+{
+    if (n <= *avail)
+        return *avail -= n, n;
+    int64_t got = *avail, rem = n - *avail, bs = (int64_t)k->pybuf_len;
+    *avail = 0;
+    while (rem > 0) {
+        int64_t r = (bs & (bs - 1)) == 0 ? rem & ~(bs - 1) : bs * (rem / bs);
+        if (r == 0)
+            break;
+        ssize_t g = read_once(fd, k->rbuf, (size_t)r, io);
+        if (g <= 0)
+            return g < 0 ? -1 : got;
+        rem -= g, got += g;
+    }
+    int64_t pos = 0, end = 0;
+    while (rem > 0 && end < bs) {
+        ssize_t g = read_once(fd, k->pybuf + end, (size_t)(bs - end), io);
+        if (g <= 0)
+            return g < 0 ? -1 : got;
+        end += g;
+        int64_t use = end - pos < rem ? end - pos : rem;
+        pos += use, got += use, rem -= use;
+    }
+    *avail = end - pos;
+    return got;
+}
+
+/* simple_streaming_checkpointing.py:308-322 load: open(path, "rb"), f.read(min(remaining, 32 MiB)) until the state's
+ * byte count is read (an empty read: IOError "ended early"); the data is dropped */
+static void stream_load(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    int64_t total = raw_bytes(s);
+    if (total <= 0) /* pytorch_checkpointing.py:248-251 */
+        return;
+    void *tr = trace_begin("load_state");
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(EXIT_RUNTIME, "checkpoint %s: open: %s", name, strerror(errno));
+    struct stat st; /* CPython's open(): fstat (buffer size st_blksize when > 1, else 8192), the position asked */
+    if (fstat(fd, &st) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: fstat: %s", name, strerror(errno));
+    (void)lseek(fd, 0, SEEK_CUR);
+    size_t bs = st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
+    if (!k->rbuf)
+        k->rbuf = xcalloc(1, STREAM_CHUNK, "the checkpoint read chunk");
+    if (k->pybuf_len != bs)
+        free(k->pybuf), k->pybuf = xcalloc(1, bs, "the checkpoint read buffer"), k->pybuf_len = bs;
+    ts_io_t io = {0};
+    int64_t left = total, avail = 0;
+    while (left > 0) {
+        int64_t n = left < (int64_t)STREAM_CHUNK ? left : (int64_t)STREAM_CHUNK, g = py_read(k, fd, n, &avail, &io);
+        if (g < 0)
+            die(EXIT_RUNTIME, "checkpoint %s: read failed after %lld bytes: %s", name, (long long)io.rbytes,
+                strerror(errno));
+        if (g == 0)
+            die(EXIT_RUNTIME, "checkpoint %s: the file ended early: %lld of the model's %lld bytes left to read "
+                "(simple_streaming_checkpointing.py:317-321 raises IOError)", name, (long long)left, (long long)total);
+        left -= g;
+    }
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: close: %s", name, strerror(errno));
+    trace_end(tr);
+    ev->files++, ev->bytes += io.rbytes, ev->writes += io.reads;
+}
+
 static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev);
 
 /* A state DLIO saves to file `name` (torch.save; a load: torch.load), or, checkpoint-format hdf5, a group of this
  * checkpoint's HDF5 file: `group`, or the file's name without its folder and .pt */
 static void put_state(ckpt_t *k, const ts_state_t *s, const char *name, const char *group, ckpt_event_t *ev)
 {
+    if (!k->hdf5 && k->rules == 3) {
+        (ev->load ? stream_load : stream_save)(k, s, name, ev);
+        return;
+    }
     if (!k->hdf5) {
         (ev->load ? load_file : save_file)(k, s, name, ev);
         return;
@@ -298,9 +481,9 @@ static void h5_file(ckpt_t *k, ckpt_event_t *ev)
     char path[4600];
     const char *f = k->cfg->checkpoint_folder;
     long long e = (long long)ev->epoch, s = (long long)ev->step;
-    if (k->rules == 2 && k->h5.shared)
+    if (k->rules >= 2 && k->h5.shared)
         snprintf(path, sizeof path, "%s/global_epoch%lld_step%lld/checkpoint.h5", f, e, s);
-    else if (k->rules == 2)
+    else if (k->rules >= 2)
         snprintf(path, sizeof path, "%s/global_epoch%lld_step%lld/checkpoint-%d.h5", f, e, s, k->rank);
     else if (k->h5.shared)
         snprintf(path, sizeof path, "%s/checkpoint-%lld-%lld.h5", f, e, s);
@@ -311,7 +494,7 @@ static void h5_file(ckpt_t *k, ckpt_event_t *ev)
     if (ev->load)
         h5ck_read(&k->h5, path, &io);
     else
-        h5ck_write(&k->h5, path, k->rules == 2 ? k->fill : TS_ZEROS, &io);
+        h5ck_write(&k->h5, path, k->rules == 2 ? k->fill : TS_ZEROS, &io); /* 3.x: zeros */
     trace_end(tr);
     ev->files += io.files, ev->bytes += io.bytes, ev->writes += io.calls, ev->fsyncs += io.fsyncs;
 }
@@ -412,9 +595,19 @@ void ckpt_load(ckpt_t *k, int64_t epoch, int64_t step)
     char dir[4300], name[4600];
     ckpt_dir(k, epoch, step, dir, sizeof dir);
     long long dp = (long long)k->dp_rank, mp = (long long)k->mp_rank;
+    if (k->writer && k->rules == 3 && !ts_empty(&k->model)) { /* 3.x base_checkpointing.py:433-434 */
+        snprintf(name, sizeof name, "%s/model_states-%d.pt", dir, k->rank);
+        put_state(k, &k->model, name, NULL, ev);
+    }
     if (k->writer && !ts_empty(&k->layer)) {
-        if (c->zero_stage > 0 && c->zero_stage < 3) {
-            if (k->dp_rank == 0 && c->num_layers > 0) /* pipeline-parallelism > 1 (else refused) */
+        if (c->zero_stage > 0 && c->zero_stage < 3 && c->pipeline_parallelism == 1) { /* 3.x :445-446 (2.0.0-52:
+                                                                                        * refused, TypeError) */
+            if (k->dp_rank == 0 && c->num_layers > 0) {
+                snprintf(name, sizeof name, "%s/model_%lld_model_states.pt", dir, mp);
+                put_state(k, &k->layer, name, NULL, ev);
+            }
+        } else if (c->zero_stage > 0 && c->zero_stage < 3) {
+            if (k->dp_rank == 0 && c->num_layers > 0)
                 for (int64_t l = k->start_layer; l <= k->end_layer; l++) {
                     snprintf(name, sizeof name, "%s/layer_%lld-model_%lld_model_states.pt", dir, (long long)l, mp);
                     put_state(k, &k->layers[l - k->start_layer], name, NULL, ev);
@@ -481,7 +674,7 @@ void ckpt_save(ckpt_t *k, int64_t epoch, int64_t step)
     const config_t *c = k->cfg;
     void *tr;
     ckpt_event_t *ev = new_event(k, epoch, step, 0, &tr);
-    if (k->rules == 2)
+    if (k->rules >= 2)
         save2(k, ev);
     else if (k->writer) {
         char name[4600];

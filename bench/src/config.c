@@ -186,17 +186,17 @@ static const opt_t OPTS[] = {
     {"num-checkpoints-write", NULL, T_INT, F(num_checkpoints_write), "-1", "-1", -1e9, 1e9,
      .help = "DLIO >= 2.0.0-52, checkpoint without train: checkpoints written (global_epoch1_step<i>/)"},
     {"num-checkpoints-read", NULL, T_INT, F(num_checkpoints_read), "-1", "-1", -1e9, 1e9,
-     .help = "DLIO >= 2.0.0-52, checkpoint without train: then checkpoints read back (torch.load)"},
+     .help = "DLIO >= 2.0.0-52, checkpoint without train: then checkpoints read back (torch.load; 3.x: streamed reads)"},
     {"time-between-checkpoints", NULL, T_DBL, F(time_between_checkpoints), "-1", "-1", -1e6, 1e6,
      .help = "DLIO >= 2.0.0-52: seconds slept before each checkpoint (|t|: DLIO sleeps abs(t), -1 sleeps 1 s)"},
     {"checkpoint-rank-sync", NULL, T_BOOL, F(checkpoint_rank_sync), "false", "false", 0, 1,
      .help = "DLIO >= 2.0.0-52: a barrier after each checkpoint"},
     {"checkpoint-randomize-tensor", NULL, T_BOOL, F(checkpoint_randomize_tensor), "true", "true", 0, 1,
-     .help = "DLIO >= 2.0.0-52: random tensors (torch.rand/randint; else torch.ones)"},
+     .help = "DLIO >= 2.0.0-52: random tensors (torch.rand/randint; else torch.ones; 3.x writes zeros either way)"},
     {"checkpoint-fsync-yaml", NULL, T_BOOL, F(checkpoint_fsync_yaml), "false", "false", 0, 1,
-     .help = "DLIO >= 2.0.0-52's checkpoint.fsync as written (2.0.0-52 stores it where nothing reads it: no fsync)"},
+     .help = "DLIO >= 2.0.0-52's checkpoint.fsync as written (read by nothing: 2.0.0-52 never fsyncs, 3.x always)"},
     {"checkpoint-fsync", NULL, T_BOOL, F(checkpoint_fsync), "false", "false", 0, 1,
-     .help = "kernel: fsync each checkpoint file before closing it (what checkpoint.fsync means to do)"},
+     .help = "kernel: fsync each checkpoint file before closing it (what checkpoint.fsync means to do; 3.x: always)"},
     {"checkpoint-format", NULL, T_STR, F(checkpoint_format), "torch", "torch", 0, 0,
      .help = "kernel: torch (DLIO's torch.save files) | hdf5 (the same tensors, one HDF5 file per writing rank)"},
     {"checkpoint-mpiio", NULL, T_STR, F(checkpoint_mpiio), "off", "off", 0, 0,
@@ -958,7 +958,7 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         return fail(err, "--entry %d: needs an h5bench JSON configuration file (--config FILE.json)", entry);
     }
     set_defaults(c, source == SRC_DLIO_YAML);
-    if (e && e->checkpoint_rules == 2) /* 392621b utils/config.py:132-133: num_layers -1, layer_parameters [] */
+    if (e && e->checkpoint_rules >= 2) /* 392621b utils/config.py:132-133, f6796ed :204-205: num_layers -1, [] */
         c->num_layers = -1, c->n_layer_parameters = 0;
     c->source = source;
     if (e) {
@@ -1051,7 +1051,11 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
         warn(c, "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
              "(utils/config.py:879; its checkpointing reads checkpoint_fsync, default False): no fsync, as DLIO; "
              "h5dlio.checkpoint-fsync=true fsyncs each file", e->version);
-    if (c->checkpoint && !c->train && e->checkpoint_rules != 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
+    if (e->checkpoint_rules == 3 && c->checkpoint && c->checkpoint_fsync_yaml && !c->checkpoint_fsync)
+        warn(c, "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
+             "(utils/config.py:1767-1768); its SimpleStreamingCheckpointing fsyncs every file whatever it says "
+             "(simple_streaming_checkpointing.py:305-306): so does the kernel", e->version);
+    if (c->checkpoint && !c->train && e->checkpoint_rules < 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
         warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");
     return 0;
 }
@@ -1159,7 +1163,9 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
 
 /* DLIO 2.0.0-52's checkpoint rules (392621b): its utils/config.py:284-304 validate(), and what its checkpointing
  * cannot do (the shapes it raises on are refused, naming the line). */
-static int ckpt2_validate(const config_t *c, int nranks, int ranks_known, char *err)
+/* DLIO 2.0.0-52's checks (392621b utils/config.py:284-302, the line numbers cited); 3.x (rules 3) makes the same ones at
+ * f6796ed utils/config.py:452-470, and reads back what 2.0.0-52 cannot (its load_state takes no fsync argument) */
+static int ckpt2_validate(const config_t *c, int rules, int nranks, int ranks_known, char *err)
 {
     const char *dts[3][2] = {{"model-datatype", c->model_datatype}, {"optimizer-datatype", c->optimizer_datatype}};
     for (int i = 0; i < 2; i++)
@@ -1202,7 +1208,13 @@ static int ckpt2_validate(const config_t *c, int nranks, int ranks_known, char *
         return fail(err, "key 'num-checkpoints-write': read only without training (DLIO's checkpoint-only workflow, "
                     "main.py:257-268); with train on, checkpoints follow checkpoint-after-epoch/steps");
     int model_state = c->model_size > 0 && strcmp(c->model_type, "transformer");
-    int reads = !c->train && c->num_checkpoints_read > 0;
+    int reads = !c->train && c->num_checkpoints_read > 0 && rules == 2;
+    if (rules == 3 && c->train)
+        return fail(err, "key 'train': DLIO 3.x's checkpoints during training (main.py:632-658) are not replayed yet; "
+                    "its checkpoint-only workflow (workflow.train false, main.py:542-597) is");
+    if (rules == 3 && !c->train && c->num_checkpoints_read > 0 && c->num_layers > 0 && c->zero_stage == 0 && pp > 1)
+        return fail(err, "key 'num-checkpoints-read': DLIO 3.x asserts pipeline-parallelism 1 when it reads ZeRO "
+                    "stage 0 checkpoints (base_checkpointing.py:449)");
     if (reads && model_state)
         return fail(err, "key 'num-checkpoints-read': DLIO 2.0.0-52 cannot read the model_states file it writes for a "
                     "non-transformer model: load_state() takes no fsync argument (base_checkpointing.py:434, "
@@ -1252,7 +1264,7 @@ int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 
 static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 {
     const dlio_entry_t *e0 = dlio_entry(c->dlio_entry);
-    int ckpt_only = c->checkpoint && !c->train && e0 && e0->checkpoint_rules == 2;
+    int ckpt_only = c->checkpoint && !c->train && e0 && e0->checkpoint_rules >= 2;
     if (!c->generate_data && !c->train && !c->evaluation && !ckpt_only)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
     if (c->evaluation && !c->train)
@@ -1350,10 +1362,10 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 #endif
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
-    if (e->checkpoint_rules == 2 && ckpt2_validate(c, nranks, ranks_known, err))
+    if (e->checkpoint_rules >= 2 && ckpt2_validate(c, e->checkpoint_rules, nranks, ranks_known, err))
         return -1;
     /* utils/config.py:231-238 (2.0.0, validate(), checkpointing or not) */
-    if (e->checkpoint_rules != 2 && (c->num_layers % c->pipeline_parallelism || c->num_layers % c->tensor_parallelism))
+    if (e->checkpoint_rules < 2 && (c->num_layers % c->pipeline_parallelism || c->num_layers % c->tensor_parallelism))
         return fail(err, "key 'num-layers': %lld is not a multiple of %s %lld (DLIO refuses it: utils/config.py:231-238 "
                     "at 2.0.0)", (long long)c->num_layers,
                     c->num_layers % c->pipeline_parallelism ? "pipeline-parallelism" : "tensor-parallelism",

@@ -44,7 +44,8 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_sharding = "index_slice",
      .file_reshuffle = 0,
      .prewarm = 0,
-     .gen_seed_per_rank = 0},
+     .gen_seed_per_rank = 0,
+     .checkpoint_stream = "torch_save"},
     /* MLPerf Storage v2.0's DLIO: branch mlperf_storage_v2.0 at 392621b (v2.0.0-52, off the main line: its number
      * says nothing of its behaviour, which mixes 2.0.0 and 2.0.1).
      * data_generator/hdf5_generator.py:68 h5py.File(path, 'w'): superblock v0, v1 object headers (they keep the
@@ -72,7 +73,8 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_sharding = "index_slice",
      .file_reshuffle = 0,
      .prewarm = 0,
-     .gen_seed_per_rank = 0},
+     .gen_seed_per_rank = 0,
+     .checkpoint_stream = "torch_save"},
     /* v2.0.1 (b56c741; its setup.py still says 2.0.0).
      * data_generator/hdf5_generator.py:44 h5py.File(name, 'w', libver='latest'): superblock v3, v2 object headers;
      * :45-47 datasets records_0..records_{num_dset_per_record-1}, created with data= (h5py's create_dataset sets
@@ -100,7 +102,8 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_sharding = "index_slice",
      .file_reshuffle = 0,
      .prewarm = 0,
-     .gen_seed_per_rank = 0},
+     .gen_seed_per_rank = 0,
+     .checkpoint_stream = "torch_save"},
     /* main at e1919d7 (v2.0.1-17). As 2.0.1, plus main.py:224-246 (ad8ce8b, v2.0.1-12, "prevent barrier deadlock"):
      * when training, num_files_train is trimmed to a multiple of num_samples_per_file x batch_size x ranks (files
      * compared with samples), num_files_eval likewise with batch_size_eval; only the first files are read. */
@@ -119,7 +122,8 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_sharding = "index_slice",
      .file_reshuffle = 0,
      .prewarm = 0,
-     .gen_seed_per_rank = 0},
+     .gen_seed_per_rank = 0,
+     .checkpoint_stream = "torch_save"},
     /* MLCommons DLIO 3.x: mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2, setup.py 3.0.0; no git tag).
      * data_generator/hdf5_generator.py:46 h5py.File(name, 'w', libver='latest'), :47-53 records_<k> created with
      * data= (no times in v2 headers), 'labels'; data_generator/data_generator.py:359 <prefix>_<i>_of_<N>.<format>.
@@ -161,6 +165,11 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_reshuffle = 1,
      .prewarm = 1,
      .gen_seed_per_rank = 1,
+     /* checkpointing/base_checkpointing.py:47-179 the ranks and states of 2.0.0-52, :385-460 its files; main.py:542-597
+      * the checkpoint-only workflow; pytorch_checkpointing.py:231-253 each file streamed as its raw byte count by
+      * SimpleStreamingCheckpointing (mlpstorage_py not importable, :114-119): 32 MiB zero chunks, fsync, 32 MiB reads */
+     .checkpoint_rules = 3,
+     .checkpoint_stream = "simple_streaming",
      .unsupported = NULL},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
@@ -410,9 +419,12 @@ char *dlio_entries_json(const dlio_entry_t *selected, const char *version, int n
         sb_json_str(&b, e->sample_read);
         sb_printf(&b, ", \"file_sharding\": ");
         sb_json_str(&b, e->file_sharding);
-        sb_printf(&b, ", \"file_reshuffle\": %s, \"prewarm\": %s, \"gen_seed_per_rank\": %s, \"unsupported\": ",
+        sb_printf(&b, ", \"file_reshuffle\": %s, \"prewarm\": %s, \"gen_seed_per_rank\": %s, "
+                  "\"checkpoint_stream\": ",
                   e->file_reshuffle ? "true" : "false", e->prewarm ? "true" : "false",
                   e->gen_seed_per_rank ? "true" : "false");
+        sb_json_str(&b, e->checkpoint_stream);
+        sb_printf(&b, ", \"unsupported\": ");
         json_str_or_null(&b, e->unsupported);
         sb_printf(&b, "}");
     }

@@ -21,7 +21,8 @@ typedef struct {
     int trim_files_to_steps;  /* initialize() trims the file counts to multiples of samples x batch x ranks */
     int slice_clamped;        /* PyTorch path: the index map clamps a rank's slice of ceil(T/R) samples at T (else
                                * the ranks whose slice passes T raise IndexError and the others wait forever) */
-    int checkpoint_rules;     /* the kernel writes this release's checkpoints (1: 2.0.0's; 0: refused) */
+    int checkpoint_rules;     /* the kernel writes this release's checkpoints (1: 2.0.0's; 2: 2.0.0-52's; 3: 3.x's
+                               * streamed raw bytes; 0: refused) */
     const char *file_ext;     /* DLIO names files <prefix>_<i>_of_<N>.<ext> */
     /* MLCommons DLIO 3.x's rules (issue 13). An entry whose values the kernel cannot replay yet is refused by
      * dlio_entry_unsupported() with the rule named. */
@@ -32,6 +33,9 @@ typedef struct {
     int file_reshuffle;       /* file_shuffle on: the ranks' file lists are reshuffled across ranks every epoch */
     int prewarm;              /* one batch is read before each epoch and after the last (the loader's pre-warm) */
     int gen_seed_per_rank;    /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
+    const char *checkpoint_stream; /* how PyTorch checkpoint files are written: "torch_save" (torch.save of real
+                                    * tensors), "simple_streaming" (DLIO 3.x's SimpleStreamingCheckpointing: raw zero
+                                    * bytes; MLCommons' mlpstorage StreamingCheckpointing is another value) */
     const char *unsupported;  /* NULL: the kernel replays this entry; else the rules it cannot replay yet (a run with
                                * the entry is refused by config_validate naming them; --dlio-entries still lists it) */
 } dlio_entry_t;

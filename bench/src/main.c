@@ -474,7 +474,8 @@ static int job_finish(job_t *J)
     const config_t *c = &J->cfg;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     J->res.wall_s = now() - J->t_start;
-    J->res.ckpt = J->cfg.checkpoint && (J->cfg.train || J->ckpt.rules == 2) ? &J->ckpt : NULL;
+    J->res.t_start = J->t_start;
+    J->res.ckpt = J->cfg.checkpoint && (J->cfg.train || J->ckpt.rules >= 2) ? &J->ckpt : NULL;
     int rc = report_write(&J->res);
     if (c->generate_data && !c->keep_files && c->train)
         cleanup_generated(&J->L, &J->gen, J->rank);

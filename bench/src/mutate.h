@@ -24,10 +24,10 @@ typedef enum {
     MUT_DATA_STAT,       /* main.c  phase_train */
     MUT_GEN_CHUNK,       /* gen.c   write_one */
     MUT_GEN_DIMS,        /* gen.c   write_one */
-    MUT_CKPT_STRAY,      /* ckpt.c  save_file */
-    MUT_CKPT_SHORT,      /* ckpt.c  save_file -> torchsave.c ts_save_fill */
-    MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write */
-    MUT_CKPT_FSYNC,      /* ckpt.c  save_file */
+    MUT_CKPT_STRAY,      /* ckpt.c  save_file, stream_save */
+    MUT_CKPT_SHORT,      /* ckpt.c  save_file -> torchsave.c ts_save_fill; stream_save */
+    MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write; stream_save */
+    MUT_CKPT_FSYNC,      /* ckpt.c  save_file, stream_save (a second fsync) */
     MUT_COUNT
 } mutant_id_t;
 

@@ -463,8 +463,9 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
 
 static void ckpt_res_free(ckpt_res_t *c) { free(c->all), free(c->sum); }
 
-/* torch (torch.save files, POSIX calls as CPython makes them) or hdf5 (ckpth5.c, through an HDF5 file driver) */
-static const char *ckpt_format(const ckpt_t *k) { return k->hdf5 ? "hdf5" : "torch"; }
+/* torch (torch.save files, POSIX calls as CPython makes them), stream (DLIO 3.x: raw bytes, SimpleStreamingCheckpointing)
+ * or hdf5 (ckpth5.c, through an HDF5 file driver) */
+static const char *ckpt_format(const ckpt_t *k) { return k->hdf5 ? "hdf5" : k->rules == 3 ? "stream" : "torch"; }
 static const char *ckpt_driver(const ckpt_t *k) { return k->hdf5 ? h5ck_driver(&k->h5) : "posix"; }
 
 static void csv_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine)
@@ -529,6 +530,56 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
               secs);
     json_num(b, "%.9g", rate(bytes, secs));
     sb_printf(b, "}");
+}
+
+/* What MLPerf Storage would report for a checkpoint-only launch of DLIO 3.x (rules 3), computed as DLIO computes it
+ * (utils/statscounter.py:160-187, :368-400): per checkpoint, rank 0's duration from its start (after the barrier,
+ * main.py:567-568) to its end; throughput = checkpoint_size (the states' bytes summed over ranks, GiB:
+ * base_checkpointing.py:163-170) / duration; the mean and (population) stdev over the saves, and over the loads. The
+ * gap between the phases (MLPerf: the read phase starts within 30 s of the write phase's end): in one launch, the
+ * write phase's end (the last save on any rank) to the read phase's start (the first load on any rank); a read-only
+ * launch: its own start to its first load (the launcher's start-up not included: a lower bound). Not a submission. */
+static void json_mlperf(sb_t *b, const results_t *r, const ckpt_res_t *k)
+{
+    const ckpt_t *mine = r->ckpt;
+    double size = 0, wend = -INFINITY, rstart = INFINITY, t0 = r->t_start - r->clock_offset;
+    double st[2][3] = {{0}}; /* per kind: n, sum of throughputs, sum of their squares */
+    double du[2][2] = {{0}};  /* per kind: sum of durations, of their squares */
+    for (int64_t i = 0; i < k->n && size == 0; i++) size = k->sum[i][1];
+    size /= 1024.0 * 1024.0 * 1024.0;
+    for (int64_t i = 0; i < k->n; i++) {
+        int load = mine->ev[i].load;
+        const double *m0 = k->all + (size_t)i * NC; /* rank 0 */
+        double d = m0[C_END] - m0[C_START], tp = d > 0 ? size / d : 0;
+        st[load][0]++, st[load][1] += tp, st[load][2] += tp * tp, du[load][0] += d, du[load][1] += d * d;
+        for (int q = 0; q < r->nranks; q++) {
+            const double *m = k->all + ((size_t)q * (size_t)k->n + (size_t)i) * NC;
+            if (!load && m[C_END] > wend)
+                wend = m[C_END];
+            if (load && m[C_START] < rstart)
+                rstart = m[C_START];
+        }
+    }
+    sb_printf(b, ",\n  \"mlperf\": {\"note\": \"what MLPerf Storage v3.0 would compute from this run "
+              "(DLIO 3.x statscounter); not a submission\", \"checkpoint_size_GiB\": %.9g", size);
+    const char *kind[2] = {"save", "load"};
+    for (int l = 0; l < 2; l++) {
+        double n = st[l][0];
+        if (!n)
+            continue;
+        double mt = st[l][1] / n, md = du[l][0] / n;
+        sb_printf(b, ", \"%s_checkpoint_io_mean_GiB_per_second\": %.9g, \"%s_checkpoint_io_stdev_GiB_per_second\": "
+                  "%.9g, \"%s_checkpoint_duration_mean_seconds\": %.9g, \"%s_checkpoint_duration_stdev_seconds\": %.9g",
+                  kind[l], mt, kind[l], sqrt(fmax(0, st[l][2] / n - mt * mt)), kind[l], md, kind[l],
+                  sqrt(fmax(0, du[l][1] / n - md * md)));
+    }
+    double gap = st[1][0] ? (st[0][0] ? rstart - wend : rstart - t0) : NAN;
+    sb_printf(b, ", \"phase_gap_kind\": \"%s\", \"phase_gap_seconds\": ",
+              !st[1][0] ? "no read phase" : st[0][0] ? "write end to read start, one launch"
+                                                     : "launch start to read start (a lower bound)");
+    json_num(b, "%.9g", gap);
+    sb_printf(b, ", \"phase_gap_rule_seconds\": 30, \"phase_gap_within_rule\": %s}",
+              isnan(gap) ? "null" : gap <= 30 ? "true" : "false");
 }
 
 int report_write(const results_t *r)
@@ -619,6 +670,8 @@ int report_write(const results_t *r)
             json_phase(&js, &ps[k], c, c->output_ranks_data);
     if (r->ckpt)
         json_ckpt(&js, &ck, r->ckpt, r->nranks, c->output_ranks_data);
+    if (r->ckpt && r->ckpt->rules == 3 && !c->train)
+        json_mlperf(&js, r, &ck);
     if (pw[W_N] > 0)
         sb_printf(&js,
                   ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
@@ -660,6 +713,9 @@ int report_write(const results_t *r)
                        load ? "loads" : "saves", ckpt_format(r->ckpt), ckpt_driver(r->ckpt), files, bytes / MIB, secs,
                        secs > 0 ? bytes / secs / MIB : 0.0);
         }
+        if (r->ckpt && r->ckpt->rules == 3 && !c->train)
+            printf("  MLPerf (not a submission): see \"mlperf\" in %s/%s.json (checkpoint throughput as DLIO 3.x "
+                   "reports it, the gap between the phases against 30 s)\n", c->output_folder, c->output_csv_name);
         printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
                c->output_csv_name);
         fflush(stdout);
