@@ -28,6 +28,7 @@ typedef enum {
     MUT_CKPT_SHORT,      /* ckpt.c  save_file -> torchsave.c ts_save_fill */
     MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write */
     MUT_CKPT_FSYNC,      /* ckpt.c  save_file */
+    MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
     MUT_COUNT
 } mutant_id_t;
 

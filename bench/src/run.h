@@ -89,12 +89,17 @@ struct runner {
     } tf;
     shard_t shard;        /* DLIO 3.x (ordering round-robin): every rank's file list, as of shard.epoch */
     int64_t *rr_order;    /* the rank's samples of the planned epoch */
+    struct prefetch *prefetch; /* key vol-async-prefetch: the async loader's statistics (prefetch.c), kept past
+                                * runner_free for the report: prefetch_free */
     struct {              /* DLIO 3.x's loader pre-warms (run_prewarm): reads outside the epochs */
         io_acc_t io;
         int64_t samples, n;
     } prewarm;
 };
 
+/* Batch k as every loader reads it (the mutants of read_batch applied; *skip: fault-skip-read's position or -1).
+ * For loaders outside run.c (prefetch.c). */
+const int64_t *runner_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n, int64_t *skip);
 /* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,
                  uint32_t random_seed);
