@@ -9,8 +9,7 @@
 #include "run.h"
 #include "vol.h"
 
-/* The loader (read-threads 0, PyTorch's loader, DLIO's h5py reads). */
-extern const loader_ops_t LOADER_ASYNC_PREFETCH;
+/* The loader itself is run.h's LOADER_ASYNC_PREFETCH (read-threads 0, PyTorch's loader, DLIO's h5py reads). */
 
 /* After vol_probe, before any read: the key needs the async connector in the stack HDF5 reports and a loader it can
  * replace. 0, or -1 with a one-line message naming the key and the stack in use. */

@@ -1,6 +1,5 @@
 #include "run.h"
 #include "mutate.h"
-#include "prefetch.h"
 #include "tfsplit.h"
 #include "trace.h"
 #include "util.h"

@@ -57,6 +57,9 @@ typedef struct {
     void (*finish)(runner_t *R, epoch_plan_t *P, epoch_stats_t *st);
 } loader_ops_t;
 
+/* The loader of key vol-async-prefetch (prefetch.c: explicit async reads through vol-async). */
+extern const loader_ops_t LOADER_ASYNC_PREFETCH;
+
 /* Which batches an epoch has and how many steps it takes (P->nout and P->bs are set). */
 typedef struct {
     const char *name;
