@@ -438,3 +438,52 @@ def test_async_prefetch_log_vfd_records_equal_sync(tmp_path, monkeypatch):
     lost = Counter(la) - Counter(c.logvfd(0))
     assert list(lost.values()) == [1] and next(iter(lost))[3:] == ("H5FD_MEM_DRAW", "Read"), lost
     assert not Counter(c.logvfd(0)) - Counter(la)
+
+
+def _dftracer(tmp: Path, name: str, lib: Path, env: dict) -> tuple[Counter, set, set]:
+    """The kernel under DFTracer's preload library (as profiles/dftracer.py wraps it): the multiset of (file, offset,
+    size) pread64 calls on the data files, the threads that made them, the threads of the kernel's compute regions."""
+    trace = tmp / f"{name}-trace"
+    trace.mkdir()
+    wrap = {"LD_PRELOAD": str(lib), "DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1", "DFTRACER_INIT": "PRELOAD",
+            "DFTRACER_LOG_FILE": str(trace / "trace"), "DFTRACER_DATA_DIR": str(tmp / "data")}
+    r = run(tmp, 2, tiny(tmp / "data", **ASYNC_SETS), name=name, env={**env, **wrap}, timeout=180)
+    assert r.rc == 0, r.proc.stderr[-3000:]
+    reads: Counter = Counter()
+    readers, computes = set(), set()
+    for f in trace.glob("*.pfw"):
+        for line in f.read_text().splitlines():
+            line = line.strip().rstrip(",")
+            if not line.startswith("{"):
+                continue
+            e = json.loads(line)
+            a = e.get("args", {})
+            if e["name"] == "pread64" and str(a.get("fname", "")).startswith(str(tmp / "data")):
+                reads[(a["fname"], int(a["offset"]), int(a["count"]))] += 1
+                readers.add((e["pid"], e["tid"]))
+            elif e["name"] == "compute":
+                computes.add((e["pid"], e["tid"]))
+    return reads, readers, computes
+
+
+@pytest.mark.dlio
+def test_dftracer_sees_the_async_reads_on_the_background_thread(tmp_path, monkeypatch, dlio_venv):
+    """DFTracer's preload library (the DLIO venv's, as the harness uses it) under async: the same (file, offset, size)
+    pread64 calls as the synchronous run, made by threads other than the ones running the steps' compute; the lost
+    read (mutant async-lost-read) is one call short."""
+    _need_async_kernel(monkeypatch)
+    from profiles.dftracer import preload_library
+    lib = preload_library(dlio_venv)
+    if lib is None:
+        pytest.skip(f"no libdftracer_preload.so in {dlio_venv}")
+    assert run(tmp_path, 1, tiny(tmp_path / "data", **{"generate-data": True, "train": False}), name="gen",
+               env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+    sync = _dftracer(tmp_path, "sync", lib, {"HDF5_VOL_CONNECTOR": ""})
+    sets = {**_async_env(), "H5DLIO_MUTATE": ""}
+    monkeypatch.setitem(ASYNC_SETS, "vol-async-prefetch", True)
+    asy = _dftracer(tmp_path, "async", lib, sets)
+    lost = _dftracer(tmp_path, "lost", lib, {**sets, "H5DLIO_MUTATE": "async-lost-read"})
+    assert sum(sync[0].values()) > 100 and sync[0] == asy[0]
+    assert sync[1] <= sync[2], "sync: the steps' threads read"
+    assert asy[1] and not asy[1] & asy[2], "async: the background threads read"
+    assert sum((sync[0] - lost[0]).values()) == 1 and not lost[0] - sync[0]
