@@ -232,7 +232,7 @@ ASYNC = "async under_vol=0;under_info={}"
 
 def _need_vol_deps():
     if not VOL_PREFIX or not Path(VOL_PREFIX, "lib", "libh5async.so").exists():
-        pytest.skip("vol-async is not built here: `make vol-deps`, then H5DLIO_VOL_PREFIX=$(cat build/.vol-prefix)")
+        pytest.skip("vol-async is not built here (no build/.vol-prefix, H5DLIO_VOL_PREFIX unset): `make vol-deps`")
 
 
 def test_vol_async_built_against_another_hdf5_exits_2(tmp_path, dataset):
