@@ -31,5 +31,6 @@ def test_a_launch_that_read_other_bytes_is_flagged():
 
 def test_the_committed_results_md_is_what_results_json_renders_to():
     res = json.loads((RESULTS / "results.json").read_text())
-    assert report.markdown(res, {}) == (RESULTS / "results.md").read_text()
+    assert (RESULTS / "vol.png").exists()
+    assert report.markdown(res, {"vol": "vol.png"}) == (RESULTS / "results.md").read_text()
     assert "Same bytes and opens in every launch: yes." in (RESULTS / "results.md").read_text()

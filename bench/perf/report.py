@@ -54,7 +54,8 @@ def figures(res: dict, out: Path) -> dict:
     s = res["sections"]
     made = {}
     draws = {"readpath": plots.readpath, "overhead": plots.overhead, "dlio": plots.dlio_breakdown,
-             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers}
+             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers,
+             "vol": plots.vol}
     for name, draw in draws.items():
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
