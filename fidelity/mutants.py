@@ -33,6 +33,8 @@ FAMILIES = {
 }
 NOT_HERE = {
     "dlio3": "needs an MLCommons DLIO 3.x checkout (DLIO=<checkout>), not installed on this machine",
+    "async": "needs vol-async and a kernel built against the thread-safe HDF5 (make vol-deps); DLIO has no async "
+             "reads to compare with: tests/test_vol.py compares a sync and an async kernel run under strace",
 }
 
 

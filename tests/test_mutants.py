@@ -14,7 +14,7 @@ from kernel import BIN, h5tool, run, tiny
 
 from fidelity.mutants import killed_by, mutant_table, render_md
 
-FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3"}
+FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "async"}
 
 
 def test_unknown_mutant_is_refused_naming_the_variable(tmp_path):

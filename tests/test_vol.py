@@ -9,6 +9,7 @@ trace of each rank."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import re
@@ -209,14 +210,29 @@ def test_a_plugin_that_does_not_link_exits_2_naming_it(tmp_path):
     assert not (tmp_path / "data").exists() and not r.out.exists()
 
 
-VOL_PREFIX = os.environ.get("H5DLIO_VOL_PREFIX", "")  # `make vol-deps`: the connectors' install (build/.vol-prefix)
-BIN_TS = os.environ.get("H5DLIO_BIN_TS", "")  # the kernel built against the thread-safe HDF5 (make build HDF5_DIR=)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _built(stamp: str) -> str:
+    p = REPO / "build" / stamp
+    return p.read_text().strip() if p.exists() else ""
+
+
+def _bin_ts() -> str:
+    """The kernel `make build HDF5_DIR=$(cat build/.hdf5-ts-prefix)` builds (the Makefile's BUILD_DIR rule)."""
+    ts = _built(".hdf5-ts-prefix")
+    return str(REPO / "build" / f"hdf5-{hashlib.sha256(ts.encode()).hexdigest()[:8]}" / "h5dlio") if ts else ""
+
+
+# `make vol-deps`: the connectors' install (build/.vol-prefix); the kernel built against the thread-safe HDF5
+VOL_PREFIX = os.environ.get("H5DLIO_VOL_PREFIX") or _built(".vol-prefix")
+BIN_TS = os.environ.get("H5DLIO_BIN_TS") or _bin_ts()
 ASYNC = "async under_vol=0;under_info={}"
 
 
 def _need_vol_deps():
     if not VOL_PREFIX or not Path(VOL_PREFIX, "lib", "libh5async.so").exists():
-        pytest.skip("vol-async is not built here: `make vol-deps`, then H5DLIO_VOL_PREFIX=$(cat build/.vol-prefix)")
+        pytest.skip("vol-async is not built here (no build/.vol-prefix, H5DLIO_VOL_PREFIX unset): `make vol-deps`")
 
 
 def test_vol_async_built_against_another_hdf5_exits_2(tmp_path, dataset):
@@ -253,3 +269,221 @@ def test_vol_async_is_named_and_reads_the_same_bytes(tmp_path, monkeypatch):
         for ea, eb in zip(a.summary()[phase]["epochs"], b.summary()[phase]["epochs"], strict=True):
             for k in ("samples", "bytes", "opens", "reads"):
                 assert ea[k] == eb[k] > 0, (phase, k, ea[k], eb[k])
+
+
+# ---------- explicit async reads in the training loop (key vol-async-prefetch, bench/src/prefetch.c) ----------
+
+@pytest.mark.parametrize("stack, env", [("native", {"HDF5_VOL_CONNECTOR": ""}),
+                                        ("pass_through > native", {"HDF5_VOL_CONNECTOR": PASS})])
+def test_async_prefetch_without_the_async_connector_exits_2(tmp_path, dataset, stack, env):
+    """Never silently synchronous: the key on a stack without the async connector exits 2 naming the key and the stack
+    HDF5 reports, before any read or output."""
+    r = run(tmp_path, 2, tiny(dataset, train=True, **{"vol-async-prefetch": True}), env=env, timeout=60)
+    assert r.rc == 2, r.proc.stderr[-2000:]
+    errs = errors(r.proc.stderr)
+    assert len(errs) == 1 and "key 'vol-async-prefetch'" in errs[0] and f"stack in use is '{stack}'" in errs[0], errs
+    assert not r.out.exists()
+
+
+def _need_async_kernel(monkeypatch):
+    _need_vol_deps()
+    if not BIN_TS or not Path(BIN_TS).exists():
+        pytest.skip("no kernel built against the thread-safe HDF5: make build HDF5_DIR=$(cat build/.hdf5-ts-prefix) "
+                    "(or H5DLIO_BIN_TS=build/hdf5-<hash>/h5dlio)")
+    import kernel
+    monkeypatch.setattr(kernel, "BIN", BIN_TS)
+
+
+def _async_env() -> dict:
+    return {"HDF5_VOL_CONNECTOR": ASYNC, "HDF5_PLUGIN_PATH": str(Path(VOL_PREFIX, "lib"))}
+
+
+PREAD = re.compile(r"^pread64\(\d+<([^>]*)>, .*, (\d+), (\d+)\) = (\d+)")
+OPENAT = re.compile(r'^openat\(.*"([^"]*)"')
+
+
+def strace_reads(folder: Path, data: Path) -> tuple[dict, Counter, set, set]:
+    """An `strace -ff -y` run (one file per thread, so no call is split across lines): per data file the multiset
+    of (offset, size) pread64 calls; the opens per data file; the threads that read data files; the threads that
+    opened a sample log (each rank's main thread)."""
+    reads: dict[str, Counter] = {}
+    opens: Counter = Counter()
+    readers, mains = set(), set()
+    for t in folder.iterdir():
+        for line in t.read_text(errors="replace").splitlines():
+            m = PREAD.match(line)
+            if m and m.group(1).startswith(str(data)):
+                reads.setdefault(m.group(1), Counter())[(int(m.group(3)), int(m.group(2)))] += 1
+                readers.add(t.name)
+            m = OPENAT.match(line)
+            if m and m.group(1).startswith(str(data)):
+                opens[m.group(1)] += 1
+            elif m and "output.samples.rank" in m.group(1):
+                mains.add(t.name)
+    return reads, opens, readers, mains
+
+
+def batches(r) -> dict[tuple, set]:
+    """(rank, phase, epoch, step) -> the set of samples of that batch (the kernel's sample logs)."""
+    out: dict[tuple, set] = {}
+    for rank in range(2):
+        for s in r.samples(rank):
+            out.setdefault((rank, s["phase"], s["epoch"], s["step"]), set()).add(s["sample"])
+    return out
+
+
+def counts(r) -> list[tuple]:
+    return [(p, e[k]) for p in ("train", "eval") for e in r.summary()[p]["epochs"]
+            for k in ("samples", "bytes", "opens", "reads")]
+
+
+@pytest.fixture(scope="module")
+def traced_sync(tmp_path_factory):
+    """One dataset and its synchronous run (the thread-safe kernel, native connector) under strace."""
+    tmp = tmp_path_factory.mktemp("async")
+    if not (VOL_PREFIX and Path(VOL_PREFIX, "lib", "libh5async.so").exists() and BIN_TS and Path(BIN_TS).exists()):
+        return tmp, None
+    import kernel
+    saved, kernel.BIN = kernel.BIN, BIN_TS
+    try:
+        assert run(tmp, 1, tiny(tmp / "data", **{"generate-data": True, "train": False}), name="gen",
+                   env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+        return tmp, _traced(tmp, "sync", {"HDF5_VOL_CONNECTOR": ""}, {})
+    finally:
+        kernel.BIN = saved
+
+
+ASYNC_SETS = {"train": True, "evaluation": True, "computation-time": 0.01, "epochs": 2}
+
+
+def _traced(tmp: Path, name: str, env: dict, sets: dict):
+    strace = shutil.which("strace")
+    folder = tmp / f"{name}-strace"
+    folder.mkdir()
+    launcher = ([strace, "-ff", "-qq", "-y", "-e", "trace=openat,pread64", "-o", str(folder / "t")] if strace else []) \
+        + list(MPIRUN) + ["-np", "2"]
+    r = run(tmp, 2, tiny(tmp / "data", **ASYNC_SETS, **sets), name=name, env=env, launcher=launcher, timeout=180)
+    assert r.rc == 0, r.proc.stderr[-3000:]
+    return r, (strace_reads(folder, tmp / "data") if strace else None)
+
+
+def test_async_prefetch_reads_the_same_bytes_as_sync(traced_sync, monkeypatch):
+    """Under vol-async with explicit async reads the kernel reads the same bytes of the same files as the synchronous
+    run: the same batches (sample sets per step), the same counts in output.json, and under strace (which sees the
+    calls of async's background thread) the same multiset of (offset, size) reads and the same opens per data file;
+    what changes is the thread: the data files are read by a thread other than the ranks' main threads."""
+    _need_async_kernel(monkeypatch)
+    tmp, (a, ta) = traced_sync
+    b, tb = _traced(tmp, "async", _async_env(), {"vol-async-prefetch": True})
+    assert _stack(a) == ["native"] and _stack(b) == ["async", "native"]
+    assert batches(a) == batches(b) and len(batches(a)) > 4
+    assert counts(a) == counts(b)
+    pf = b.summary()["async_prefetch"]
+    steps = sum(e["steps_per_rank_min"] * 2 for e in b.summary()["train"]["epochs"])
+    assert pf["mode"] == "explicit" and pf["train"]["batches"] == steps > 0, pf
+    assert "async_prefetch" not in a.summary()
+    if ta is None:
+        pytest.skip("strace is not installed: the per-file comparison of the system calls did not run (the kernel's "
+                    "own batches and counts above did)")
+    assert ta[0] == tb[0] and ta[1] == tb[1] and sum(ta[1].values()) > 0
+    assert ta[2] <= ta[3], "the synchronous run reads in the ranks' main threads"
+    assert tb[2] and not tb[2] & tb[3], "async: the data files are read by the background threads"
+
+
+def test_the_same_bytes_check_catches_a_lost_async_read(traced_sync, monkeypatch):
+    """Negative control: mutant async-lost-read drops one H5Dread_async from its event set but counts it. The kernel's
+    counts and batches cannot see it; the strace comparison above names the file and the one (offset, size) read."""
+    _need_async_kernel(monkeypatch)
+    tmp, (a, ta) = traced_sync
+    if ta is None:
+        pytest.skip("strace is not installed: the control of the per-file comparison cannot run")
+    b, tb = _traced(tmp, "lost", {**_async_env(), "H5DLIO_MUTATE": "async-lost-read"}, {"vol-async-prefetch": True})
+    assert b.summary()["mutant"] == "async-lost-read"
+    assert counts(a) == counts(b) and batches(a) == batches(b)  # blind to it
+    diff = {f: ta[0][f] - tb[0].get(f, Counter()) for f in ta[0]}
+    diff = {f: d for f, d in diff.items() if d}
+    assert len(diff) == 1 and sum(next(iter(diff.values())).values()) == 1, diff
+    assert all(not (tb[0][f] - ta[0].get(f, Counter())) for f in tb[0])
+
+
+def test_the_count_check_catches_a_skipped_read_under_async(traced_sync, monkeypatch):
+    """Negative control of the counts comparison: mutant skip-read (run.c, every loader reads through it) under the
+    async loader: one sample fewer in rank 0's 2nd batch of epoch 1, seen in the counts and the batches."""
+    _need_async_kernel(monkeypatch)
+    tmp, (a, _) = traced_sync
+    b, _ = _traced(tmp, "skip", {**_async_env(), "H5DLIO_MUTATE": "skip-read"}, {"vol-async-prefetch": True})
+    assert counts(a) != counts(b)
+    diffs = [x[1] - y[1] for x, y in zip(counts(a), counts(b), strict=True) if x != y]
+    assert diffs == [65536, 1, 1], diffs  # bytes, opens, reads of training epoch 1: one sample of 64 KiB
+    assert batches(a) == batches(b)  # the logs record the plan: the counts are what see it
+
+
+def test_async_prefetch_log_vfd_records_equal_sync(tmp_path, monkeypatch):
+    """The Log VFD sits below the native connector: under async its records come from the background thread. One
+    rank, in order: the same records as the synchronous run (async's thread runs the event set's operations in the
+    order they were issued). The HDF5 Log VFD works under async's background thread."""
+    _need_async_kernel(monkeypatch)
+    assert run(tmp_path, 1, tiny(tmp_path / "data", **{"generate-data": True, "train": False}), name="gen",
+               env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+    base = tiny(tmp_path / "data", **ASYNC_SETS, **{"log-vfd": True})
+    a = run(tmp_path, 1, base, name="sync", log=True, env={"HDF5_VOL_CONNECTOR": ""})
+    b = run(tmp_path, 1, {**base, "vol-async-prefetch": True}, name="async", log=True, env=_async_env())
+    assert a.rc == 0 and b.rc == 0, a.proc.stderr[-2000:] + b.proc.stderr[-2000:]
+    la, lb = a.logvfd(0), b.logvfd(0)
+    assert len(la) > 100 and la == lb
+    # negative control: the lost read (mutant async-lost-read) is one raw-data record fewer
+    c = run(tmp_path, 1, {**base, "vol-async-prefetch": True}, name="lost", log=True,
+            env={**_async_env(), "H5DLIO_MUTATE": "async-lost-read"})
+    assert c.rc == 0, c.proc.stderr[-2000:]
+    lost = Counter(la) - Counter(c.logvfd(0))
+    assert list(lost.values()) == [1] and next(iter(lost))[3:] == ("H5FD_MEM_DRAW", "Read"), lost
+    assert not Counter(c.logvfd(0)) - Counter(la)
+
+
+def _dftracer(tmp: Path, name: str, lib: Path, env: dict) -> tuple[Counter, set, set]:
+    """The kernel under DFTracer's preload library (as profiles/dftracer.py wraps it): the multiset of (file, offset,
+    size) pread64 calls on the data files, the threads that made them, the threads of the kernel's compute regions."""
+    trace = tmp / f"{name}-trace"
+    trace.mkdir()
+    wrap = {"LD_PRELOAD": str(lib), "DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1", "DFTRACER_INIT": "PRELOAD",
+            "DFTRACER_LOG_FILE": str(trace / "trace"), "DFTRACER_DATA_DIR": str(tmp / "data")}
+    r = run(tmp, 2, tiny(tmp / "data", **ASYNC_SETS), name=name, env={**env, **wrap}, timeout=180)
+    assert r.rc == 0, r.proc.stderr[-3000:]
+    reads: Counter = Counter()
+    readers, computes = set(), set()
+    for f in trace.glob("*.pfw"):
+        for line in f.read_text().splitlines():
+            line = line.strip().rstrip(",")
+            if not line.startswith("{"):
+                continue
+            e = json.loads(line)
+            a = e.get("args", {})
+            if e["name"] == "pread64" and str(a.get("fname", "")).startswith(str(tmp / "data")):
+                reads[(a["fname"], int(a["offset"]), int(a["count"]))] += 1
+                readers.add((e["pid"], e["tid"]))
+            elif e["name"] == "compute":
+                computes.add((e["pid"], e["tid"]))
+    return reads, readers, computes
+
+
+@pytest.mark.dlio
+def test_dftracer_sees_the_async_reads_on_the_background_thread(tmp_path, monkeypatch, dlio_venv):
+    """DFTracer's preload library (the DLIO venv's, as the harness uses it) under async: the same (file, offset, size)
+    pread64 calls as the synchronous run, made by threads other than the ones running the steps' compute; the lost
+    read (mutant async-lost-read) is one call short."""
+    _need_async_kernel(monkeypatch)
+    from profiles.dftracer import preload_library
+    lib = preload_library(dlio_venv)
+    if lib is None:
+        pytest.skip(f"no libdftracer_preload.so in {dlio_venv}")
+    assert run(tmp_path, 1, tiny(tmp_path / "data", **{"generate-data": True, "train": False}), name="gen",
+               env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+    sync = _dftracer(tmp_path, "sync", lib, {"HDF5_VOL_CONNECTOR": ""})
+    sets = {**_async_env(), "H5DLIO_MUTATE": ""}
+    monkeypatch.setitem(ASYNC_SETS, "vol-async-prefetch", True)
+    asy = _dftracer(tmp_path, "async", lib, sets)
+    lost = _dftracer(tmp_path, "lost", lib, {**sets, "H5DLIO_MUTATE": "async-lost-read"})
+    assert sum(sync[0].values()) > 100 and sync[0] == asy[0]
+    assert sync[1] <= sync[2], "sync: the steps' threads read"
+    assert asy[1] and not asy[1] & asy[2], "async: the background threads read"
+    assert sum((sync[0] - lost[0]).values()) == 1 and not lost[0] - sync[0]

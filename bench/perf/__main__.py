@@ -16,13 +16,25 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import checkpoint, ckptformat, dlio, generation, mlperf, overhead, profilers, readpath, report, scaling
+from bench.perf import (
+    checkpoint,
+    ckptformat,
+    dlio,
+    generation,
+    mlperf,
+    overhead,
+    profilers,
+    readpath,
+    report,
+    scaling,
+    vol,
+)
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
-            "mlperf": mlperf}
+            "mlperf": mlperf, "vol": vol}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -48,6 +60,8 @@ PRESETS = {
         "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 1, "checkpoints": 1, "model": _CKPT_MODEL_TINY},
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
+        "vol": {"files": 8, "samples_per_file": 4, "record_length": 64 * 1024, "batch_size": 2, "epochs": 1,
+                "ranks": [2], "compute": [0.0, 0.01], "repeat": 1, "cold": False},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -85,6 +99,9 @@ PRESETS = {
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 2, "checkpoints": 2, "model": _CKPT_MODEL_SMALL},
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 3},
+        # unet3d-like samples (DLIO's unet3d: 140 MiB per file, batch 7, 0.323 s) scaled to this machine
+        "vol": {"files": 32, "samples_per_file": 1, "record_length": 8 * MIB, "batch_size": 2, "epochs": 1,
+                "ranks": [1, 2], "compute": [0.0, 0.02, 0.05, 0.1], "repeat": 3, "cold": True},
     },
 }
 

@@ -134,9 +134,9 @@ def kernel_sets(**kv) -> list[str]:
 
 
 def kernel(ctx: Context, name: str, ranks: int, sets: dict, *, rss: bool = False, env: dict | None = None,
-           config: Path | None = None, wrap_env: dict | None = None) -> dict:
-    """Run build/h5dlio under mpirun with --set KEY=VALUE (quiet, ranks data); return wall time, output.json,
-    per-rank CSV rows and (rss=True) each rank's peak RSS from /usr/bin/time."""
+           config: Path | None = None, wrap_env: dict | None = None, binary: Path | None = None) -> dict:
+    """Run build/h5dlio (or `binary`) under mpirun with --set KEY=VALUE (quiet, ranks data); return wall time,
+    output.json, per-rank CSV rows and (rss=True) each rank's peak RSS from /usr/bin/time."""
     where = ctx.raw / name
     if where.exists():
         shutil.rmtree(where)
@@ -144,7 +144,7 @@ def kernel(ctx: Context, name: str, ranks: int, sets: dict, *, rss: bool = False
     argv = Launcher("mpirun", ranks).argv(where / "ranks", wrap_env or {})
     if rss:
         argv += ["/usr/bin/time", "-f", "H5DLIO_MAXRSS_KB=%M"]
-    argv += [str(KERNEL)] + (["--config", str(config)] if config else [])
+    argv += [str(binary or KERNEL)] + (["--config", str(config)] if config else [])
     argv += kernel_sets(output_folder=outdir, quiet=True, output_ranks_data=True, **sets)
     r = run(argv, where, env=env)
     js = outdir / "output.json"

@@ -196,3 +196,26 @@ def profilers(sec: dict, ax=None) -> Figure:
     ax.set_title("Profiler overhead (tiny unet3d, 2 ranks, 4 read threads)")
     ax.legend(fontsize=8)
     return fig
+
+
+def vol(sec: dict) -> Figure:
+    """The async VOL connector: per (ranks, cache) panel, each mode's I/O wait against the compute per step (h5bench's
+    fully vs partially overlapped reads: explicit async flattens towards the first batch's wait once compute covers
+    the reads)."""
+    panels = sorted({(c["ranks"], c["cache"]) for c in sec["cases"]})
+    fig, axes = new_figure(4.2 * len(panels), 3.8, len(panels))
+    colors = {"sync": C_KERNEL, "implicit": C_OTHER, "explicit": C_PLAIN}
+    for ax, (ranks, cache) in zip(axes, panels, strict=True):
+        cs = sorted((c for c in sec["cases"] if c["ranks"] == ranks and c["cache"] == cache),
+                    key=lambda c: c["compute_s"])
+        xs = [c["compute_s"] * 1000 for c in cs]
+        for mode, color in colors.items():
+            vals = [_err(c[mode]["io_wait_s"], 1000) for c in cs]
+            ax.errorbar(xs, [v[0] for v in vals], yerr=[[v[1][0] for v in vals], [v[1][1] for v in vals]],
+                        marker="o", color=color, label=mode, capsize=3)
+        ax.set_yscale("log")
+        ax.set_xlabel("emulated compute per step (ms)")
+        ax.set_ylabel("I/O wait per epoch (ms)")
+        ax.set_title(f"{ranks} rank(s), page cache {cache}")
+        ax.legend(fontsize=8)
+    return fig

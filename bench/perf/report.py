@@ -54,7 +54,8 @@ def figures(res: dict, out: Path) -> dict:
     s = res["sections"]
     made = {}
     draws = {"readpath": plots.readpath, "overhead": plots.overhead, "dlio": plots.dlio_breakdown,
-             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers}
+             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers,
+             "vol": plots.vol}
     for name, draw in draws.items():
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
@@ -325,6 +326,34 @@ def _mlperf(sec: dict) -> list[str]:
     return L
 
 
+def _vol(sec: dict) -> list[str]:
+    """9. the async VOL connector in the training loop"""
+    sh = sec["shape"]
+    L = ["## 9. The async VOL connector in the training loop", "",
+         f"{sh['num_files_train']} files x {sh['num_samples_per_file']} samples of "
+         f"{sh['record_length'] / MIB:g} MiB, batch {sh['batch_size']}, {sh['epochs']} epoch(s), "
+         "read-threads 0, the kernel built against the thread-safe HDF5: sync (native), implicit (`async` under the "
+         "kernel's synchronous calls), explicit (`vol-async-prefetch`: the next batch read with H5Dread_async behind "
+         f"the step's compute), {sec['repeat']} interleaved repetition(s); cache warm (files just written) and cold "
+         "(the dataset's pages dropped with posix_fadvise before each launch). From the kernel's timers, training: "
+         "epoch = observed_s per epoch; I/O wait = load_wait_s (steps waiting for their batch); hidden = sync's "
+         "I/O wait - explicit's. "
+         f"{_load(sec)}.", ""]
+    rows = []
+    for c in sec["cases"]:
+        for m in ("sync", "implicit", "explicit"):
+            x = c[m]
+            hid = (f"{c['hidden_io_s'] * 1000:.1f} ms ({c['hidden_io_percent']:.0f}%)"
+                   if m == "explicit" and c.get("hidden_io_percent") is not None else "")
+            rows.append([str(c["ranks"]), c["cache"], f"{c['compute_s']:g}", m, fmt(x["epoch_s"], 1000, 1),
+                         fmt(x["au_percent"], 1, 1), fmt(x["io_wait_s"], 1000, 1), hid])
+    head = ["ranks", "cache", "compute s/step", "mode", "epoch ms", "AU %", "I/O wait ms", "I/O hidden"]
+    L += [table(head, rows), "",
+          "Same bytes and opens in every launch: "
+          f"{'yes' if all(c['same_counts'] for c in sec['cases']) else '**no**'}.", ""]
+    return L
+
+
 # (section of results.json, the key it must hold to be shown, its writer), in the order of results.md
 SECTIONS = (
     ("readpath", "modes", _readpath),
@@ -336,6 +365,7 @@ SECTIONS = (
     ("checkpoint", "bandwidth", _checkpoint),
     ("checkpoint_hdf5", "cases", _checkpoint_hdf5),
     ("mlperf", "sides", _mlperf),
+    ("vol", "cases", _vol),
 )
 
 

@@ -214,6 +214,9 @@ static const opt_t OPTS[] = {
     {"vol-connector", NULL, T_STR, F(vol_connector), "", "", 0, 0,
      .help = "HDF5 VOL connector, as HDF5_VOL_CONNECTOR takes it (\"name [info]\"; HDF5 >= 1.14; empty: "
              "HDF5_VOL_CONNECTOR, else native); the results name the stack HDF5 uses", .flags = OPT_EMPTY_OK},
+    {"vol-async-prefetch", NULL, T_BOOL, F(vol_async_prefetch), "false", "false", 0, 1,
+     .help = "with the async VOL connector: read the next batch with H5Dread_async and event sets behind the step's "
+             "compute, wait at the next step (docs/vol.md)"},
     {"ordering", NULL, T_ORDER, F(ordering), "dlio", "dlio", 0, 0,
      .help = "dlio: DLIO's PyTorch sampler | h5bench: the thesis kernel's global shuffle, bugs fixed"},
     {"naming", NULL, T_NAMING, F(naming), "h5bench", "dlio", 0, 0,

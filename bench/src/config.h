@@ -62,6 +62,7 @@ typedef struct {
     /* the HDF5 VOL connector asked for by key (vol.c applies it as HDF5_VOL_CONNECTOR; "" = not asked by key), and
      * the plugin folder of an h5bench configuration's `vol` block (`path`; not an option: HDF5_PLUGIN_PATH's job) */
     char vol_connector[1024], vol_plugin_path[4096];
+    int vol_async_prefetch; /* explicit async reads, one batch ahead (prefetch.c; needs the async connector) */
     /* kernel behaviour */
     int ordering, naming; /* enum ordering_mode, enum naming_mode */
     char dlio_version[32];

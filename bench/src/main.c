@@ -9,6 +9,7 @@
 #include "run.h"
 #include "trace.h"
 #include "util.h"
+#include "prefetch.h"
 #include "vol.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -297,6 +298,10 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
         MPI_Finalize();
         return EXIT_BADINPUT;
     }
+    if (prefetch_check(c, &J->L, &J->vol, err, sizeof err) != 0) { /* never silently synchronous */
+        pool_stop(&J->pool);
+        return input_error(J->rank, err);
+    }
     if (a->dry_run) {
         if (J->rank == 0) {
             char *j = config_to_json(c);
@@ -477,6 +482,7 @@ static int job_finish(job_t *J)
     J->res.t_start = J->t_start;
     J->res.ckpt = J->cfg.checkpoint && (J->cfg.train || J->ckpt.rules >= 2) ? &J->ckpt : NULL;
     int rc = report_write(&J->res);
+    prefetch_free(&J->R);
     if (c->generate_data && !c->keep_files && c->train)
         cleanup_generated(&J->L, &J->gen, J->rank);
     if (J->pool.n)

@@ -50,6 +50,9 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                         "(same bytes, same offsets)", "dftracer.checkpoints", "checkpoint"},
     [MUT_CKPT_FSYNC] = {"ckpt-fsync", "rank 0 fsyncs its first checkpoint file before the close (DLIO 2.0.0 never "
                         "fsyncs a checkpoint)", "dftracer.checkpoints", "checkpoint"},
+    [MUT_ASYNC_LOST_READ] = {"async-lost-read", "with vol-async-prefetch, rank 0's 2nd sample read is never put into "
+                             "its batch's event set, though it is counted as read (the kernel's counts do not change; "
+                             "only a trace of the reads sees it)", "strace.per_file", "async"},
 };
 
 int mutant_lookup(const char *name)

@@ -28,6 +28,7 @@ typedef enum {
     MUT_CKPT_SHORT,      /* ckpt.c  save_file -> torchsave.c ts_save_fill; stream_save */
     MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write; stream_save */
     MUT_CKPT_FSYNC,      /* ckpt.c  save_file, stream_save (a second fsync) */
+    MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
     MUT_COUNT
 } mutant_id_t;
 

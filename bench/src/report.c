@@ -2,6 +2,7 @@
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
 #include "report.h"
+#include "prefetch.h"
 #include "mutate.h"
 #include "util.h"
 #include <errno.h>
@@ -602,6 +603,8 @@ int report_write(const results_t *r)
     gather_prewarm(r, pw);
     ckpt_res_t ck;
     gather_ckpt(r, &ck);
+    char pf_line[512];
+    char *pf = r->runner ? prefetch_report(r->runner, pf_line, sizeof pf_line) : NULL; /* collective */
     if (r->rank != 0)
         return 0;
 
@@ -677,6 +680,8 @@ int report_write(const results_t *r)
                   ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
                   "\"bytes\": %.0f}",
                   pw[W_N], pw[W_SAMPLES], pw[W_OPENS], pw[W_READS], pw[W_BYTES]);
+    if (pf)
+        sb_printf(&js, ",\n  \"async_prefetch\": %s", pf);
     sb_printf(&js, "\n}\n");
 
     int rc = 0;
@@ -702,6 +707,8 @@ int report_write(const results_t *r)
                 printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
             printf("\n");
         }
+        if (pf)
+            printf("%s\n", pf_line);
         for (int load = 0; r->ckpt && load < 2; load++) {
             double files = 0, bytes = 0, secs = 0;
             int64_t n = 0;
@@ -720,6 +727,7 @@ int report_write(const results_t *r)
                c->output_csv_name);
         fflush(stdout);
     }
+    free(pf);
     free(csv.s);
     free(js.s);
     for (int k = 0; k < NPHASES; k++) free(ps[k].m);

@@ -65,6 +65,13 @@ static const int64_t *read_batch(runner_t *R, const epoch_plan_t *P, int64_t k, 
     return R->mut;
 }
 
+const int64_t *runner_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n, int64_t *skip)
+{
+    const int64_t *idx = read_batch(R, P, k, n);
+    *skip = fault_skip(R, *n);
+    return idx;
+}
+
 static void log_batch(runner_t *R, const epoch_plan_t *P, int64_t k, const char *use)
 {
     if (!R->samples_log)
@@ -400,6 +407,8 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->pool = pool && pool->n > 0 ? pool : NULL;
     int tf = c->data_loader == LOADER_TENSORFLOW;
     R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
+    if (c->vol_async_prefetch) /* prefetch.c: explicit async reads (prefetch_check allowed only in-rank h5py reads) */
+        R->loader = &LOADER_ASYNC_PREFETCH;
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
     if (!tf && c->ordering == ORDER_DLIO && strcmp(L->dlio->file_sharding, "round_robin") == 0) {
         R->ordering = &ORDERING_ROUND_ROBIN;

@@ -57,6 +57,9 @@ typedef struct {
     void (*finish)(runner_t *R, epoch_plan_t *P, epoch_stats_t *st);
 } loader_ops_t;
 
+/* The loader of key vol-async-prefetch (prefetch.c: explicit async reads through vol-async). */
+extern const loader_ops_t LOADER_ASYNC_PREFETCH;
+
 /* Which batches an epoch has and how many steps it takes (P->nout and P->bs are set). */
 typedef struct {
     const char *name;
@@ -89,12 +92,17 @@ struct runner {
     } tf;
     shard_t shard;        /* DLIO 3.x (ordering round-robin): every rank's file list, as of shard.epoch */
     int64_t *rr_order;    /* the rank's samples of the planned epoch */
+    struct prefetch *prefetch; /* key vol-async-prefetch: the async loader's statistics (prefetch.c), kept past
+                                * runner_free for the report: prefetch_free */
     struct {              /* DLIO 3.x's loader pre-warms (run_prewarm): reads outside the epochs */
         io_acc_t io;
         int64_t samples, n;
     } prewarm;
 };
 
+/* Batch k as every loader reads it (the mutants of read_batch applied; *skip: fault-skip-read's position or -1).
+ * For loaders outside run.c (prefetch.c). */
+const int64_t *runner_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n, int64_t *skip);
 /* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,
                  uint32_t random_seed);
