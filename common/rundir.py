@@ -17,6 +17,21 @@ SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
 
 
 
+def _expand_blocks(d: dict) -> dict:
+    """A Log VFD rank table stored compact (profiles/logvfd.py: each distinct per-open block once in "block_set",
+    the opens as indices into it in "block_seq") read back with its "blocks": one list per open, equal blocks one
+    shared list (8 bytes per open, not a copy of the block)."""
+    if "block_seq" in d and "block_set" in d:
+        uniq, seq = d.pop("block_set"), d.pop("block_seq")
+        d["blocks"] = [uniq[i] for i in seq]
+    return d
+
+
+def loads_table(text: str) -> Any:
+    """A table's JSON text parsed (a compact Log VFD table expanded: _expand_blocks)."""
+    return json.loads(text, object_hook=_expand_blocks) if '"block_seq"' in text else json.loads(text)
+
+
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -33,7 +48,7 @@ class RunDir:
     def table(self, name: str) -> Any:
         """tables/<name> parsed, or None when there is no such table."""
         p = self.tables / name
-        return json.loads(p.read_text()) if p.exists() else None
+        return loads_table(p.read_text()) if p.exists() else None
 
     def write_table(self, name: str, obj: Any) -> None:
         """tables/<name>: a str is stored as it is (already JSON: e.g. the Log VFD tables, the largest, written
