@@ -482,14 +482,21 @@ def dftracer_section(run: RunData) -> list[Block]:
         for lane in t[s].get("lanes", []):
             c: Counter = Counter()
             dur: Counter = Counter()
-            for e in lane.get("events", []):
+            if lane.get("sampled"):  # a long lane keeps a sample of its events and its exact counts beside them
+                c.update(lane["sampled"].get("counts", {}))
+                dur.update({k: float(v) for k, v in lane["sampled"].get("seconds", {}).items()})
+            for e in [] if lane.get("sampled") else lane.get("events", []):
                 c[e.get("kind", "other")] += 1
                 dur[e.get("kind", "other")] += float(e.get("d", 0.0))
             for k in sorted(c):
                 rows.append([SIDE_LABEL[s], lane.get("label", ""), str(lane.get("rank", "")), str(lane.get("pid", "")),
                              k, str(c[k]), f3(dur[k])])
+    long = any(ln.get("sampled") or len(ln.get("events", [])) > figures.LANE_POINTS
+               for s in present for ln in t[s].get("lanes", []))
     out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
-                    "started: reads, emulated compute, opens and closes."))
+                    "started: reads, emulated compute, opens and closes." +
+                    (f" A lane of more than {figures.LANE_POINTS} events is drawn in part (every k-th event; its "
+                     "label says how many of how many); the table counts every event." if long else "")))
     sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
     out.append(figures.FigureSpec("dftracer-timeline", "DFTracer timeline per side: one lane per rank/worker, "
                                   "colour = event kind", lambda: figures.timelines(sides)).render())
