@@ -68,6 +68,24 @@ class ReadStats:
                 "files": len(self._files)}
 
 
+def access_sizes(accesses: dict[str, int]) -> dict[int, int]:
+    """{"offset+size": n} -> {size: n}, sizes in the order first seen (as Counter over every access, without
+    expanding each access n times)."""
+    out: dict[int, int] = {}
+    for x, n in accesses.items():
+        if n > 0:
+            size = _SIZES.get(x)
+            if size is None:
+                size = int(x.split("+")[1])
+                if len(_SIZES) < 1 << 16:
+                    _SIZES[x] = size
+            out[size] = out.get(size, 0) + n
+    return out
+
+
+_SIZES: dict[str, int] = {}  # "offset+size" -> size (the same few keys in every file's row; at most 65,536 kept)
+
+
 def metadata_rate(opens: int, metadata_s: float, epoch_s: float | None, epochs: int | None) -> dict:
     """The metadata rate of one side over `epochs` training epochs lasting `epoch_s` seconds in all (wall time):
     opens of the files under the data folder per second of that time, and metadata time (the summed duration of the

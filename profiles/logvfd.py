@@ -190,10 +190,33 @@ def _first_diff(a: list, b: list) -> int:
     return min(len(a), len(b))
 
 
+def _distinct(blocks: list) -> tuple[dict[int, list], Counter]:
+    """The distinct block objects in order of first use (a compact table's equal blocks are one shared list) and how
+    many opens each stands for: the work of a check is then per distinct block, not per open."""
+    first: dict[int, list] = {}
+    for b in blocks:
+        first.setdefault(id(b), b)
+    return first, Counter(map(id, blocks))
+
+
 def _records(blocks: list) -> Counter:
-    c = Counter(x for b in blocks for x in b if not x.startswith("SUPER-PROBE"))
+    """Every record of the blocks (superblock probes aside) with its count, in order of first appearance."""
+    first, n = _distinct(blocks)
+    c: Counter = Counter()
+    for i, b in first.items():
+        for x in b:
+            if not x.startswith("SUPER-PROBE"):
+                c[x] += n[i]
     c["opens"] = len(blocks)
     return c
+
+
+def _draw_sizes(blocks: list) -> list[int]:
+    """The raw reads' sizes, open by open, in order (each distinct block's computed once)."""
+    first, _ = _distinct(blocks)
+    sizes = {i: [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
+                 for x in b if x.endswith("DRAW Read")] for i, b in first.items()}
+    return [v for b in blocks for v in sizes[id(b)]]
 
 
 def _tensorflow(cfg: dict) -> bool:
@@ -276,8 +299,7 @@ def check_counts(run: RunView) -> list[dict]:
                 e_bytes = [b for s in segs for b in s["bytes"]]
                 tr = t["ranks"].get(str(r), {})
                 blocks = tr.get("blocks", [])
-                got = [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
-                       for b in blocks for x in b if x.endswith("DRAW Read")]
+                got = _draw_sizes(blocks)
                 e = {"opens": sum(s["opens"] for s in segs), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
                 o = {"opens": tr.get("opens"), "raw_reads": tr.get("raw_reads"), "raw_bytes": tr.get("raw_read_bytes")}
                 name = f"counts.{side}.{prof}.rank{r}"
