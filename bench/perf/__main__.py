@@ -16,13 +16,25 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.perf import checkpoint, ckptformat, dlio, generation, mlperf, overhead, profilers, readpath, report, scaling
+from bench.perf import (
+    checkpoint,
+    ckptformat,
+    dlio,
+    generation,
+    mlperf,
+    overhead,
+    profilers,
+    readpath,
+    report,
+    scaling,
+    validation,
+)
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
 from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
-            "mlperf": mlperf}
+            "mlperf": mlperf, "validation": validation}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -32,6 +44,9 @@ _CKPT_MODEL_SMALL = {**_CKPT_MODEL_TINY, "hidden_size": 1024, "ffn_hidden_size":
 
 # tiny: the CI smoke (every section, 1-3 repetitions, DLIO only where it is needed: < 3 min on 2 cores);
 # small: the measurement of record (minutes; ~30 DLIO launches)
+# the tree whose validation the streaming parsers replaced (bench/perf/validation.py measures both)
+VALIDATION_BASELINE = "672eac6"
+
 PRESETS = {
     "tiny": {
         "readpath": {"files": 16, "record_length": 4 * MIB, "repeat": 3},
@@ -48,6 +63,7 @@ PRESETS = {
         "checkpoint": {"model_size": 32 * MIB, "ranks": [1, 2], "repeat": 1},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 1, "checkpoints": 1, "model": _CKPT_MODEL_TINY},
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
+        "validation": {"files": [1000], "mem_limit": 4 * 2**30},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -85,6 +101,8 @@ PRESETS = {
         "checkpoint": {"model_size": 512 * MIB, "ranks": [1, 2], "repeat": 3},
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 2, "checkpoints": 2, "model": _CKPT_MODEL_SMALL},
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 3},
+        # validation at 10^3..10^5 data files, this tree and the last commit before streaming parsers (issue 26)
+        "validation": {"files": [1000, 10000, 100000], "mem_limit": 6 * 2**30, "baseline": VALIDATION_BASELINE},
     },
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.perf import plots
+from bench.perf import plots, validation
 
 MIB = 1024 * 1024
 
@@ -54,7 +54,8 @@ def figures(res: dict, out: Path) -> dict:
     s = res["sections"]
     made = {}
     draws = {"readpath": plots.readpath, "overhead": plots.overhead, "dlio": plots.dlio_breakdown,
-             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers}
+             "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers,
+             "validation": validation.plot}
     for name, draw in draws.items():
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
@@ -276,6 +277,9 @@ def markdown(res: dict, figs: dict) -> str:
               f"DLIO/kernel, cycle wall: {fratio(sec['ratio_cycle'], 1)}." +
               (f" DLIO's measured gap (the write launch's exit to rank 0's first load): "
                f"{fmt(sec['dlio_gap_measured_s'], 1, 1)} s." if sec.get("dlio_gap_measured_s") else ""), ""]
+    sec = s.get("validation")
+    if sec and "points" in sec:
+        L += validation.markdown(sec)
     errs = {k: v["error"] for k, v in s.items() if isinstance(v, dict) and "error" in v}
     skipped = {k: v["skipped"] for k, v in s.items() if isinstance(v, dict) and isinstance(v.get("skipped"), str)}
     if errs or skipped:
