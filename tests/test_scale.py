@@ -226,3 +226,37 @@ def test_swapped_opens_change_the_process_order_and_nothing_else(tmp_path):
             s[p], s[q] = s[q], s[p]
         swapped.append(s)
     assert seq1 != seq0 and seq1 == swapped
+
+
+# ---------------------------------------------------------------- bounded timeline and figures
+
+def test_a_long_timeline_lane_keeps_every_sth_event_and_its_exact_counts(monkeypatch):
+    """A lane over LANE_EVENTS keeps every s-th event (s a power of two) in trace order, at most LANE_EVENTS, and the
+    lane's whole count, count per kind and seconds per kind; a lane under the limit keeps all, with no 'sampled'."""
+    monkeypatch.setattr(dftracer, "LANE_EVENTS", 10)
+    kinds = ["pread", "open", "close", "compute"]
+    ev = [{"rank": 0, "pid": "7", "name": kinds[i % 4], "ts": 100.0 + i, "dur": 0.5 if i % 4 == 0 else 0.25}
+          for i in range(100)]
+    t = dftracer.Timeline()
+    for e in ev:
+        t.add(e)
+    t.add({"rank": 1, "pid": "8", "name": "pread", "ts": 100.0, "dur": 1.0})
+    long, short = t.result()["lanes"]
+    s = long["sampled"]
+    assert s["events"] == 100 and s["counts"] == {"close": 25, "compute": 25, "open": 25, "read": 25}
+    assert s["seconds"] == {"close": 6.25, "compute": 6.25, "open": 6.25, "read": 12.5}
+    # the smallest power of two s with ceil(100 / s) <= 10
+    assert s["every"] == 16 and [e["t"] for e in long["events"]] == [float(i) for i in range(0, 100, 16)]
+    assert "sampled" not in short and len(short["events"]) == 1
+
+
+def test_the_report_draws_a_bounded_part_of_a_lane_and_says_so():
+    from reports import figures
+
+    lane = {"label": "rank 0 pid 7", "events": [{"t": i, "d": 0.1, "kind": "read"} for i in range(5000)]}
+    shown, label = figures.thin(lane)
+    assert len(shown) <= figures.LANE_POINTS and shown[0]["t"] == 0
+    assert label == f"rank 0 pid 7 ({len(shown)} of 5000 events)"
+    small = {"label": "x", "events": lane["events"][:10], "sampled": {"events": 640}}
+    assert figures.thin(small) == (small["events"], "x (10 of 640 events)")  # the trace table's own sampling counted
+    assert figures.thin({"label": "y", "events": lane["events"][:10]}) == (lane["events"][:10], "y")
