@@ -9,14 +9,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common.rundir import MANIFEST, VERDICT
+from common.rundir import MANIFEST, VERDICT, loads_table
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def _load(p: Path):
     try:
-        return json.loads(p.read_text())
+        return loads_table(p.read_text())  # (a compact Log VFD table expanded: common.rundir)
     except (OSError, ValueError):
         return None
 

@@ -1,15 +1,16 @@
 # Benchmarks (issue 6): included by the Makefile (-include mk/*.mk). Separate from `make test`; tests never assert
 # on time.
 #   make bench [SCALE=tiny|small]  every measurement of issue 6 (read path vs fio, kernel overhead, kernel vs DLIO
-#                                  2.0.0, generation and RSS, scaling, profiler overhead) into
+#                                  2.0.0, generation and RSS, scaling, profiler overhead; validation's own cost at
+#                                  10^3..10^5 data files, issue 26) into
 #                                  bench/results/<date>/ (SCALE=tiny: <date>-tiny/): results.json, *.png, results.md;
 #                                  raw launch output in raw/ (not committed). Default SCALE=small (~30-40 min on 2
 #                                  cores); SCALE=tiny is the CI smoke (< 3 min).
 #   make bench-ci                  lint + SCALE=tiny into build/bench-ci/ (the clone stays clean): for .ci/run
 #   make bench-render DIR=...      redraw the figures and results.md of a results folder from its results.json
 # Variables: BENCH_OUT (results folder), BENCH_SECTIONS (comma-separated subset of readpath,overhead,dlio,generation,
-# scaling,profilers), BENCH_WAIT (seconds to wait before each section for the 1-minute load average to drop below
-# 1.5; default 120 for small, 0 for tiny).
+# scaling,profilers,checkpoint,checkpoint_hdf5,mlperf,validation), BENCH_WAIT (seconds to wait before each section
+# for the 1-minute load average to drop below 1.5; default 120 for small, 0 for tiny).
 BENCH_SCALE = $(or $(SCALE),small)
 BENCH_WAIT ?= $(if $(filter tiny,$(BENCH_SCALE)),0,120)
 

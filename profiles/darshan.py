@@ -38,7 +38,7 @@ from profiles.compare import (
     similarity,
 )
 from profiles.darshan_analyses import analyse
-from profiles.features import io_features, metadata_rate
+from profiles.features import access_sizes, io_features, metadata_rate
 
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
 
@@ -362,9 +362,10 @@ def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) 
             side = "kernel" if y > x else "dlio"
             diffs.append({"file": f, "field": "opens", "dlio": x, "kernel": y,
                           "class": classify("open", f, roots[side])})
+    is_data = set(data)
     for n in sorted(set(df) | set(kf)):  # a data file opened with no read (probe, lock test): never explained
         x, y = df.get(n, {}).get("opens", 0), kf.get(n, {}).get("opens", 0)
-        if n not in data and x != y:
+        if n not in is_data and x != y:
             diffs.append({"file": n, "field": "opens", "dlio": x, "kernel": y,
                           "class": classify("open", n, roots["kernel" if y > x else "dlio"], DATA)})
     for i, t in enumerate((d, k)):  # a child process of a launch: explained unless it touched data or checkpoints
@@ -412,8 +413,7 @@ def check_darshan(run: RunView) -> list[dict]:
                 rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "reads", "bytes", "h5f_opens")},
                              "h5d_reads": sum(x["reads"] for x in h5d.values()),
                              "h5d_bytes": sum(x["bytes"] for x in h5d.values()),
-                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
-                                                   for _ in range(row["accesses"][x])))})
+                             "sizes": access_sizes(row["accesses"])})
         for f in fields:
             x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
             if x != y:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from profiles import (
@@ -48,7 +50,7 @@ from profiles.compare import (
     result,
     similarity,
 )
-from profiles.features import io_features, metadata_rate
+from profiles.features import ReadStats, access_sizes, metadata_rate
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
 CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
@@ -74,17 +76,20 @@ def pydftracer_version(dlio_venv: Path) -> str | None:
 TRACE_RANK = re.compile(r"trace-(\d+)-of-\d+")
 
 
-def read_events(path: Path) -> list[dict]:
-    """A .pfw (or .pfw.gz) file: a JSON array written one event per line; tolerate a missing closing bracket and a
-    gzip stream cut short (a process that ended without finalising its tracer: DFTracer 2.x's helper processes).
-    Each event carries the rank its file name gives ("_file_rank", -1 when the name has none)."""
+def iter_events(path: Path, only: tuple[str, ...] = ()) -> Iterator[dict]:
+    """A .pfw (or .pfw.gz) file, one event at a time: a JSON array written one event per line; tolerate a missing
+    closing bracket and a gzip stream cut short (a process that ended without finalising its tracer: DFTracer 2.x's
+    helper processes). Each event carries the rank its file name gives ("_file_rank", -1 when the name has none).
+    only: decode just the lines holding one of these strings (a cheap first pass for the few events the others
+    need)."""
     m = TRACE_RANK.search(path.name)
     file_rank = int(m.group(1)) if m else -1
     opener = gzip.open if path.suffix == ".gz" else open
-    out = []
     with opener(path, "rt", errors="replace") as f:
         try:
             for line in f:
+                if only and not any(x in line for x in only):
+                    continue
                 line = line.strip().rstrip(",")
                 if not line.startswith("{"):
                     continue
@@ -93,10 +98,14 @@ def read_events(path: Path) -> list[dict]:
                 except json.JSONDecodeError:
                     continue  # a line cut by a crash; counted by nothing on purpose: the trace is best effort
                 e["_file_rank"] = file_rank
-                out.append(e)
+                yield e
         except (EOFError, gzip.BadGzipFile):
             pass  # the events before the cut are kept
-    return out
+
+
+def read_events(path: Path) -> list[dict]:
+    """Every event of a trace file (iter_events as a list)."""
+    return list(iter_events(path))
 
 
 def trace_files(outdir: Path) -> list[Path]:
@@ -114,10 +123,8 @@ def _num(x, default=0):
 COMPLETE = ("X", 1)
 
 
-def normalize(events: list[dict], side: str) -> list[dict]:
-    """Events -> {rank, pid, cat, name, ts (s), dur (s), fname, offset, count, ret}. The rank: for DLIO, its trace
-    file's name (else the pid field, DLIO 2.0.0 passing its rank as DFTracer 1.0's process id); for the kernel, its
-    rank_info region. The file name: args.fname (1.0) or args.fhash resolved through the "FH" events (2.x)."""
+def names(events: Iterable[dict]) -> tuple[dict[str, int], dict[str, str]]:
+    """pid -> rank (the kernel's rank_info regions) and file hash -> name (DFTracer 2.x's "FH" events)."""
     pid_rank: dict[str, int] = {}
     fnames: dict[str, str] = {}
     for e in events:
@@ -126,44 +133,60 @@ def normalize(events: list[dict], side: str) -> list[dict]:
             pid_rank[str(e.get("pid"))] = _num(a.get("rank"), -1)
         elif e.get("name") == "FH" and e.get("ph") not in COMPLETE:
             fnames[str(a.get("value"))] = a.get("name")
-    out = []
-    for e in events:
-        if e.get("ph") not in COMPLETE:
-            continue
-        a = e.get("args", {}) or {}
-        pid = str(e.get("pid"))
-        if side == "dlio":
-            rank = e["_file_rank"] if e.get("_file_rank", -1) >= 0 else _num(pid, -1)
-        else:
-            rank = pid_rank.get(pid, -1)
-        cat = e.get("cat", "")
-        name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
-        fname = a.get("fname") if "fname" in a else fnames.get(str(a.get("fhash"))) if "fhash" in a else None
-        out.append({"rank": rank, "pid": pid, "tid": str(e.get("tid")), "cat": cat, "name": name,
-                    "ts": _num(e.get("ts")) / 1e6, "dur": _num(e.get("dur")) / 1e6, "fname": fname,
-                    "offset": _num(a.get("offset"), -1), "count": _num(a.get("count"), -1),
-                    "ret": _num(a.get("ret"), -1)})
-    return out
+    return pid_rank, fnames
 
 
-def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None) -> dict:
+def normalize_one(e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str, str]) -> dict | None:
+    """One event normalized (normalize), None for one that is not a complete event."""
+    if e.get("ph") not in COMPLETE:
+        return None
+    a = e.get("args", {}) or {}
+    pid = str(e.get("pid"))
+    if side == "dlio":
+        rank = e["_file_rank"] if e.get("_file_rank", -1) >= 0 else _num(pid, -1)
+    else:
+        rank = pid_rank.get(pid, -1)
+    cat = e.get("cat", "")
+    name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+    fname = a.get("fname") if "fname" in a else fnames.get(str(a.get("fhash"))) if "fhash" in a else None
+    return {"rank": rank, "pid": pid, "tid": str(e.get("tid")), "cat": cat, "name": name,
+            "ts": _num(e.get("ts")) / 1e6, "dur": _num(e.get("dur")) / 1e6, "fname": fname,
+            "offset": _num(a.get("offset"), -1), "count": _num(a.get("count"), -1),
+            "ret": _num(a.get("ret"), -1)}
+
+
+def normalize(events: list[dict], side: str) -> list[dict]:
+    """Events -> {rank, pid, cat, name, ts (s), dur (s), fname, offset, count, ret}. The rank: for DLIO, its trace
+    file's name (else the pid field, DLIO 2.0.0 passing its rank as DFTracer 1.0's process id); for the kernel, its
+    rank_info region. The file name: args.fname (1.0) or args.fhash resolved through the "FH" events (2.x)."""
+    pid_rank, fnames = names(events)
+    return [n for e in events if (n := normalize_one(e, side, pid_rank, fnames)) is not None]
+
+
+class FileTable:
     """Per file under the data folder (path relative to it): opens, reads, bytes, access sizes and offsets; every
-    other POSIX call (but those on checkpoints: checkpoint_table) is kept as an 'other' row for classification."""
-    root = str(data_dir).rstrip("/") + "/"
-    croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
-    files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "reads": 0, "bytes": 0, "calls": Counter(),
-                                                  "accesses": Counter(), "read_time_s": 0.0})
-    other: Counter = Counter()
-    for e in events:
+    other POSIX call (but those on checkpoints: checkpoint_table) is kept as an 'other' row for classification.
+    Fed one normalized event at a time (add); its memory is the per-file table."""
+
+    def __init__(self, data_dir: Path, ckpt_dir: Path | None = None) -> None:
+        self.root = str(data_dir).rstrip("/") + "/"
+        self.croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
+        self.files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "reads": 0, "bytes": 0,
+                                                           "calls": Counter(), "accesses": Counter(),
+                                                           "read_time_s": 0.0})
+        self.other: Counter = Counter()
+        self.keys: dict[str, str] = {}
+
+    def add(self, e: dict) -> None:
         if e["cat"] != "POSIX":
-            continue
+            return
         f = e["fname"] or ""
-        if croot and f.startswith(croot):
-            continue
-        if not f.startswith(root):
-            other[(e["name"], f)] += 1
-            continue
-        row = files[f[len(root):]]
+        if self.croot and f.startswith(self.croot):
+            return
+        if not f.startswith(self.root):
+            self.other[(e["name"], f)] += 1
+            return
+        row = self.files[f[len(self.root):]]
         row["calls"][e["name"]] += 1
         if e["name"] in ("open", "openat"):
             row["opens"] += 1
@@ -172,11 +195,24 @@ def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None)
         elif e["name"] in READS:
             row["reads"] += 1
             row["bytes"] += max(e["ret"], 0)
-            row["accesses"][f"{e['offset']}+{e['count']}"] += 1
+            key = f"{e['offset']}+{e['count']}"
+            row["accesses"][self.keys.setdefault(key, key)] += 1  # one string per distinct access, not per file
             row["read_time_s"] += e["dur"]
-    return {"files": {k: {**v, "calls": dict(v["calls"]), "accesses": dict(v["accesses"])}
-                      for k, v in sorted(files.items())},
-            "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(other.items())]}
+
+    def result(self) -> dict:
+        """The table (its rows made in place: each file's row is not copied)."""
+        for v in self.files.values():
+            v["calls"], v["accesses"] = dict(v["calls"]), dict(v["accesses"])
+        return {"files": dict(sorted(self.files.items())),
+                "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(self.other.items())]}
+
+
+def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None) -> dict:
+    """FileTable over a list of normalized events."""
+    t = FileTable(data_dir, ckpt_dir)
+    for e in events:
+        t.add(e)
+    return t.result()
 
 
 # the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (DLIO writes <name> itself):
@@ -184,22 +220,25 @@ def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None)
 WRITES = {"write", "pwrite"}
 
 
-def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
+class CheckpointTable:
     """Per checkpoint file (name relative to the launch's checkpoint folder, the kernel's partial name mapped to its
     final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, reads (torch.load's
     read(2) calls), bytes read, the multiset of read sizes, lseeks (torch.load's and Python's buffered reader's), and
-    every call."""
-    root = str(ckpt_dir).rstrip("/") + "/"
-    files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "writes": 0, "bytes": 0, "fsyncs": 0,
-                                                  "write_sizes": Counter(), "reads": 0, "read_bytes": 0,
-                                                  "read_sizes": Counter(), "seeks": 0, "calls": Counter(),
-                                                  "write_time_s": 0.0,
-                                                  "read_time_s": 0.0})
-    for e in events:
+    every call. Fed one normalized event at a time."""
+
+    def __init__(self, ckpt_dir: Path) -> None:
+        self.root = str(ckpt_dir).rstrip("/") + "/"
+        self.files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "writes": 0, "bytes": 0,
+                                                           "fsyncs": 0, "write_sizes": Counter(), "reads": 0,
+                                                           "read_bytes": 0, "read_sizes": Counter(), "seeks": 0,
+                                                           "calls": Counter(), "write_time_s": 0.0,
+                                                           "read_time_s": 0.0})
+
+    def add(self, e: dict) -> None:
         f = e["fname"] or ""
-        if e["cat"] != "POSIX" or not f.startswith(root) or f == root.rstrip("/"):
-            continue
-        row = files[PARTIAL.sub("", f[len(root):])]
+        if e["cat"] != "POSIX" or not f.startswith(self.root) or f == self.root.rstrip("/"):
+            return
+        row = self.files[PARTIAL.sub("", f[len(self.root):])]
         row["calls"][e["name"]] += 1
         if e["name"] in ("open", "openat"):
             row["opens"] += 1
@@ -219,17 +258,41 @@ def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
             row["fsyncs"] += 1
         elif e["name"] == "lseek":
             row["seeks"] += 1
-    return {k: {**v, "write_sizes": dict(v["write_sizes"]), "read_sizes": dict(v["read_sizes"]),
-                "calls": dict(v["calls"])} for k, v in sorted(files.items())}
+
+    def result(self) -> dict:
+        return {k: {**v, "write_sizes": dict(v["write_sizes"]), "read_sizes": dict(v["read_sizes"]),
+                    "calls": dict(v["calls"])} for k, v in sorted(self.files.items())}
+
+
+def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
+    """CheckpointTable over a list of normalized events."""
+    t = CheckpointTable(ckpt_dir)
+    for e in events:
+        t.add(e)
+    return t.result()
+
+
+class Features:
+    """The DLIO paper's I/O features over the data-file reads of one side (profiles.features.ReadStats)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = str(data_dir).rstrip("/") + "/"
+        self.stats = ReadStats()
+
+    def add(self, e: dict) -> None:
+        if e["cat"] == "POSIX" and e["name"] in READS and (e["fname"] or "").startswith(self.root):
+            self.stats.add(e["pid"], e["fname"], e["offset"], max(e["ret"], 0), e["rank"], e["ts"], e["dur"])
+
+    def result(self) -> dict:
+        return self.stats.result()
 
 
 def features(events: list[dict], data_dir: Path) -> dict:
     """The DLIO paper's I/O features over the data-file reads of one side."""
-    root = str(data_dir).rstrip("/") + "/"
-    return io_features([{"proc": e["pid"], "file": e["fname"], "offset": e["offset"], "size": max(e["ret"], 0),
-                         "start": (e["rank"], e["ts"]), "dur": e["dur"]}
-                        for e in events if e["cat"] == "POSIX" and e["name"] in READS
-                        and (e["fname"] or "").startswith(root)])
+    t = Features(data_dir)
+    for e in events:
+        t.add(e)
+    return t.result()
 
 
 # a training epoch as each side marks it: DLIO 2.0.0's DLIOBenchmark._train (one call per epoch and rank), the kernel's
@@ -238,7 +301,7 @@ EPOCH_REGIONS = ("DLIOBenchmark._train", "train_epoch")
 DATA_CALLS = READS | {"write", "pwrite"}
 
 
-def epochs(events: list[dict]) -> list[tuple[float, float]]:
+def epochs(events: Iterable[dict]) -> list[tuple[float, float]]:
     """Epoch k = the k-th epoch region of every process that marks epochs (the ranks): [earliest start, latest end]
     (seconds)."""
     per_proc: dict[str, list] = defaultdict(list)
@@ -250,77 +313,169 @@ def epochs(events: list[dict]) -> list[tuple[float, float]]:
             for k in range(max((len(s) for s in spans), default=0))]
 
 
-def metadata(events: list[dict], data_dir: Path) -> dict:
+class Metadata:
     """The metadata rate (profiles.features.metadata_rate) per training epoch and over all of them, from the POSIX
     calls on the files under the data folder that move no data (every call but read/pread/write/pwrite: open, close,
     the stat family, lseek, ...; all processes), each counted in the epoch its start falls in; calls outside every
-    epoch (dataset discovery before training) are counted apart."""
-    root = str(data_dir).rstrip("/") + "/"
-    spans = epochs(events)
-    opens = [0] * len(spans)
-    meta = [0.0] * len(spans)
-    outside = {"opens": 0, "metadata_s": 0.0}
-    calls: Counter = Counter()
-    for e in events:
-        if e["cat"] != "POSIX" or e["name"] in DATA_CALLS or not (e["fname"] or "").startswith(root):
-            continue
-        calls[e["name"]] += 1
-        k = next((i for i, (a, b) in enumerate(spans) if a <= e["ts"] < b), None)
+    epoch (dataset discovery before training) are counted apart. The epochs are known before the events are fed
+    (the first pass over the traces)."""
+
+    def __init__(self, data_dir: Path, spans: list[tuple[float, float]]) -> None:
+        self.root = str(data_dir).rstrip("/") + "/"
+        self.spans = spans
+        self.opens = [0] * len(spans)
+        self.meta = [0.0] * len(spans)
+        self.outside = {"opens": 0, "metadata_s": 0.0}
+        self.calls: Counter = Counter()
+
+    def add(self, e: dict) -> None:
+        if e["cat"] != "POSIX" or e["name"] in DATA_CALLS or not (e["fname"] or "").startswith(self.root):
+            return
+        self.calls[e["name"]] += 1
+        k = next((i for i, (a, b) in enumerate(self.spans) if a <= e["ts"] < b), None)
         is_open = e["name"] in ("open", "openat")
         if k is None:
-            outside["opens"] += is_open
-            outside["metadata_s"] += e["dur"]
+            self.outside["opens"] += is_open
+            self.outside["metadata_s"] += e["dur"]
         else:
-            opens[k] += is_open
-            meta[k] += e["dur"]
-    return {"source": "DFTracer POSIX events on the files under the data folder; epochs from "
-                      f"{' / '.join(EPOCH_REGIONS)} regions",
-            "per_epoch": [metadata_rate(opens[k], meta[k], b - a, 1) for k, (a, b) in enumerate(spans)],
-            "all": metadata_rate(sum(opens), sum(meta), sum(b - a for a, b in spans) or None, len(spans) or None),
-            "outside_epochs": outside, "calls": dict(sorted(calls.items()))}
+            self.opens[k] += is_open
+            self.meta[k] += e["dur"]
+
+    def result(self) -> dict:
+        spans, opens, meta = self.spans, self.opens, self.meta
+        return {"source": "DFTracer POSIX events on the files under the data folder; epochs from "
+                          f"{' / '.join(EPOCH_REGIONS)} regions",
+                "per_epoch": [metadata_rate(opens[k], meta[k], b - a, 1) for k, (a, b) in enumerate(spans)],
+                "all": metadata_rate(sum(opens), sum(meta), sum(b - a for a, b in spans) or None,
+                                     len(spans) or None),
+                "outside_epochs": self.outside, "calls": dict(sorted(self.calls.items()))}
+
+
+def metadata(events: list[dict], data_dir: Path) -> dict:
+    """Metadata over a list of normalized events (its epochs from the same list)."""
+    t = Metadata(data_dir, epochs(events))
+    for e in events:
+        t.add(e)
+    return t.result()
 
 
 KIND = {"pread": "read", "read": "read", "open": "open", "openat": "open", "close": "close",
         "compute": "compute", "TorchFramework.compute": "compute"}
+# a lane of the timeline keeps at most this many events: beyond it, every s-th in trace order (s a power of two, so
+# the kept events are spread evenly over the lane), with the lane's exact count and seconds per kind beside them
+LANE_EVENTS = 20000
+
+
+class Timeline:
+    """Lanes per rank and process for the reports (times relative to the first event). A lane of more than
+    LANE_EVENTS events is sampled (every s-th event in trace order) and says so: "sampled": {"every", "events",
+    "counts", "seconds"} (the lane's whole event count, and its count and total duration per kind)."""
+
+    def __init__(self) -> None:
+        self.t0 = float("inf")
+        self.lanes: dict[tuple, list] = {}  # (rank, pid) -> [kept (ts, d, kind), stride, n, counts, seconds]
+
+    def add(self, e: dict) -> None:
+        self.t0 = min(self.t0, e["ts"])
+        kind = KIND.get(e["name"])
+        if kind is None:
+            return
+        lane = self.lanes.get((e["rank"], e["pid"]))
+        if lane is None:
+            lane = self.lanes[(e["rank"], e["pid"])] = [[], 1, 0, Counter(), Counter()]
+        d = round(e["dur"], 6)
+        if lane[2] % lane[1] == 0:
+            lane[0].append((e["ts"], d, kind))
+            if len(lane[0]) > LANE_EVENTS:
+                lane[0] = lane[0][::2]
+                lane[1] *= 2
+        lane[2] += 1
+        lane[3][kind] += 1
+        lane[4][kind] += d
+
+    def result(self) -> dict:
+        out = []
+        for (r, p), (kept, every, n, counts, secs) in sorted(self.lanes.items()):
+            lane = {"rank": r, "pid": _num(p, -1), "label": f"rank {r} pid {p}",
+                    "events": [{"t": round(t - self.t0, 6), "d": d, "kind": k} for t, d, k in kept]}
+            if every > 1:
+                lane["sampled"] = {"every": every, "events": n, "counts": dict(sorted(counts.items())),
+                                   "seconds": {k: round(v, 6) for k, v in sorted(secs.items())}}
+            out.append(lane)
+        return {"lanes": out}
 
 
 def timeline(events: list[dict]) -> dict:
-    """Lanes per rank and process for the reports (times relative to the first event)."""
-    if not events:
-        return {"lanes": []}
-    t0 = min(e["ts"] for e in events)
-    lanes: dict[tuple, list] = defaultdict(list)
+    """Timeline over a list of normalized events."""
+    t = Timeline()
     for e in events:
-        kind = KIND.get(e["name"])
-        if kind is None:
-            continue
-        lanes[(e["rank"], e["pid"])].append({"t": round(e["ts"] - t0, 6), "d": round(e["dur"], 6), "kind": kind})
-    return {"lanes": [{"rank": r, "pid": _num(p, -1), "label": f"rank {r} pid {p}", "events": ev}
-                      for (r, p), ev in sorted(lanes.items())]}
+        t.add(e)
+    return t.result()
+
+
+class ProcessOpens:
+    """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
+    process, for the order of reads within each process (a reader process reads its batches one sample at a time).
+    Keeps per process the open times (an array) and the names (each name one shared string)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = str(data_dir).rstrip("/") + "/"
+        self.seq: dict[tuple, tuple] = {}
+        self.names: dict[str, str] = {}
+
+    def add(self, e: dict) -> None:
+        if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(self.root):
+            s = self.seq.get((e["rank"], e["pid"]))
+            if s is None:
+                s = self.seq[(e["rank"], e["pid"])] = (array("d"), [])
+            s[0].append(e["ts"])
+            n = e["fname"][len(self.root):]
+            s[1].append(self.names.setdefault(n, n))
+
+    def result(self) -> dict:
+        out: dict[str, list] = defaultdict(list)
+        for (rank, _pid), (ts, files) in sorted(self.seq.items()):
+            out[str(rank)].append([files[i] for i in sorted(range(len(ts)), key=ts.__getitem__)])  # stable
+        return dict(out)
 
 
 def process_opens(events: list[dict], data_dir: Path) -> dict:
-    """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
-    process, for the order of reads within each process (a reader process reads its batches one sample at a time)."""
-    root = str(data_dir).rstrip("/") + "/"
-    seq: dict[tuple, list] = defaultdict(list)
-    for e in sorted(events, key=lambda e: e["ts"]):
-        if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(root):
-            seq[(e["rank"], e["pid"])].append(e["fname"][len(root):])
-    out: dict[str, list] = defaultdict(list)
-    for (rank, _pid), files in sorted(seq.items()):
-        out[str(rank)].append(files)
-    return dict(out)
+    """ProcessOpens over a list of normalized events."""
+    t = ProcessOpens(data_dir)
+    for e in events:
+        t.add(e)
+    return t.result()
+
+
+# the events the first pass decodes: the kernel's ranks, DFTracer 2.x's file names, the epoch regions
+FIRST_PASS = ("rank_info", '"FH"', *EPOCH_REGIONS)
 
 
 def parse(outdir: Path, side: str, data_dir: Path) -> dict:
-    events = normalize([e for p in trace_files(outdir) for e in read_events(p)], side)
+    """Every table of one launch's traces, streamed: a first pass decodes only the events the second needs before
+    it starts (ranks, file-name hashes, epochs); the second feeds each event to every table as it is read. Memory:
+    the per-file tables, the per-process open sequences, the reads' compact arrays (features) and a bounded
+    timeline, never the list of events."""
+    files = trace_files(outdir)
+    first = [e for p in files for e in iter_events(p, FIRST_PASS)]
+    pid_rank, fnames = names(first)
+    spans = epochs(n for e in first if (n := normalize_one(e, side, pid_rank, fnames)) is not None)
     ckpt = checkpoint_dir(outdir)
-    return {"side": side, "data_dir": str(data_dir), "events": len(events), "files": file_table(events, data_dir, ckpt),
-            "process_opens": process_opens(events, data_dir),
-            "checkpoints": checkpoint_table(events, ckpt),
-            "features": features(events, data_dir), "metadata": metadata(events, data_dir),
-            "timeline": timeline(events)}
+    tables = {"files": FileTable(data_dir, ckpt), "process_opens": ProcessOpens(data_dir),
+              "checkpoints": CheckpointTable(ckpt), "features": Features(data_dir),
+              "metadata": Metadata(data_dir, spans), "timeline": Timeline()}
+    feeds = [t.add for t in tables.values()]
+    n = 0
+    for p in files:
+        for e in iter_events(p):
+            ev = normalize_one(e, side, pid_rank, fnames)
+            if ev is None:
+                continue
+            n += 1
+            for add in feeds:
+                add(ev)
+    out = {k: t.result() for k, t in tables.items()}
+    return {"side": side, "data_dir": str(data_dir), "events": n, **out}
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
@@ -391,15 +546,15 @@ def check_dftracer(run: RunView) -> list[dict]:
     df, kf = d["files"]["files"], k["files"]["files"]
     names = sorted(set(df) | set(kf))
     data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
+    is_data = set(data)  # (a list's `in` made this check quadratic in the files: 100 s at 10^5)
     bad_files = 0
     for n in names:
         a, b = df.get(n), kf.get(n)
         for side, row in (("dlio", a), ("kernel", b)):
             if row is not None:
                 rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "closes", "reads", "bytes")},
-                             "sizes": dict(Counter(int(x.split("+")[1]) for x in row["accesses"]
-                                                   for _ in range(row["accesses"][x])))})
-        if n not in data:  # a directory or a file only probed: explained below
+                             "sizes": access_sizes(row["accesses"])})
+        if n not in is_data:  # a directory or a file only probed: explained below
             for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
                 diffs.append({"file": n, "field": call, "dlio": (a or {}).get("calls", {}).get(call, 0),
                               "kernel": (b or {}).get("calls", {}).get(call, 0),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,26 +76,101 @@ def rank_stderr_files(logdir: Path) -> dict[int, Path]:
 
 
 def rank_table(text: str) -> dict:
-    recs = parse(text)
-    blocks, stray = split_blocks(recs)
-    norm = [normalize_block(b) for b in blocks]
-    kinds = Counter(f"{r.mem} {r.op}" for r in recs)
-    draw = [r for r in recs if r.mem == "DRAW" and r.op == "Read"]
+    return rank_table_stream([text])
+
+
+# a record is < 100 characters: a match ending this far before the end of the text read so far cannot change when
+# more text is read (the stream is cut after it, and scanned again from there)
+_MARGIN = 4096
+_CHUNK = 1 << 22
+
+
+def _stream_records(chunks: Iterable[str]) -> Iterator[Record]:
+    """The records of a stream read in pieces: the same records, in the same order, as RECORD_RE over the whole
+    text (parse), holding one piece at a time. A match that ends within _MARGIN of the text read so far is scanned
+    again with the next piece; text without a record is dropped up to _MARGIN before the end."""
+    buf = ""
+    for chunk in chunks:
+        buf += chunk
+        end, cut = 0, None
+        for m in RECORD_RE.finditer(buf):
+            if m.end() > len(buf) - _MARGIN:
+                cut = m.start()
+                break
+            a, b, n, mem, op = m.groups()
+            yield Record(int(a), int(b), int(n), mem, op)
+            end = m.end()
+        buf = buf[cut if cut is not None else max(end, len(buf) - _MARGIN):]
+    for a, b, n, mem, op in RECORD_RE.findall(buf):
+        yield Record(int(a), int(b), int(n), mem, op)
+
+
+def rank_table_stream(chunks: Iterable[str]) -> dict:
+    """One rank's table from its stderr read in pieces: counts aggregated record by record, each open's block
+    normalized when the next open starts it. Equal blocks are one shared list (a rank that opens 10^6 files of a few
+    shapes holds a few blocks and 10^6 references), so memory follows the number of opens, not of records."""
+    n = stray = raw_reads = raw_bytes = read_bytes = 0
+    kinds: Counter = Counter()
+    blocks: list[list[str]] = []
+    shared: dict[tuple, list[str]] = {}
+    cur: list[Record] | None = None
+
+    def close(block: list[Record]) -> None:
+        t = normalize_block(block)
+        blocks.append(shared.setdefault(t, list(t)))
+
+    for r in _stream_records(chunks):
+        n += 1
+        kinds[f"{r.mem} {r.op}"] += 1
+        if r.op == "Read":
+            read_bytes += r.size
+            if r.mem == "DRAW":
+                raw_reads += 1
+                raw_bytes += r.size
+        if is_open(r):
+            if cur is not None:
+                close(cur)
+            cur = [r]
+        elif cur is not None:
+            cur.append(r)
+        else:
+            stray += 1
+    if cur is not None:
+        close(cur)
     return {
-        "records": len(recs),
+        "records": n,
         "stray_records": stray,
         "opens": len(blocks),
-        "raw_reads": len(draw),
-        "raw_read_bytes": sum(r.size for r in draw),
-        "read_bytes": sum(r.size for r in recs if r.op == "Read"),
+        "raw_reads": raw_reads,
+        "raw_read_bytes": raw_bytes,
+        "read_bytes": read_bytes,
         "record_kinds": dict(sorted(kinds.items())),
-        "blocks": [list(b) for b in norm],
+        "blocks": blocks,
     }
 
 
+def _chunks(path: Path) -> Iterator[str]:
+    with open(path, errors="replace") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
 def parse_dir(logdir: Path) -> dict:
-    """tables for every rank found under a launch's per-rank output directory"""
-    return {"ranks": {str(r): rank_table(p.read_text(errors="replace")) for r, p in rank_stderr_files(logdir).items()}}
+    """tables for every rank found under a launch's per-rank output directory (each stderr streamed)"""
+    return {"ranks": {str(r): rank_table_stream(_chunks(p)) for r, p in rank_stderr_files(logdir).items()}}
+
+
+def compact(tables: dict) -> dict:
+    """parse_dir's tables as stored: each rank's "blocks" as "block_set" (every distinct block once, in order of
+    first use) and "block_seq" (each open's index into it); common.rundir.loads_table reads them back as "blocks".
+    A rank of 10^6 opens of a few block shapes stores 10^6 small integers instead of 10^6 blocks."""
+    out = {}
+    for r, t in tables["ranks"].items():
+        ids: dict[tuple, int] = {}
+        seq = [ids.setdefault(tuple(b), len(ids)) for b in t["blocks"]]
+        out[r] = {**{k: v for k, v in t.items() if k != "blocks"}, "block_set": [list(b) for b in ids],
+                  "block_seq": seq}
+    return {**tables, "ranks": out}
 
 
 def record_table(tables: dict) -> dict[str, int]:
@@ -114,10 +190,33 @@ def _first_diff(a: list, b: list) -> int:
     return min(len(a), len(b))
 
 
+def _distinct(blocks: list) -> tuple[dict[int, list], Counter]:
+    """The distinct block objects in order of first use (a compact table's equal blocks are one shared list) and how
+    many opens each stands for: the work of a check is then per distinct block, not per open."""
+    first: dict[int, list] = {}
+    for b in blocks:
+        first.setdefault(id(b), b)
+    return first, Counter(map(id, blocks))
+
+
 def _records(blocks: list) -> Counter:
-    c = Counter(x for b in blocks for x in b if not x.startswith("SUPER-PROBE"))
+    """Every record of the blocks (superblock probes aside) with its count, in order of first appearance."""
+    first, n = _distinct(blocks)
+    c: Counter = Counter()
+    for i, b in first.items():
+        for x in b:
+            if not x.startswith("SUPER-PROBE"):
+                c[x] += n[i]
     c["opens"] = len(blocks)
     return c
+
+
+def _draw_sizes(blocks: list) -> list[int]:
+    """The raw reads' sizes, open by open, in order (each distinct block's computed once)."""
+    first, _ = _distinct(blocks)
+    sizes = {i: [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
+                 for x in b if x.endswith("DRAW Read")] for i, b in first.items()}
+    return [v for b in blocks for v in sizes[id(b)]]
 
 
 def _tensorflow(cfg: dict) -> bool:
@@ -200,8 +299,7 @@ def check_counts(run: RunView) -> list[dict]:
                 e_bytes = [b for s in segs for b in s["bytes"]]
                 tr = t["ranks"].get(str(r), {})
                 blocks = tr.get("blocks", [])
-                got = [int(x.split()[0].split("-")[1]) - int(x.split()[0].split("-")[0]) + 1
-                       for b in blocks for x in b if x.endswith("DRAW Read")]
+                got = _draw_sizes(blocks)
                 e = {"opens": sum(s["opens"] for s in segs), "raw_reads": len(e_bytes), "raw_bytes": sum(e_bytes)}
                 o = {"opens": tr.get("opens"), "raw_reads": tr.get("raw_reads"), "raw_bytes": tr.get("raw_read_bytes")}
                 name = f"counts.{side}.{prof}.rank{r}"
@@ -249,4 +347,4 @@ class LogVFD(Profile):
         return Wrapped(list(launch.argv), {**launch.env, "HDF5_DRIVER": "log"})
 
     def collect(self, done: Done) -> dict:
-        return {f"{done.step}-{done.side}.json": json.dumps(parse_dir(done.workdir / "ranks"))}
+        return {f"{done.step}-{done.side}.json": json.dumps(compact(parse_dir(done.workdir / "ranks")))}

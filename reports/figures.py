@@ -99,10 +99,30 @@ def runtime_bars(rows: list[dict], ax=None, title: str = "") -> Figure:
     return fig
 
 
+# the most events one lane of a timeline draws: beyond it, every k-th (a lane is ~900 pixels wide: more bars than
+# that draw nothing more, and a PDF of 10^5 bars takes seconds)
+LANE_POINTS = 2000
+
+
+def thin(lane: dict) -> tuple[list, str]:
+    """A lane's events to draw and its label: at most LANE_POINTS (every k-th in trace order), the label saying
+    which part of the lane's events is shown when it is not all of them."""
+    ev = lane.get("events", [])
+    total = int((lane.get("sampled") or {}).get("events", len(ev)))
+    k = -(-len(ev) // LANE_POINTS) if len(ev) > LANE_POINTS else 1
+    shown = ev[::k]
+    label = lane.get("label", "")
+    if len(shown) < total:
+        label += f" ({len(shown)} of {total} events)"
+    return shown, label
+
+
 def timelines(sides: list[dict]) -> Figure:
-    """sides: {title, lanes: [{label, events: [{t, d, kind}]}]}; one panel per side (each on its own time range, as
-    start-up differs by seconds), one lane per rank/worker; compute as a low grey band, I/O events drawn over it with
-    a minimum visible width so that sub-millisecond reads still show."""
+    """sides: {title, lanes: [{label, events: [{t, d, kind}], sampled?}]}; one panel per side (each on its own time
+    range, as start-up differs by seconds), one lane per rank/worker; compute as a low grey band, I/O events drawn
+    over it with a minimum visible width so that sub-millisecond reads still show. A lane draws at most
+    LANE_POINTS events (every k-th beyond that); a lane shown in part says so in its label ("1/k of N events"),
+    counting the sampling the trace's table already did."""
     n_lanes = [max(1, len(s["lanes"])) for s in sides]
     fig, axes = new_figure(9.0, 1.2 + 0.45 * sum(n_lanes) + 0.7 * len(sides), nrows=len(sides), ncols=1,
                            gridspec_kw={"height_ratios": n_lanes})
@@ -110,9 +130,12 @@ def timelines(sides: list[dict]) -> Figure:
     order = ["compute", "open", "read", "close", "other"]
     for ax, s in zip((a[0] for a in axes), sides, strict=True):
         lo, hi = float("inf"), 0.0
+        labels = []
         for y, lane in enumerate(s["lanes"]):
             by_kind: dict[str, list] = {}
-            for e in lane["events"]:
+            events, label = thin(lane)
+            labels.append(label)
+            for e in events:
                 t, d = float(e["t"]), max(float(e["d"]), 0.0)
                 by_kind.setdefault(e.get("kind", "other"), []).append((t, d))
                 lo, hi = min(lo, t), max(hi, t + d)
@@ -123,7 +146,7 @@ def timelines(sides: list[dict]) -> Figure:
                                edgecolors=color if io else "none", linewidth=0.7 if io else 0, zorder=3 if io else 1,
                                label=kind if kind not in seen else None)
                 seen.add(kind)
-        ax.set_yticks(range(len(s["lanes"])), [ln["label"] for ln in s["lanes"]], fontsize=8)
+        ax.set_yticks(range(len(s["lanes"])), labels, fontsize=8)
         ax.set_ylim(-0.6, len(s["lanes"]) - 0.4)
         ax.invert_yaxis()
         if hi > lo:
@@ -142,14 +165,24 @@ def timelines(sides: list[dict]) -> Figure:
     return fig
 
 
+# the most markers a per-file scatter draws per series (same / differs): files reading the same bytes on both sides
+# share one marker; beyond this many distinct markers, every k-th
+SCATTER_POINTS = 2000
+
+
 def files_scatter(points: list[dict], ax=None) -> Figure:
-    """points: {file, dlio: bytes, kernel: bytes, same: bool}; per file bytes DLIO vs kernel, diagonal = equal."""
+    """points: {file, dlio: bytes, kernel: bytes, same: bool}; per file bytes DLIO vs kernel, diagonal = equal. One
+    marker per distinct (DLIO, kernel) pair, at most SCATTER_POINTS per series; the legend gives the files and, when
+    fewer markers than files are drawn, the markers."""
     fig, ax = _fig_ax(ax, 5.5, 5.0)
     for same, color, lab in ((True, "#2b8a3e", "same"), (False, "#c92a2a", "differs")):
         ps = [p for p in points if p["same"] == same]
         if ps:
-            ax.scatter([max(p["dlio"], 1) for p in ps], [max(p["kernel"], 1) for p in ps], s=18, color=color,
-                       label=f"{lab} ({len(ps)} files)", alpha=0.8)
+            xy = list(dict.fromkeys((max(p["dlio"], 1), max(p["kernel"], 1)) for p in ps))
+            k = -(-len(xy) // SCATTER_POINTS) if len(xy) > SCATTER_POINTS else 1
+            xy = xy[::k]
+            note = f"{len(ps)} files" + (f", {len(xy)} markers" if len(xy) < len(ps) else "")
+            ax.scatter([x for x, _ in xy], [y for _, y in xy], s=18, color=color, label=f"{lab} ({note})", alpha=0.8)
     hi = max([max(p["dlio"], p["kernel"], 1) for p in points] + [10])
     ax.plot([1, hi], [1, hi], color="#888", lw=0.8, ls="--")
     ax.set_xscale("log")

@@ -296,8 +296,12 @@ def dftracer_section(run: RunData) -> list[Block]:
         miss = [SIDE_LABEL[s] for s in SIDES if s not in present]
         out.append(Para(f"No timeline for {', '.join(miss)}: " + absent_reason(run, "dftracer") + "."))
     rows = lane_rows(t, present)
+    long = any(ln.get("sampled") or len(ln.get("events", [])) > figures.LANE_POINTS
+               for s in present for ln in t[s].get("lanes", []))
     out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
-                    "started: reads, emulated compute, opens and closes."))
+                    "started: reads, emulated compute, opens and closes." +
+                    (f" A lane of more than {figures.LANE_POINTS} events is drawn in part (every k-th event; its "
+                     "label says how many of how many); the table counts every event." if long else "")))
     sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
     out.append(figures.FigureSpec("dftracer-timeline", "DFTracer timeline per side: one lane per rank/worker, "
                                   "colour = event kind", lambda: figures.timelines(sides)).render())

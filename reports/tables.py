@@ -157,10 +157,17 @@ def record_rows(tables: dict[str, dict | None], interleaved: bool = False,
     opens = {s: 0 for s in SIDES}
     for s in SIDES:
         for r in (tables.get(s) or {}).get("ranks", {}).values():
-            opens[s] += len(r.get("blocks", []))
-            for b in r.get("blocks", []):
+            blocks = r.get("blocks", [])
+            opens[s] += len(blocks)
+            # a compact table's equal blocks are one shared list (common.rundir.loads_table): each distinct block
+            # counted once, times the opens it stands for (the same counts and first-seen order as block by block)
+            first: dict[int, list] = {}
+            for b in blocks:
+                first.setdefault(id(b), b)
+            times = Counter(map(id, blocks))
+            for i, b in first.items():
                 for x in b:
-                    counts[s][x] += 1
+                    counts[s][x] += times[i]
                     order.setdefault(x, None)
     distinct: dict[str, set] = {}
     for x in order:
@@ -330,7 +337,10 @@ def lane_rows(t: dict[str, dict], present: list[str]) -> list[list[str]]:
         for lane in t[s].get("lanes", []):
             c: Counter = Counter()
             dur: Counter = Counter()
-            for e in lane.get("events", []):
+            if lane.get("sampled"):  # a long lane keeps a sample of its events and its exact counts beside them
+                c.update(lane["sampled"].get("counts", {}))
+                dur.update({k: float(v) for k, v in lane["sampled"].get("seconds", {}).items()})
+            for e in [] if lane.get("sampled") else lane.get("events", []):
                 c[e.get("kind", "other")] += 1
                 dur[e.get("kind", "other")] += float(e.get("d", 0.0))
             for k in sorted(c):

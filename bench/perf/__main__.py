@@ -27,6 +27,7 @@ from bench.perf import (
     readpath,
     report,
     scaling,
+    validation,
     vol,
 )
 from bench.perf.common import KERNEL, MIB, REPO, BenchError, Context, load_snapshot
@@ -34,7 +35,7 @@ from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
-            "mlperf": mlperf, "vol": vol}
+            "mlperf": mlperf, "vol": vol, "validation": validation}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -44,6 +45,9 @@ _CKPT_MODEL_SMALL = {**_CKPT_MODEL_TINY, "hidden_size": 1024, "ffn_hidden_size":
 
 # tiny: the CI smoke (every section, 1-3 repetitions, DLIO only where it is needed: < 3 min on 2 cores);
 # small: the measurement of record (minutes; ~30 DLIO launches)
+# the tree whose validation the streaming parsers replaced (bench/perf/validation.py measures both)
+VALIDATION_BASELINE = "672eac6"
+
 PRESETS = {
     "tiny": {
         "readpath": {"files": 16, "record_length": 4 * MIB, "repeat": 3},
@@ -62,6 +66,7 @@ PRESETS = {
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
         "vol": {"files": 8, "samples_per_file": 4, "record_length": 64 * 1024, "batch_size": 2, "epochs": 1,
                 "ranks": [2], "compute": [0.0, 0.01], "repeat": 1, "cold": False},
+        "validation": {"files": [1000], "mem_limit": 4 * 2**30},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -102,6 +107,8 @@ PRESETS = {
         # unet3d-like samples (DLIO's unet3d: 140 MiB per file, batch 7, 0.323 s) scaled to this machine
         "vol": {"files": 32, "samples_per_file": 1, "record_length": 8 * MIB, "batch_size": 2, "epochs": 1,
                 "ranks": [1, 2], "compute": [0.0, 0.02, 0.05, 0.1], "repeat": 3, "cold": True},
+        # validation at 10^3..10^5 data files, this tree and the last commit before streaming parsers (issue 26)
+        "validation": {"files": [1000, 10000, 100000], "mem_limit": 6 * 2**30, "baseline": VALIDATION_BASELINE},
     },
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.perf import plots
+from bench.perf import plots, validation
 
 MIB = 1024 * 1024
 
@@ -55,7 +55,7 @@ def figures(res: dict, out: Path) -> dict:
     made = {}
     draws = {"readpath": plots.readpath, "overhead": plots.overhead, "dlio": plots.dlio_breakdown,
              "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers,
-             "vol": plots.vol}
+             "vol": plots.vol, "validation": validation.plot}
     for name, draw in draws.items():
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
@@ -366,6 +366,7 @@ SECTIONS = (
     ("checkpoint_hdf5", "cases", _checkpoint_hdf5),
     ("mlperf", "sides", _mlperf),
     ("vol", "cases", _vol),
+    ("validation", "points", validation.markdown),
 )
 
 
