@@ -1,5 +1,6 @@
 /* Options table, defaults, file/--set parsing and whole-config validation. Nothing else parses config. */
 #include "config.h"
+#include "npz.h"
 #include "mutate.h"
 #include "tree.h"
 #include <ctype.h>
@@ -80,6 +81,10 @@ static const opt_t OPTS[] = {
     {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0,
      .help = "dataset root folder", .flags = OPT_STRIP_SLASH},
     {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, .help = "file name prefix"},
+    /* hdf5 (every entry) | npz (DLIO 3.x: np.savez files, data_generator/npz_generator.py:95-101 at f6796ed, read
+     * whole as its HDF5 files are: reader/npz_reader_iterable.py:50-54) */
+    {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
+     .help = "dataset format: hdf5 | npz (npz: DLIO 3.x entries, files written as np.savez writes them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
     {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, .help = "evaluation sub-folder"},
     {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0,
@@ -252,7 +257,6 @@ typedef struct {
 #define NOT_READ_BY_DLIO "no DLIO release reads it (utils/config.py LoadConfig)"
 static const known_t KNOWN[] = {
     {"model", NULL, NULL},
-    {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
     {"reader.multiprocessing_context", NULL, NULL},
@@ -1283,6 +1287,30 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (c->nrecord_dims && c->record_dims[0] / c->num_dset_per_record == 1)
         return fail(err, "key 'record-dims': a first dimension of 1 per dataset makes DLIO write 2-D datasets "
                     "(hdf5_generator.py:66-67 at v2.0.1): not emulated");
+    if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
+        return fail(err, "key 'format' (dataset.format): '%s' is not replayed: the kernel writes and reads hdf5, and npz "
+                    "for DLIO 3.x (entry 3.0.2)", c->format);
+    if (!strcmp(c->format, "npz")) {
+        if (strcmp(e->sample_read, "whole_file"))
+            return fail(err, "key 'format': npz is replayed for DLIO 3.x only (entries reading whole files, 3.0.2): "
+                        "DLIO %s reads npz files with np.load (reader/npz_reader.py), which the kernel does not replay",
+                        e->version);
+        const char *bad = c->naming == NAMING_H5BENCH ? "naming" : c->nrecord_dims ? "record-dims" :
+                          c->num_dset_per_record > 1 ? "num-dset-per-record" : c->chunking ? "chunking" :
+                          c->nchunk_dims ? "chunk-dims" : c->compression ? "compression" : c->subfiling ? "subfiling" :
+                          NULL;
+        if (bad)
+            return fail(err, "key '%s': not with format npz (DLIO 3.x's npz generator writes np.savez(x=(d1, d2, n) "
+                        "uint8, y=zeros) uncompressed: data_generator/npz_generator.py:88-101; compression is "
+                        "np.savez_compressed, not replayed)", bad);
+        int64_t d1 = dim_of(c->record_length);
+        double big = (double)d1 + 4.0 * (c->record_length_stdev > 0 ? (double)c->record_length_stdev / 2.0 /
+                                                                        (double)(d1 > 0 ? d1 : 1) : 0.0);
+        if (big * big * (double)c->num_samples_per_file > (double)NPZ_MAX_FILE)
+            return fail(err, "key 'record-length': npz files of up to %.0f bytes (mean + 4 stdev): CPython's zipfile "
+                        "writes zip64 central records past 2^31 - 1 bytes, which the kernel does not write",
+                        big * big * (double)c->num_samples_per_file);
+    }
     int64_t d = dim_of(c->record_length);
     if (d > 0 && (double)c->num_samples_per_file * (double)d * (double)d > 9.0e18)
         return fail(err, "key 'num-samples-per-file': %lld samples of %lld bytes overflow a 64-bit file size",
@@ -1309,11 +1337,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
             continue;
         if (c->naming == NAMING_H5BENCH)
             return fail(err, "key '%s': h5bench's naming has no sub-folders (naming=dlio)", p.subfolders_key);
-        if (strcmp(e->file_sharding, "index_slice"))
-            return fail(err, "key '%s': DLIO %s lists and shards files its own way (rank 0's listing, round-robin); "
-                        "sub-folders are emulated for the index-slice entries (2.x)", p.subfolders_key, e->version);
+        if (strcmp(e->file_sharding, "index_slice") && ph != PH_TRAIN)
+            return fail(err, "key '%s': DLIO %s's evaluation is not replayed", p.subfolders_key, e->version);
         /* data_generator.py:91 writes the files flat when n = 1; main.py:183-190 then sees a file, not a folder,
          * and fails assert (num_subfolders == 0) on every rank, whether it goes on to read or not (2.0.0) */
+        /* DLIO 3.x likewise: data_generator.py:350-358 writes flat when n = 1, main.py:377-381 then globs
+         * train/<each file>/ for *.<format> files and raises "Not enough dataset is found" (:469-472) */
         if (p.subfolders == 1 && p.num_files > 0)
             return fail(err, "key '%s': 1 sub-folder: DLIO writes the %s files flat (data_generator/data_generator.py:91) "
                         "and then fails its own assertion num_subfolders == 0 on every rank (main.py:190 at 2.0.0); "

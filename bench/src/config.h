@@ -22,6 +22,7 @@ typedef struct {
     int nrecord_dims, nchunk_dims;
     int64_t num_files_train, num_files_eval, num_samples_per_file;
     int64_t num_subfolders_train, num_subfolders_eval; /* > 1: file i lives in <folder>/<i mod n, padded>/ */
+    char format[16];                  /* hdf5 | npz (DLIO 3.x) */
     char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
     char records_dataset_name[256], labels_dataset_name[256];
     int chunking;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "gen.h"
 #include "mutate.h"
+#include "npz.h"
 #include "util.h"
 #include <errno.h>
 #include <math.h>
@@ -38,7 +39,7 @@ static const char *forbidden_folder(const char *real)
 static int is_dataset_name(const layout_t *L, const char *name)
 {
     const config_t *c = L->cfg;
-    const char *ext = c->naming == NAMING_H5BENCH ? "h5" : L->dlio->file_ext;
+    const char *ext = c->naming == NAMING_H5BENCH ? "h5" : L->ext;
     size_t pl = strlen(c->file_prefix);
     if (strncmp(name, c->file_prefix, pl) || name[pl] != '_')
         return 0;
@@ -186,6 +187,10 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
     int mutated = phase == PH_TRAIN && i == 0; /* MUTANTS gen-dims, gen-chunk (mutate.h): training file 0 only */
     if (mutated && c->mutant == MUT_GEN_DIMS)
         d2 += 1;
+    if (!strcmp(c->format, "npz")) { /* DLIO 3.x npz_generator.py:95-99: np.savez(out, x=(d1, d2, n), y=[0] * n) */
+        *bytes += npz_write(path, d1, d2, c->num_samples_per_file, buf, bufsize);
+        return;
+    }
     const driver_t *drv = driver_select(c, 1);
     hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
     hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
