@@ -83,6 +83,9 @@ static const opt_t OPTS[] = {
     {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, .help = "file name prefix"},
     /* hdf5 (every entry) | npz (DLIO 3.x: np.savez files, data_generator/npz_generator.py:95-101 at f6796ed, read
      * whole as its HDF5 files are: reader/npz_reader_iterable.py:50-54) */
+    {"odirect", "reader.odirect", T_BOOL, F(odirect), "false", "false", 0, 1,
+     .help = "DLIO 3.x, format npz: each sample's file read with O_DIRECT (npy_reader_odirect.py: a 4096-aligned "
+     "readv of the size rounded up)"},
     {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
      .help = "dataset format: hdf5 | npz (npz: DLIO 3.x entries, files written as np.savez writes them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
@@ -288,8 +291,10 @@ static const known_t KNOWN[] = {
     {"train.total_eval_steps", NULL, NOT_READ_BY_DLIO ": evaluation reads every evaluation batch"},
     {"evaluation.steps_between_evals", NULL, NOT_READ_BY_DLIO ": evaluation follows epochs, epochs_between_evals"},
     {"dataset.record_element_type", "uint8", "the kernel writes and reads uint8 samples"},
-    {"reader.odirect", "false", "DLIO's HDF5 reader refuses O_DIRECT (reader/reader_factory.py:42-43 at v2.0.1)"},
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
+    /* DLIO 3.x main.py:280-375: each rank names its files r, r+R, ... in index order (not the sorted listing) and
+     * pads sub-folders to len(str(S - 1)) digits where the generator pads to len(str(S)) */
+    {"dataset.skip_listing", "false", "DLIO 3.x's skip_listing file naming and order are not replayed"},
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
 
@@ -1290,6 +1295,11 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
         return fail(err, "key 'format' (dataset.format): '%s' is not replayed: the kernel writes and reads hdf5, and npz "
                     "for DLIO 3.x (entry 3.0.2)", c->format);
+    if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
+        return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
+                    "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,
+                    !strcmp(c->format, "hdf5") ? "refuses it (reader_factory.py:42-43 at f6796ed)"
+                                               : "with O_DIRECT is not replayed");
     if (!strcmp(c->format, "npz")) {
         if (strcmp(e->sample_read, "whole_file"))
             return fail(err, "key 'format': npz is replayed for DLIO 3.x only (entries reading whole files, 3.0.2): "

@@ -1,0 +1,120 @@
+"""MLCommons DLIO 3.x's npz training (MLPerf Storage v3.0 unet3d_b200) in the kernel's 3.0.2 entry: the files np.savez
+writes (checked against numpy's own np.savez, not against the kernel's code), their names and sub-folders, the order
+rank 0 lists them in (against the analytic model, which sorts DLIO's path strings: validate/model.py dlio3_listing),
+and the refusals. The real DLIO 3.x side runs in `make validate WORKLOAD=unet3d_b200 DLIO=<3.x checkout>`
+(docs/fidelity.md, MLCommons DLIO 3.x, rows 10-11)."""
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests import kernel
+from validate import model
+
+pytestmark = pytest.mark.slow
+
+
+def v3npz(data: Path, **kw) -> dict:
+    return kernel.tiny(data, **{"dlio-version": "3.0.2", "format": "npz", "num-files-eval": 0, "shuffle": "off",
+                                **kw})
+
+
+def numpy_savez(shape: tuple, spf: int) -> bytes:
+    """What DLIO 3.x's generator writes for one file (npz_generator.py:95-99): np.savez(out, x=records, y=[0] * n),
+    records uint8 of shape (d1, d2, n); the samples here zeros (the sample bytes are each side's own)."""
+    buf = io.BytesIO()
+    np.savez(buf, x=np.zeros(shape, np.uint8), y=[0] * spf)
+    return buf.getvalue()
+
+
+def x_data_span(raw: bytes) -> tuple[int, int]:
+    """x.npy's sample bytes in the file: after its local header, name, extra field and npy header."""
+    z = zipfile.ZipFile(io.BytesIO(raw))
+    x = z.getinfo("x.npy")
+    nlen, xlen = int.from_bytes(raw[26:28], "little"), int.from_bytes(raw[28:30], "little")
+    with z.open(x) as f:
+        np.lib.format.read_magic(f)
+        shape, _, _ = np.lib.format.read_array_header_1_0(f)
+        hdr = f.tell()
+    start = x.header_offset + 30 + nlen + xlen + hdr
+    return start, start + math.prod(shape)
+
+
+@pytest.mark.parametrize("spf,stdev", [(1, 488832), (3, 0)])
+def test_npz_files_are_numpys_bytes_but_the_samples(tmp_path, spf, stdev):
+    """Every file the kernel writes is byte for byte what np.savez writes for its shape, except x.npy's sample bytes
+    and the two copies of their CRC-32 (local header and central directory): zip layout, zip64 extra fields, npy
+    headers and padding, y.npy, central directory, end record; numpy reads it back with the shape DLIO draws."""
+    files, rl = 6, 1048576
+    sets = v3npz(tmp_path / "data", **{"num-files-train": files, "num-samples-per-file": spf, "record-length": rl,
+                                       "record-length-stdev": stdev, "generate-data": True, "train": False})
+    r = kernel.run(tmp_path, 2, sets)
+    assert r.rc == 0, r.proc.stderr
+    dim, scale = int(math.sqrt(rl)), stdev / 2.0 / math.sqrt(rl)
+    for i in range(files):
+        path = tmp_path / "data" / "train" / f"img_{i}_of_{files}.npz"
+        raw = path.read_bytes()
+        # data_generator.py:171-173 at f6796ed: rank q = i % 2 draws get_dimension after np.random.seed(10 + q)
+        np.random.seed(10 + i % 2)
+        d = [max(int(x), 1) for x in np.random.normal(dim, scale, 2 * files)] if stdev else [dim] * (2 * files)
+        shape = (d[2 * i], d[2 * i + 1], spf)
+        with np.load(path) as z:
+            assert z["x"].shape == shape and z["x"].dtype == np.uint8
+            assert z["y"].tolist() == [0] * spf and z["y"].dtype == np.int64
+        want = numpy_savez(shape, spf)
+        assert len(raw) == len(want), (path.name, len(raw), len(want))
+        lo, hi = x_data_span(want)
+        cd_x = want.index(b"PK\x01\x02")
+        crc = {14, 15, 16, 17} | {cd_x + 16 + k for k in range(4)}  # x.npy's CRC-32: local header, central entry
+        diff = [k for k in range(len(raw)) if raw[k] != want[k] and not lo <= k < hi and k not in crc]
+        assert not diff, (path.name, diff[:8])
+        assert zipfile.ZipFile(path).testzip() is None  # the CRCs the kernel wrote are those of its bytes
+
+
+def test_npz_subfolder_listing_order_is_dlio3s(tmp_path):
+    """3 sub-folders over 28 files (10, 9, 9): DLIO 3.x's rank 0 lists the paths sorted (sub-folder 0's files, then
+    1's, ...: main.py:371-419), deals them round-robin and reshards per epoch. The kernel's reads per rank, epoch and
+    pre-warm are the model's, which differ from the flat listing's (so this test tells the two apart)."""
+    files, ranks, S = 28, 2, 3
+    sets = v3npz(tmp_path / "data", **{"num-files-train": files, "num-samples-per-file": 1, "batch-size": 7,
+                                       "read-threads": 0, "epochs": 2, "random-seed": 42, "file-shuffle": "seed",
+                                       "seed-change-epoch": True,
+                                       "num-subfolders-train": S, "generate-data": True, "train": True})
+    r = kernel.run(tmp_path, ranks, sets)
+    assert r.rc == 0, r.proc.stderr
+    cfg = {"dataset": {"num_files_train": files, "num_samples_per_file": 1, "num_subfolders_train": S},
+           "reader": {"batch_size": 7, "read_threads": 0, "prefetch_size": 2, "file_shuffle": "seed"},
+           "train": {"epochs": 2, "seed": 42, "seed_change_epoch": True}}
+    want = model.workload_reads(cfg, ranks, "3.0.2")
+    flat = model.workload_reads({**cfg, "dataset": {**cfg["dataset"], "num_subfolders_train": 0}}, ranks, "3.0.2")
+    differs = False
+    for rank in range(ranks):
+        rows = r.samples(rank)
+        for seg, fseg in zip(want[rank], flat[rank], strict=True):
+            use = "prewarm" if seg["phase"] == "prewarm" else "step"
+            got = [int(x["sample"]) for x in rows if x["use"] == use and int(x["epoch"]) == seg["epoch"]]
+            assert got == seg["samples"], (rank, seg["phase"], seg["epoch"])
+            differs |= got != fseg["samples"]
+    assert differs, "the sub-folder listing order did not change what the ranks read: the test cannot tell"
+    for i in range(files):  # data_generator.py:350-353: train/<i % S padded to len(str(S))>/img_<i>_of_<N>.npz
+        assert (tmp_path / "data" / "train" / str(i % S) / f"img_{i:02d}_of_{files}.npz").is_file(), i
+
+
+@pytest.mark.parametrize("sets,key", [
+    ({"format": "jpeg"}, "'format'"),
+    ({"format": "npz", "dlio-version": "2.0.0"}, "'format'"),
+    ({"format": "npz", "compression": "gzip", "chunking": True}, "'chunking'"),
+    ({"format": "npz", "record-length": 3 * 2 ** 30}, "'record-length'"),
+    ({"format": "npz", "num-subfolders-train": 1}, "'num-subfolders-train'"),
+])
+def test_npz_refusals_name_the_key(tmp_path, sets, key):
+    s = v3npz(tmp_path / "data", **{"generate-data": True, "train": True, **sets})
+    r = kernel.run(tmp_path, 1, s)
+    assert r.rc == 2, r.proc.stderr
+    assert key in r.proc.stderr, r.proc.stderr
+    assert not (tmp_path / "data").exists()
