@@ -6,8 +6,12 @@ and the refusals. The real DLIO 3.x side runs in `make validate WORKLOAD=unet3d_
 from __future__ import annotations
 
 import io
+import json
 import math
+import re
+import shutil
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -106,8 +110,8 @@ def test_npz_subfolder_listing_order_is_dlio3s(tmp_path):
 
 
 @pytest.mark.parametrize("sets,key", [
-    ({"format": "jpeg"}, "'format'"),
-    ({"format": "npz", "dlio-version": "2.0.0"}, "'format'"),
+    ({"format": "jpeg"}, "'dataset.format'"),
+    ({"format": "npz", "dlio-version": "2.0.0"}, "'dataset.format'"),
     ({"format": "npz", "compression": "gzip", "chunking": True}, "'chunking'"),
     ({"format": "npz", "record-length": 3 * 2 ** 30}, "'record-length'"),
     ({"format": "npz", "num-subfolders-train": 1}, "'num-subfolders-train'"),
@@ -118,3 +122,108 @@ def test_npz_refusals_name_the_key(tmp_path, sets, key):
     assert r.rc == 2, r.proc.stderr
     assert key in r.proc.stderr, r.proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+NPZ_STRACE = json.loads((Path(__file__).parent / "data" / "dlio3-npz-strace" / "calls.json").read_text())
+OPEN = re.compile(r'open(?:at)?\(.*?"([^"]+\.npz)", ([A-Z_|]+)\) = (\d+)')
+IOV_LEN = re.compile(r"iov_len=(\d+)")
+CALL = re.compile(r"\d\d:\d\d:\d\d\.\d+ (\w+)\((.*)\) += (-?\d+)")
+
+
+def _norm(seq: str) -> str:
+    """A data-file open's calls with its size written S (each file has its own) and addresses dropped."""
+    def rd(m):
+        want, got = int(m.group(1)), int(m.group(2))
+        return "read(1)=0" if (want, got) == (1, 0) else "read(S+1)=S" if want == got + 1 else m.group(0)
+
+    def rv(m):
+        aligned = int(m.group(1)) == -(-int(m.group(2)) // 4096) * 4096
+        return f"readv(iov_len={'ceil4096(S)' if aligned else m.group(1)})=S"
+    seq = re.sub(r"read\((\d+)\)=(\d+)", rd, seq)
+    seq = re.sub(r"readv\(iov_len=(\d+)\)=(\d+)", rv, seq)
+    return re.sub(r"0x[0-9a-f]+", "ADDR", re.sub(r"st_size=\d+", "st_size=S", seq))
+
+
+def strace_opens(folder: Path) -> tuple[Counter, list[list[int]]]:
+    """Per data-file open in strace -ff -tt files: the calls on its descriptor (and stats of its path) to its close,
+    normalised; per process, the file indices in the order opened."""
+    seqs: Counter = Counter()
+    procs = []
+    for f in sorted(folder.glob("st.*")):
+        fd, cur, order, path = None, [], [], ""
+        for ln in f.read_text().splitlines():
+            m = OPEN.search(ln)
+            if m and fd is None:
+                path, fd, cur = m.group(1), m.group(3), [f"openat({m.group(2)})"]
+                order.append(int(re.search(r"img_(\d+)_of", path).group(1)))
+                continue
+            m = CALL.search(ln) if fd is not None else None
+            if not m:
+                continue
+            call, args, ret = m.groups()
+            if call in ("newfstatat", "statx", "stat") and path in args:
+                cur.append(f"{call}(path)")
+            elif args.split(",")[0] == fd:
+                if call == "readv":
+                    iov = IOV_LEN.search(args)
+                    cur.append(f"readv(iov_len={iov.group(1)})={ret}")
+                elif call in ("read", "pread64"):
+                    cur.append(f"{call}({args.split(',')[-1].strip()})={ret}")
+                elif call == "close":
+                    cur.append("close")
+                    seqs[_norm(" ".join(cur))] += 1
+                    fd = None
+                else:
+                    cur.append(f"{call}({','.join(a.strip() for a in args.split(',')[1:])})={ret}")
+        if order:
+            procs.append(order)
+    return seqs, procs
+
+
+def _npz_cfg() -> dict:
+    w = NPZ_STRACE["workload"]
+    return {"dataset": {k: w["dataset"][k] for k in ("num_files_train", "num_samples_per_file",
+                                                      "num_subfolders_train")},
+            "reader": {**w["reader"], "prefetch_size": 2}, "train": {**w["train"], "seed_change_epoch": True}}
+
+
+@pytest.mark.parametrize("mode", ["buffered", "odirect"])
+def test_model_reads_what_the_real_dlio3_read_from_npz(mode):
+    """The real DLIO 3.x on unet3d_b200 tiny (tests/data/dlio3-npz-strace, 1 read thread): each of its reader
+    processes (one per pre-warm and epoch, spawned anew) opened the files the model gives that iterator, in its order:
+    the sorted sub-folder listing's shard, resharded per epoch, and each pre-warm reading both batches of worker 0's
+    share (prefetch_factor 2), not one; with O_DIRECT the same files."""
+    want = model.workload_reads(_npz_cfg(), 2, "3.0.2")
+    segs = Counter(tuple(s["bytes"]) for r in want for s in want[r])
+    got = Counter(tuple(p) for p in NPZ_STRACE[mode]["process_opens"])
+    assert got == segs
+    assert all(len(s["bytes"]) == 14 and not s["prefetch_samples"] for r in want for s in want[r]
+               if s["phase"] == "prewarm")  # 2 batches of 7, no tolerance left
+
+
+@pytest.mark.parametrize("mode", ["buffered", "odirect"])
+def test_kernel_reads_npz_with_dlio3s_system_calls(tmp_path, mode):
+    """The kernel (3.0.2, format npz, its own dataset of the same shape) under strace: every data-file open is the
+    real DLIO 3.x's sequence of calls (buffered: CPython's open().read(); odirect: npy_reader_odirect.py's
+    O_DIRECT open, stat, one readv of the size rounded up to 4096, close), and each rank opens the files the model
+    gives its pre-warms and epoch, in order (its one reader process serves them all)."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed: the system-call comparison cannot run")
+    w = _npz_cfg()
+    sets = v3npz(tmp_path / "data", **{"num-files-train": w["dataset"]["num_files_train"], "num-samples-per-file": 1,
+                                       "num-subfolders-train": 3, "record-length": 1048576,
+                                       "record-length-stdev": 488832, "batch-size": 7, "read-threads": 1,
+                                       "file-shuffle": "seed", "epochs": 1, "random-seed": 123,
+                                       "seed-change-epoch": True, "generate-data": True, "train": False})
+    assert kernel.run(tmp_path, 2, sets, name="gen").rc == 0
+    sets.update({"generate-data": False, "train": True, "odirect": mode == "odirect"})
+    st = tmp_path / "st"
+    st.mkdir()
+    r = kernel.run(tmp_path, 2, sets, launcher=list(kernel.MPIRUN) + ["-np", "2", "strace", "-ff", "-tt", "-e",
+                   "trace=openat,open,read,readv,pread64,lseek,newfstatat,fstat,statx,stat,close,ioctl", "-o",
+                   str(st / "st")])
+    assert r.rc == 0, r.proc.stderr
+    seqs, procs = strace_opens(st)
+    assert set(seqs) == set(NPZ_STRACE[mode]["per_open"]), seqs
+    want = model.workload_reads(w, 2, "3.0.2")
+    assert Counter(tuple(p) for p in procs) == Counter(tuple(f for s in want[q] for f in s["bytes"]) for q in want)

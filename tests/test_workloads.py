@@ -188,7 +188,8 @@ def test_every_dlio_workload_config_is_accepted_or_refused_with_its_reason(tmp_p
         p = subprocess.run([BIN, "--config", str(f), "--set", "generate-data=true", "--dry-run", "--ranks", "2"],
                            capture_output=True, text=True, timeout=60)
         if n in DLIO3_ONLY:  # DLIO 2.0.0's unet3d_h100 is npz too; the kernel replays npz for DLIO 3.x only
-            assert p.returncode == 2 and "key 'format': npz is replayed for DLIO 3.x only" in p.stderr, (n, p.stderr)
+            want = "key 'dataset.format' (format): npz is replayed for DLIO 3.x only"
+            assert p.returncode == 2 and want in p.stderr, (n, p.stderr)
         elif n == "default":  # DLIO's 2 + 2 sub-folders, kept
             assert wl.config["dataset"]["num_subfolders_train"] == 2, wl.config["dataset"]
             assert p.returncode == 0, (n, p.stderr)

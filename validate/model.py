@@ -296,15 +296,27 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
         return {"phase": phase, "epoch": e, "samples": read[: used * bs], "prefetched": (n_batches - used) * bs,
                 "opens": len(read), "bytes": [s // spf for s in read]}
 
+    # The pre-warm's next(iter(loader)) then del (main.py:705-716, :809-820): torch's iterator queues
+    # prefetch_factor x W batches at once, batch k to worker k % W (prefetch_factor: torch_data_loader.py:741-752).
+    # Worker 0 reads batch 0 and takes its next queued index before the main process has received batch 0 and set
+    # the iterator's done event (torch/utils/data/_utils/worker.py _worker_loop skips an index only when the event is
+    # already set): it reads its whole share, batches 0, W, ..., (pf - 1) W. In the rank (W = 0): batch 0 only. The
+    # other workers' batches are read or not as far as each spawned worker got: "prefetched_max"/"prefetch_samples".
+    pf = (math.ceil(prefetch / rt) if prefetch > 0 else 2) if rt > 0 else 1
+    share = [j * max(rt, 1) for j in range(pf) if j * max(rt, 1) < batches]
+    racy = [b for b in range(min(window, batches)) if b not in share]
+
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
         segs = []
         for e in range(1, epochs + 2):
-            pre = seg(r, "prewarm", e, min(1, batches), min(1, batches))
-            pre["prefetched_max"] = (min(window, batches) - 1) * bs if batches else 0
-            # which samples those are: the batches after the first, of the list the pre-warm reads
-            pre["prefetch_samples"] = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][r]
-                                       for i in range(spf)][bs: bs + pre["prefetched_max"]]
+            pre = seg(r, "prewarm", e, 1, 1) if batches else seg(r, "prewarm", e, 0, 0)
+            order = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][r] for i in range(spf)]
+            pre["samples"] = [s for b in share for s in order[b * bs:(b + 1) * bs]]
+            pre["opens"], pre["bytes"] = len(pre["samples"]), [s // spf for s in pre["samples"]]
+            pre["prefetched_max"] = len(racy) * bs
+            # which samples those are: the other workers' batches of the window, in batch order
+            pre["prefetch_samples"] = [s for b in racy for s in order[b * bs:(b + 1) * bs]]
             segs.append(pre)
             if e <= epochs:
                 segs.append(seg(r, "train", e, fetched, steps))

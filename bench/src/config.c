@@ -1293,8 +1293,8 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
         return fail(err, "key 'record-dims': a first dimension of 1 per dataset makes DLIO write 2-D datasets "
                     "(hdf5_generator.py:66-67 at v2.0.1): not emulated");
     if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
-        return fail(err, "key 'format' (dataset.format): '%s' is not replayed: the kernel writes and reads hdf5, and npz "
-                    "for DLIO 3.x (entry 3.0.2)", c->format);
+        return fail(err, "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
+                    "and npz for DLIO 3.x (entry 3.0.2)", c->format);
     if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
         return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
                     "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,
@@ -1302,9 +1302,9 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                                                : "with O_DIRECT is not replayed");
     if (!strcmp(c->format, "npz")) {
         if (strcmp(e->sample_read, "whole_file"))
-            return fail(err, "key 'format': npz is replayed for DLIO 3.x only (entries reading whole files, 3.0.2): "
-                        "DLIO %s reads npz files with np.load (reader/npz_reader.py), which the kernel does not replay",
-                        e->version);
+            return fail(err, "key 'dataset.format' (format): npz is replayed for DLIO 3.x only (entries reading whole "
+                        "files, 3.0.2): DLIO %s reads npz files with np.load (reader/npz_reader.py), which the kernel "
+                        "does not replay; its HDF5 path is replayed (format hdf5)", e->version);
         const char *bad = c->naming == NAMING_H5BENCH ? "naming" : c->nrecord_dims ? "record-dims" :
                           c->num_dset_per_record > 1 ? "num-dset-per-record" : c->chunking ? "chunking" :
                           c->nchunk_dims ? "chunk-dims" : c->compression ? "compression" : c->subfiling ? "subfiling" :
