@@ -20,8 +20,6 @@ import pytest
 from tests import kernel
 from validate import model
 
-pytestmark = pytest.mark.slow
-
 
 def v3npz(data: Path, **kw) -> dict:
     return kernel.tiny(data, **{"dlio-version": "3.0.2", "format": "npz", "num-files-eval": 0, "shuffle": "off",
