@@ -26,56 +26,53 @@ def v3npz(data: Path, **kw) -> dict:
                                 **kw})
 
 
-def numpy_savez(shape: tuple, spf: int) -> bytes:
-    """What DLIO 3.x's generator writes for one file (npz_generator.py:95-99): np.savez(out, x=records, y=[0] * n),
-    records uint8 of shape (d1, d2, n); the samples here zeros (the sample bytes are each side's own)."""
-    buf = io.BytesIO()
-    np.savez(buf, x=np.zeros(shape, np.uint8), y=[0] * spf)
-    return buf.getvalue()
-
-
-def x_data_span(raw: bytes) -> tuple[int, int]:
-    """x.npy's sample bytes in the file: after its local header, name, extra field and npy header."""
-    z = zipfile.ZipFile(io.BytesIO(raw))
-    x = z.getinfo("x.npy")
-    nlen, xlen = int.from_bytes(raw[26:28], "little"), int.from_bytes(raw[28:30], "little")
-    with z.open(x) as f:
-        np.lib.format.read_magic(f)
-        shape, _, _ = np.lib.format.read_array_header_1_0(f)
-        hdr = f.tell()
-    start = x.header_offset + 30 + nlen + xlen + hdr
-    return start, start + math.prod(shape)
+def dlio_npz_files(files: int, ranks: int, spf: int, dims: list[int]) -> dict[int, bytes]:
+    """What DLIO 3.x's numpy path writes, recomputed with numpy: rank q's rng = default_rng(10 + q) draws each of its
+    files' seed, integers(0, 2**63), in its file order (data_generator.py:150-166 at f6796ed); file i's records are
+    gen_random_tensor((d1, d2, n), uint8, rng=default_rng(seed)): rng.random(float32) * 255 + 0, astype uint8
+    (utils/utility.py:656-660); the file np.savez(out, x=records, y=[0] * n) (npz_generator.py:88-97)."""
+    out = {}
+    for q in range(ranks):
+        rng = np.random.default_rng(10 + q)
+        for i in range(q, files, ranks):
+            seed = int(rng.integers(0, 2**63))
+            info = np.iinfo(np.uint8)
+            rec = np.random.default_rng(seed).random(size=(dims[2 * i], dims[2 * i + 1], spf), dtype=np.float32)
+            rec = (rec * (info.max - info.min) + info.min).astype(np.uint8)
+            buf = io.BytesIO()
+            np.savez(buf, x=rec, y=[0] * spf)
+            out[i] = buf.getvalue()
+    return out
 
 
 @pytest.mark.parametrize("spf,stdev", [(1, 488832), (3, 0)])
-def test_npz_files_are_numpys_bytes_but_the_samples(tmp_path, spf, stdev):
-    """Every file the kernel writes is byte for byte what np.savez writes for its shape, except x.npy's sample bytes
-    and the two copies of their CRC-32 (local header and central directory): zip layout, zip64 extra fields, npy
-    headers and padding, y.npy, central directory, end record; numpy reads it back with the shape DLIO draws."""
-    files, rl = 6, 1048576
+def test_npz_files_are_dlio3s_bytes(tmp_path, spf, stdev):
+    """Every file the kernel writes is, byte for byte, the file DLIO 3.x's numpy generator writes (recomputed with
+    numpy's own np.random and np.savez): zip layout, zip64 extra fields, npy headers, samples and CRC-32s; numpy
+    reads it back with the shape DLIO draws. (A DLIO with dgen-py or s3dlio installed writes other sample bytes:
+    docs/fidelity.md, MLCommons DLIO 3.x.)"""
+    files, ranks, rl = 6, 2, 65536
     sets = v3npz(tmp_path / "data", **{"num-files-train": files, "num-samples-per-file": spf, "record-length": rl,
                                        "record-length-stdev": stdev, "generate-data": True, "train": False})
-    r = kernel.run(tmp_path, 2, sets)
+    r = kernel.run(tmp_path, ranks, sets)
     assert r.rc == 0, r.proc.stderr
     dim, scale = int(math.sqrt(rl)), stdev / 2.0 / math.sqrt(rl)
+    dims = {}
+    for q in range(ranks):  # data_generator.py:150-152: get_dimension(total) after np.random.seed(10 + q)
+        np.random.seed(10 + q)
+        d = [max(int(x), 1) for x in np.random.normal(dim, scale, 2 * files)] if stdev else [dim] * (2 * files)
+        dims.update({k: d[k] for i in range(q, files, ranks) for k in (2 * i, 2 * i + 1)})
+    want = dlio_npz_files(files, ranks, spf, [dims[k] for k in range(2 * files)])
     for i in range(files):
         path = tmp_path / "data" / "train" / f"img_{i}_of_{files}.npz"
         raw = path.read_bytes()
-        # data_generator.py:171-173 at f6796ed: rank q = i % 2 draws get_dimension after np.random.seed(10 + q)
-        np.random.seed(10 + i % 2)
-        d = [max(int(x), 1) for x in np.random.normal(dim, scale, 2 * files)] if stdev else [dim] * (2 * files)
-        shape = (d[2 * i], d[2 * i + 1], spf)
         with np.load(path) as z:
-            assert z["x"].shape == shape and z["x"].dtype == np.uint8
+            assert z["x"].shape == (dims[2 * i], dims[2 * i + 1], spf) and z["x"].dtype == np.uint8
             assert z["y"].tolist() == [0] * spf and z["y"].dtype == np.int64
-        want = numpy_savez(shape, spf)
-        assert len(raw) == len(want), (path.name, len(raw), len(want))
-        lo, hi = x_data_span(want)
-        cd_x = want.index(b"PK\x01\x02")
-        crc = {14, 15, 16, 17} | {cd_x + 16 + k for k in range(4)}  # x.npy's CRC-32: local header, central entry
-        diff = [k for k in range(len(raw)) if raw[k] != want[k] and not lo <= k < hi and k not in crc]
-        assert not diff, (path.name, diff[:8])
-        assert zipfile.ZipFile(path).testzip() is None  # the CRCs the kernel wrote are those of its bytes
+        assert len(raw) == len(want[i]), (path.name, len(raw), len(want[i]))
+        diff = [k for k in range(len(raw)) if raw[k] != want[i][k]]
+        assert not diff, (path.name, len(diff), diff[:8])
+        assert zipfile.ZipFile(path).testzip() is None
 
 
 def test_npz_subfolder_listing_order_is_dlio3s(tmp_path):

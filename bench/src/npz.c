@@ -4,6 +4,7 @@
  * measured against a file np.savez wrote in DLIO 3.x's venv (numpy 2.4.6, Python 3.12.1: tests/test_dlio3_npz.py). */
 #define _GNU_SOURCE
 #include "npz.h"
+#include "pcg64.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -118,8 +119,10 @@ static void put_at(int fd, const void *p, size_t n, off_t at, const char *path)
         die(EXIT_RUNTIME, "write %s: %s", path, strerror(errno));
 }
 
-int64_t npz_write(const char *path, int64_t d1, int64_t d2, int64_t spf, const uint8_t *buf, size_t bufsize)
+int64_t npz_write(const char *path, int64_t d1, int64_t d2, int64_t spf, uint8_t *buf, size_t bufsize, uint64_t seed)
 {
+    pcg64_t g;
+    pcg64_seed(&g, seed); /* npz_generator.py:88-96 gen_random_tensor(shape, dtype, rng=default_rng(file_seed)) */
     if (npz_file_size(d1, d2, spf) > NPZ_MAX_FILE)
         die(EXIT_BADINPUT, "%s: an npz file of %lld bytes needs zip64 central records (over 2^31 - 1 bytes), which "
             "the kernel does not write", path, (long long)npz_file_size(d1, d2, spf));
@@ -144,6 +147,7 @@ int64_t npz_write(const char *path, int64_t d1, int64_t d2, int64_t spf, const u
         if (m == 0)
             for (int64_t left = payload; left > 0;) {
                 size_t n = (size_t)(left < (int64_t)bufsize ? left : (int64_t)bufsize);
+                pcg64_uint8_fill(&g, buf, n);
                 c = crc32(c, buf, (uInt)n);
                 put(fd, buf, n, path);
                 left -= (int64_t)n;
