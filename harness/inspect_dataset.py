@@ -1,12 +1,14 @@
 """Describe a generated dataset with h5py (run with the reference venv's Python): per file, its datasets with
 shape, dtype, layout, chunks and filters; an .npz file (DLIO 3.x's np.savez files) by its zip members: name,
-compression, offsets, sizes, the zip64 extra field and the npy header (shape, dtype, order, length), and the file's
-size. The members' CRC-32 is left out: it depends on the sample bytes, which each side draws its own way.
+compression, offsets, sizes, the zip64 extra field, the npy header (shape, dtype, order, length) and the member's
+CRC-32, as stored and as computed from the bytes on disk (the kernel replays the bytes of DLIO 3.x's numpy
+generator: equal CRCs say the samples are DLIO's), and the file's size.
 Usage: python inspect_dataset.py DATA_FOLDER > tables.json"""
 import json
 import struct
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 import h5py
@@ -44,6 +46,8 @@ def describe_npz(path: Path) -> dict:
                                "npy_version": list(version), "npy_header": hlen, "compress_type": i.compress_type,
                                "header_offset": i.header_offset, "data_offset": start, "size": i.file_size,
                                "compress_size": i.compress_size, "extra": extra.hex(), "flag_bits": i.flag_bits,
+                               "crc32_stored": f"{i.CRC:08x}",  # and of the bytes on disk (STORED members):
+                               "crc32": f"{zlib.crc32(raw[start:start + i.compress_size]):08x}",
                                "versions": [i.create_version, i.create_system, i.extract_version],
                                "date_time": list(i.date_time), "external_attr": i.external_attr}
     return out
