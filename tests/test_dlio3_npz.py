@@ -222,3 +222,28 @@ def test_kernel_reads_npz_with_dlio3s_system_calls(tmp_path, mode):
     assert set(seqs) == set(NPZ_STRACE[mode]["per_open"]), seqs
     want = model.workload_reads(w, 2, "3.0.2")
     assert Counter(tuple(p) for p in procs) == Counter(tuple(f for s in want[q] for f in s["bytes"]) for q in want)
+
+
+def test_skip_listing_deals_files_in_index_order(tmp_path):
+    """dataset.skip_listing (main.py:280-305 at f6796ed): no listing, rank r names files r, r+R, ... in index order
+    even in sub-folders (where the listing would sort them by path): the kernel's reads are the model's, and differ
+    from the sorted listing's. With 10 sub-folders DLIO's names (len(str(9)) digits) miss the generator's
+    (len(str(10))): refused, exit 2."""
+    files, ranks = 28, 2
+    sets = v3npz(tmp_path / "data", **{"num-files-train": files, "num-samples-per-file": 1, "batch-size": 7,
+                                       "read-threads": 0, "epochs": 1, "random-seed": 42, "file-shuffle": "seed",
+                                       "seed-change-epoch": True, "num-subfolders-train": 3, "skip-listing": True,
+                                       "generate-data": True, "train": True})
+    r = kernel.run(tmp_path, ranks, sets)
+    assert r.rc == 0, r.proc.stderr
+    cfg = {"dataset": {"num_files_train": files, "num_samples_per_file": 1, "num_subfolders_train": 3,
+                       "skip_listing": True},
+           "reader": {"batch_size": 7, "read_threads": 0, "prefetch_size": 2, "file_shuffle": "seed"},
+           "train": {"epochs": 1, "seed": 42, "seed_change_epoch": True}}
+    want = model.workload_reads(cfg, ranks, "3.0.2")
+    listed = model.workload_reads({**cfg, "dataset": {**cfg["dataset"], "skip_listing": False}}, ranks, "3.0.2")
+    got = {q: [int(x["sample"]) for x in r.samples(q) if x["use"] in ("prewarm", "step")] for q in range(ranks)}
+    assert got == {q: [s for seg in want[q] for s in seg["samples"]] for q in range(ranks)}
+    assert got != {q: [s for seg in listed[q] for s in seg["samples"]] for q in range(ranks)}
+    bad = kernel.run(tmp_path, 1, {**sets, "num-subfolders-train": 10}, name="bad")
+    assert bad.rc == 2 and "key 'skip-listing'" in bad.proc.stderr, bad.proc.stderr

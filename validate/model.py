@@ -211,11 +211,14 @@ def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
     return out
 
 
-def dlio3_listing(nfiles: int, subfolders: int = 0, fmt: str = "hdf5") -> list[int]:
+def dlio3_listing(nfiles: int, subfolders: int = 0, fmt: str = "hdf5", skip_listing: bool = False) -> list[int]:
     """The file indices in the order rank 0 of MLCommons DLIO 3.x (f6796ed) lists them: data_generator.py:350-359
     writes file i as train/<i % S padded to len(str(S))>/img_<i padded to len(str(N))>_of_<N>.<format> when S > 1
     (else train/img_...), main.py:371-419 lists the sub-folders sorted, globs each and sorts the whole listing by path
-    (:403-404, :431-446 flat likewise). Computed on the path strings, as DLIO sorts them."""
+    (:403-404, :431-446 flat likewise). Computed on the path strings, as DLIO sorts them. With dataset.skip_listing
+    (:280-305) nothing is listed: rank r names files r, r+R, ... in index order, sub-folders or not."""
+    if skip_listing:
+        return list(range(nfiles))
     nd, nds = len(str(nfiles)), len(str(subfolders))
     names = {(f"train/{str(i % subfolders).zfill(nds)}/" if subfolders > 1 else "train/") +
              f"img_{str(i).zfill(nd)}_of_{nfiles}.{fmt}": i for i in range(nfiles)}
@@ -223,14 +226,15 @@ def dlio3_listing(nfiles: int, subfolders: int = 0, fmt: str = "hdf5") -> list[i
 
 
 def dlio3_file_lists(nfiles: int, ranks: int, seed: int, epochs: int, reshard: bool,
-                     seed_change_epoch: bool = True, subfolders: int = 0) -> list[list[list[int]]]:
+                     seed_change_epoch: bool = True, subfolders: int = 0,
+                     skip_listing: bool = False) -> list[list[list[int]]]:
     """[epoch - 1][rank] -> the rank's training files, for epochs 1..epochs, as MLCommons DLIO 3.x (f6796ed) holds
     them. main.py:274-278 rank 0's listing dealt round-robin (position i to rank i % R), :483-484 trimmed to
     floor(N/R) per rank; utils/config.py:1135-1138 reconfigure(epoch) (before epoch 1, main.py:699, and after every
     epoch, :802) reshards with file_shuffle given: :1083-1110 every rank np.random.seed(seed + epoch) (seed without
     seed_change_epoch), np.random.shuffle(its paths), buckets[(i + rank) % R], mpi.alltoall (the buckets received
     in source-rank order), then np.random.seed(seed + epoch + rank * 31) and shuffle. Computed on names, as DLIO."""
-    names = [f"f{i}" for i in dlio3_listing(nfiles, subfolders)]
+    names = [f"f{i}" for i in dlio3_listing(nfiles, subfolders, skip_listing=skip_listing)]
     lists = [[n for i, n in enumerate(names) if i % ranks == r][: nfiles // ranks] for r in range(ranks)]
     out = []
     for e in range(1, epochs + 1):
@@ -280,7 +284,9 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
     if bool(dotted_get(cfg, "workflow.evaluation", False)):
         raise UnknownRelease(f"the analytic model has DLIO {rel}'s training reads only, not its evaluation")
     subfolders = int(dotted_get(cfg, "dataset.num_subfolders_train", 0))
-    lists = dlio3_file_lists(ntrain, ranks, seed, epochs + 1, reshard, sce, subfolders)
+    raw = dotted_get(cfg, "dataset.skip_listing", False)  # utils/config.py:1607-1612
+    skip = raw.strip().lower() in ("true", "1", "yes", "on") if isinstance(raw, str) else bool(raw)
+    lists = dlio3_file_lists(ntrain, ranks, seed, epochs + 1, reshard, sce, subfolders, skip)
     local = (ntrain // ranks) * spf
     batches = local // bs
     steps = min(batches, tts) if tts > 0 else batches

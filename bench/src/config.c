@@ -86,6 +86,9 @@ static const opt_t OPTS[] = {
     {"odirect", "reader.odirect", T_BOOL, F(odirect), "false", "false", 0, 1,
      .help = "DLIO 3.x, format npz: each sample's file read with O_DIRECT (npy_reader_odirect.py: a 4096-aligned "
      "readv of the size rounded up)"},
+    /* DLIO 3.x main.py:280-305: no listing; rank r names its files r, r+R, ... in index order (shard.c) */
+    {"skip-listing", "dataset.skip_listing", T_BOOL, F(skip_listing), "false", "false", 0, 1,
+     .help = "DLIO 3.x: no directory listing, files dealt to the ranks in index order (sub-folders or not)"},
     {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
      .help = "dataset format: hdf5 | npz (npz: DLIO 3.x entries, files written as np.savez writes them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
@@ -292,9 +295,7 @@ static const known_t KNOWN[] = {
     {"evaluation.steps_between_evals", NULL, NOT_READ_BY_DLIO ": evaluation follows epochs, epochs_between_evals"},
     {"dataset.record_element_type", "uint8", "the kernel writes and reads uint8 samples"},
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
-    /* DLIO 3.x main.py:280-375: each rank names its files r, r+R, ... in index order (not the sorted listing) and
-     * pads sub-folders to len(str(S - 1)) digits where the generator pads to len(str(S)) */
-    {"dataset.skip_listing", "false", "DLIO 3.x's skip_listing file naming and order are not replayed"},
+    {"dataset.listing_validation_interval", NULL, NULL}, /* DLIO 3.x skip_listing: rank 0's existence checks */
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
 
@@ -1295,6 +1296,19 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
         return fail(err, "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
                     "and npz for DLIO 3.x (entry 3.0.2)", c->format);
+    if (c->skip_listing && strcmp(e->file_sharding, "round_robin"))
+        return fail(err, "key 'skip-listing' (dataset.skip_listing): a DLIO 3.x key (main.py:280-305 at f6796ed); "
+                    "DLIO %s lists the files", e->version);
+    /* main.py:294-298 pads sub-folder k to len(str(S - 1)) digits, the generator to len(str(S)) (data_generator.py
+     * :325, :355): with S a power of 10 DLIO names files that are not there */
+    if (c->skip_listing && c->num_subfolders_train > 1) {
+        char a[32], b[32];
+        if (snprintf(a, sizeof a, "%lld", (long long)c->num_subfolders_train) !=
+            snprintf(b, sizeof b, "%lld", (long long)c->num_subfolders_train - 1))
+            return fail(err, "key 'skip-listing': with %lld sub-folders DLIO 3.x names sub-folder k with %d digits "
+                        "(main.py:294-298) where its generator wrote %d (data_generator.py:325, :355): its files are "
+                        "not found", (long long)c->num_subfolders_train, (int)strlen(b), (int)strlen(a));
+    }
     if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
         return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
                     "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,

@@ -33,6 +33,7 @@ typedef struct {
     int64_t batch_size, batch_size_eval, read_threads, prefetch_size;
     int sample_shuffle, file_shuffle; /* enum shuffle_mode */
     int odirect;                      /* reader.odirect (DLIO 3.x npz: reader.c read_odirect) */
+    int skip_listing;                 /* dataset.skip_listing (DLIO 3.x: files in index order, shard.c) */
     int file_shuffle_given;           /* reader.file_shuffle was given, whatever its value: MLCommons DLIO 3.x keeps the
                                        * YAML string (utils/config.py:1671-1672), so `is not Shuffle.OFF` holds even
                                        * for "off" (:1137) and only an absent key leaves the files unresharded */

@@ -403,7 +403,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
     if (!tf && c->ordering == ORDER_DLIO && strcmp(L->dlio->file_sharding, "round_robin") == 0) {
         R->ordering = &ORDERING_ROUND_ROBIN;
-        shard_init(&R->shard, c->num_files_train, nranks, c->num_subfolders_train);
+        shard_init(&R->shard, c->num_files_train, nranks, c->skip_listing ? 0 : c->num_subfolders_train);
         R->rr_order = xcalloc((size_t)(R->shard.per_rank * c->num_samples_per_file) + 1, sizeof *R->rr_order,
                               "the rank's sample order");
     }
