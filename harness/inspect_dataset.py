@@ -1,7 +1,14 @@
 """Describe a generated dataset with h5py (run with the reference venv's Python): per file, its datasets with
-shape, dtype, layout, chunks and filters. Usage: python inspect_dataset.py DATA_FOLDER > tables.json"""
+shape, dtype, layout, chunks and filters; an .npz file (DLIO 3.x's np.savez files) by its zip members: name,
+compression, offsets, sizes, the zip64 extra field, the npy header (shape, dtype, order, length) and the member's
+CRC-32, as stored and as computed from the bytes on disk (the kernel replays the bytes of DLIO 3.x's numpy
+generator: equal CRCs say the samples are DLIO's), and the file's size.
+Usage: python inspect_dataset.py DATA_FOLDER > tables.json"""
 import json
+import struct
 import sys
+import zipfile
+import zlib
 from pathlib import Path
 
 import h5py
@@ -20,6 +27,32 @@ def describe(path: Path) -> dict:
     return out
 
 
+def describe_npz(path: Path) -> dict:
+    import numpy.lib.format as npf
+    out = {"file_size": path.stat().st_size}
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        for i in z.infolist():
+            # the local header: 30 bytes, then the name and its extra field (numpy: a zip64 one, force_zip64=True)
+            nlen, xlen = struct.unpack_from("<HH", raw, i.header_offset + 26)
+            extra = raw[i.header_offset + 30 + nlen: i.header_offset + 30 + nlen + xlen]
+            start = i.header_offset + 30 + nlen + xlen
+            with z.open(i) as f:
+                version = npf.read_magic(f)
+                shape, fortran, dtype = (npf.read_array_header_1_0 if version == (1, 0) else
+                                         npf.read_array_header_2_0)(f)
+                hlen = f.tell()
+            out[i.filename] = {"shape": list(shape), "dtype": dtype.str, "fortran_order": fortran,
+                               "npy_version": list(version), "npy_header": hlen, "compress_type": i.compress_type,
+                               "header_offset": i.header_offset, "data_offset": start, "size": i.file_size,
+                               "compress_size": i.compress_size, "extra": extra.hex(), "flag_bits": i.flag_bits,
+                               "crc32_stored": f"{i.CRC:08x}",  # and of the bytes on disk (STORED members):
+                               "crc32": f"{zlib.crc32(raw[start:start + i.compress_size]):08x}",
+                               "versions": [i.create_version, i.create_system, i.extract_version],
+                               "date_time": list(i.date_time), "external_attr": i.external_attr}
+    return out
+
+
 def main(folder: str) -> int:
     root = Path(folder)
     files = {}
@@ -27,8 +60,8 @@ def main(folder: str) -> int:
         if p.is_file():
             rel = p.relative_to(root).as_posix()
             try:
-                files[rel] = describe(p)
-            except OSError as e:
+                files[rel] = describe_npz(p) if p.suffix == ".npz" else describe(p)
+            except (OSError, zipfile.BadZipFile, ValueError) as e:
                 files[rel] = {"error": str(e)}
     json.dump({"folder": str(root), "files": files}, sys.stdout, indent=1)
     return 0

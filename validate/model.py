@@ -212,15 +212,30 @@ def tf_workload_reads(cfg: dict, ranks: int) -> dict[int, list[dict]]:
     return out
 
 
+def dlio3_listing(nfiles: int, subfolders: int = 0, fmt: str = "hdf5", skip_listing: bool = False) -> list[int]:
+    """The file indices in the order rank 0 of MLCommons DLIO 3.x (f6796ed) lists them: data_generator.py:350-359
+    writes file i as train/<i % S padded to len(str(S))>/img_<i padded to len(str(N))>_of_<N>.<format> when S > 1
+    (else train/img_...), main.py:371-419 lists the sub-folders sorted, globs each and sorts the whole listing by path
+    (:403-404, :431-446 flat likewise). Computed on the path strings, as DLIO sorts them. With dataset.skip_listing
+    (:280-305) nothing is listed: rank r names files r, r+R, ... in index order, sub-folders or not."""
+    if skip_listing:
+        return list(range(nfiles))
+    nd, nds = len(str(nfiles)), len(str(subfolders))
+    names = {(f"train/{str(i % subfolders).zfill(nds)}/" if subfolders > 1 else "train/") +
+             f"img_{str(i).zfill(nd)}_of_{nfiles}.{fmt}": i for i in range(nfiles)}
+    return [names[n] for n in sorted(names)]
+
+
 def dlio3_file_lists(nfiles: int, ranks: int, seed: int, epochs: int, reshard: bool,
-                     seed_change_epoch: bool = True) -> list[list[list[int]]]:
+                     seed_change_epoch: bool = True, subfolders: int = 0,
+                     skip_listing: bool = False) -> list[list[list[int]]]:
     """[epoch - 1][rank] -> the rank's training files, for epochs 1..epochs, as MLCommons DLIO 3.x (f6796ed) holds
     them. main.py:274-278 rank 0's listing dealt round-robin (position i to rank i % R), :483-484 trimmed to
     floor(N/R) per rank; utils/config.py:1135-1138 reconfigure(epoch) (before epoch 1, main.py:699, and after every
     epoch, :802) reshards with file_shuffle given: :1083-1110 every rank np.random.seed(seed + epoch) (seed without
     seed_change_epoch), np.random.shuffle(its paths), buckets[(i + rank) % R], mpi.alltoall (the buckets received
     in source-rank order), then np.random.seed(seed + epoch + rank * 31) and shuffle. Computed on names, as DLIO."""
-    names = [f"f{i}" for i in range(nfiles)]
+    names = [f"f{i}" for i in dlio3_listing(nfiles, subfolders, skip_listing=skip_listing)]
     lists = [[n for i, n in enumerate(names) if i % ranks == r][: nfiles // ranks] for r in range(ranks)]
     out = []
     for e in range(1, epochs + 1):
@@ -269,7 +284,10 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
     reshard = dotted_get(cfg, "reader.file_shuffle", None) is not None
     if bool(dotted_get(cfg, "workflow.evaluation", False)):
         raise UnknownRelease(f"the analytic model has DLIO {rel}'s training reads only, not its evaluation")
-    lists = dlio3_file_lists(ntrain, ranks, seed, epochs + 1, reshard, sce)
+    subfolders = int(dotted_get(cfg, "dataset.num_subfolders_train", 0))
+    raw = dotted_get(cfg, "dataset.skip_listing", False)  # utils/config.py:1607-1612
+    skip = raw.strip().lower() in ("true", "1", "yes", "on") if isinstance(raw, str) else bool(raw)
+    lists = dlio3_file_lists(ntrain, ranks, seed, epochs + 1, reshard, sce, subfolders, skip)
     local = (ntrain // ranks) * spf
     batches = local // bs
     steps = min(batches, tts) if tts > 0 else batches
@@ -285,15 +303,27 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
         return {"phase": phase, "epoch": e, "samples": read[: used * bs], "prefetched": (n_batches - used) * bs,
                 "opens": len(read), "bytes": [s // spf for s in read]}
 
+    # The pre-warm's next(iter(loader)) then del (main.py:705-716, :809-820): torch's iterator queues
+    # prefetch_factor x W batches at once, batch k to worker k % W (prefetch_factor: torch_data_loader.py:741-752).
+    # Worker 0 reads batch 0 and takes its next queued index before the main process has received batch 0 and set
+    # the iterator's done event (torch/utils/data/_utils/worker.py _worker_loop skips an index only when the event is
+    # already set): it reads its whole share, batches 0, W, ..., (pf - 1) W. In the rank (W = 0): batch 0 only. The
+    # other workers' batches are read or not as far as each spawned worker got: "prefetched_max"/"prefetch_samples".
+    pf = (math.ceil(prefetch / rt) if prefetch > 0 else 2) if rt > 0 else 1
+    share = [j * max(rt, 1) for j in range(pf) if j * max(rt, 1) < batches]
+    racy = [b for b in range(min(window, batches)) if b not in share]
+
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
         segs = []
         for e in range(1, epochs + 2):
-            pre = seg(r, "prewarm", e, min(1, batches), min(1, batches))
-            pre["prefetched_max"] = (min(window, batches) - 1) * bs if batches else 0
-            # which samples those are: the batches after the first, of the list the pre-warm reads
-            pre["prefetch_samples"] = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][r]
-                                       for i in range(spf)][bs: bs + pre["prefetched_max"]]
+            pre = seg(r, "prewarm", e, 1, 1) if batches else seg(r, "prewarm", e, 0, 0)
+            order = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][r] for i in range(spf)]
+            pre["samples"] = [s for b in share for s in order[b * bs:(b + 1) * bs]]
+            pre["opens"], pre["bytes"] = len(pre["samples"]), [s // spf for s in pre["samples"]]
+            pre["prefetched_max"] = len(racy) * bs
+            # which samples those are: the other workers' batches of the window, in batch order
+            pre["prefetch_samples"] = [s for b in racy for s in order[b * bs:(b + 1) * bs]]
             segs.append(pre)
             if e <= epochs:
                 segs.append(seg(r, "train", e, fetched, steps))

@@ -1,5 +1,6 @@
 /* Options table, defaults, file/--set parsing and whole-config validation. Nothing else parses config. */
 #include "config.h"
+#include "npz.h"
 #include "mutate.h"
 #include "tree.h"
 #include <ctype.h>
@@ -80,6 +81,16 @@ static const opt_t OPTS[] = {
     {"data-folder", "dataset.data_folder", T_STR, F(data_folder), "./data", "./data", 0, 0,
      .help = "dataset root folder", .flags = OPT_STRIP_SLASH},
     {"file-prefix", "dataset.file_prefix", T_STR, F(file_prefix), "img", "img", 0, 0, .help = "file name prefix"},
+    /* hdf5 (every entry) | npz (DLIO 3.x: np.savez files, data_generator/npz_generator.py:95-101 at f6796ed, read
+     * whole as its HDF5 files are: reader/npz_reader_iterable.py:50-54) */
+    {"odirect", "reader.odirect", T_BOOL, F(odirect), "false", "false", 0, 1,
+     .help = "DLIO 3.x, format npz: each sample's file read with O_DIRECT (npy_reader_odirect.py: a 4096-aligned "
+     "readv of the size rounded up)"},
+    /* DLIO 3.x main.py:280-305: no listing; rank r names its files r, r+R, ... in index order (shard.c) */
+    {"skip-listing", "dataset.skip_listing", T_BOOL, F(skip_listing), "false", "false", 0, 1,
+     .help = "DLIO 3.x: no directory listing, files dealt to the ranks in index order (sub-folders or not)"},
+    {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
+     .help = "dataset format: hdf5 | npz (npz: DLIO 3.x entries, files written as np.savez writes them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
     {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, .help = "evaluation sub-folder"},
     {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0,
@@ -255,7 +266,6 @@ typedef struct {
 #define NOT_READ_BY_DLIO "no DLIO release reads it (utils/config.py LoadConfig)"
 static const known_t KNOWN[] = {
     {"model", NULL, NULL},
-    {"dataset.format", "hdf5", "the kernel reads and writes HDF5 only"},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
     {"reader.multiprocessing_context", NULL, NULL},
@@ -287,8 +297,8 @@ static const known_t KNOWN[] = {
     {"train.total_eval_steps", NULL, NOT_READ_BY_DLIO ": evaluation reads every evaluation batch"},
     {"evaluation.steps_between_evals", NULL, NOT_READ_BY_DLIO ": evaluation follows epochs, epochs_between_evals"},
     {"dataset.record_element_type", "uint8", "the kernel writes and reads uint8 samples"},
-    {"reader.odirect", "false", "DLIO's HDF5 reader refuses O_DIRECT (reader/reader_factory.py:42-43 at v2.0.1)"},
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
+    {"dataset.listing_validation_interval", NULL, NULL}, /* DLIO 3.x skip_listing: rank 0's existence checks */
 };
 #define NKNOWN (sizeof KNOWN / sizeof KNOWN[0])
 
@@ -1298,6 +1308,48 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (c->nrecord_dims && c->record_dims[0] / c->num_dset_per_record == 1)
         return fail(err, "key 'record-dims': a first dimension of 1 per dataset makes DLIO write 2-D datasets "
                     "(hdf5_generator.py:66-67 at v2.0.1): not emulated");
+    if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
+        return fail(err, "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
+                    "and npz for DLIO 3.x (entry 3.0.2)", c->format);
+    if (c->skip_listing && strcmp(e->file_sharding, "round_robin"))
+        return fail(err, "key 'skip-listing' (dataset.skip_listing): a DLIO 3.x key (main.py:280-305 at f6796ed); "
+                    "DLIO %s lists the files", e->version);
+    /* main.py:294-298 pads sub-folder k to len(str(S - 1)) digits, the generator to len(str(S)) (data_generator.py
+     * :325, :355): with S a power of 10 DLIO names files that are not there */
+    if (c->skip_listing && c->num_subfolders_train > 1) {
+        char a[32], b[32];
+        if (snprintf(a, sizeof a, "%lld", (long long)c->num_subfolders_train) !=
+            snprintf(b, sizeof b, "%lld", (long long)c->num_subfolders_train - 1))
+            return fail(err, "key 'skip-listing': with %lld sub-folders DLIO 3.x names sub-folder k with %d digits "
+                        "(main.py:294-298) where its generator wrote %d (data_generator.py:325, :355): its files are "
+                        "not found", (long long)c->num_subfolders_train, (int)strlen(b), (int)strlen(a));
+    }
+    if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
+        return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
+                    "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,
+                    !strcmp(c->format, "hdf5") ? "refuses it (reader_factory.py:42-43 at f6796ed)"
+                                               : "with O_DIRECT is not replayed");
+    if (!strcmp(c->format, "npz")) {
+        if (strcmp(e->sample_read, "whole_file"))
+            return fail(err, "key 'dataset.format' (format): npz is replayed for DLIO 3.x only (entries reading whole "
+                        "files, 3.0.2): DLIO %s reads npz files with np.load (reader/npz_reader.py), which the kernel "
+                        "does not replay; its HDF5 path is replayed (format hdf5)", e->version);
+        const char *bad = c->naming == NAMING_H5BENCH ? "naming" : c->nrecord_dims ? "record-dims" :
+                          c->num_dset_per_record > 1 ? "num-dset-per-record" : c->chunking ? "chunking" :
+                          c->nchunk_dims ? "chunk-dims" : c->compression ? "compression" : c->subfiling ? "subfiling" :
+                          NULL;
+        if (bad)
+            return fail(err, "key '%s': not with format npz (DLIO 3.x's npz generator writes np.savez(x=(d1, d2, n) "
+                        "uint8, y=zeros) uncompressed: data_generator/npz_generator.py:88-101; compression is "
+                        "np.savez_compressed, not replayed)", bad);
+        int64_t d1 = dim_of(c->record_length);
+        double big = (double)d1 + 4.0 * (c->record_length_stdev > 0 ? (double)c->record_length_stdev / 2.0 /
+                                                                        (double)(d1 > 0 ? d1 : 1) : 0.0);
+        if (big * big * (double)c->num_samples_per_file > (double)NPZ_MAX_FILE)
+            return fail(err, "key 'record-length': npz files of up to %.0f bytes (mean + 4 stdev): CPython's zipfile "
+                        "writes zip64 central records past 2^31 - 1 bytes, which the kernel does not write",
+                        big * big * (double)c->num_samples_per_file);
+    }
     int64_t d = dim_of(c->record_length);
     if (d > 0 && (double)c->num_samples_per_file * (double)d * (double)d > 9.0e18)
         return fail(err, "key 'num-samples-per-file': %lld samples of %lld bytes overflow a 64-bit file size",
@@ -1324,11 +1376,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
             continue;
         if (c->naming == NAMING_H5BENCH)
             return fail(err, "key '%s': h5bench's naming has no sub-folders (naming=dlio)", p.subfolders_key);
-        if (strcmp(e->file_sharding, "index_slice"))
-            return fail(err, "key '%s': DLIO %s lists and shards files its own way (rank 0's listing, round-robin); "
-                        "sub-folders are emulated for the index-slice entries (2.x)", p.subfolders_key, e->version);
+        if (strcmp(e->file_sharding, "index_slice") && ph != PH_TRAIN)
+            return fail(err, "key '%s': DLIO %s's evaluation is not replayed", p.subfolders_key, e->version);
         /* data_generator.py:91 writes the files flat when n = 1; main.py:183-190 then sees a file, not a folder,
          * and fails assert (num_subfolders == 0) on every rank, whether it goes on to read or not (2.0.0) */
+        /* DLIO 3.x likewise: data_generator.py:350-358 writes flat when n = 1, main.py:377-381 then globs
+         * train/<each file>/ for *.<format> files and raises "Not enough dataset is found" (:469-472) */
         if (p.subfolders == 1 && p.num_files > 0)
             return fail(err, "key '%s': 1 sub-folder: DLIO writes the %s files flat (data_generator/data_generator.py:91) "
                         "and then fails its own assertion num_subfolders == 0 on every rank (main.py:190 at 2.0.0); "

@@ -22,6 +22,7 @@ typedef struct {
     int nrecord_dims, nchunk_dims;
     int64_t num_files_train, num_files_eval, num_samples_per_file;
     int64_t num_subfolders_train, num_subfolders_eval; /* > 1: file i lives in <folder>/<i mod n, padded>/ */
+    char format[16];                  /* hdf5 | npz (DLIO 3.x) */
     char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
     char records_dataset_name[256], labels_dataset_name[256];
     int chunking;
@@ -31,6 +32,8 @@ typedef struct {
     /* reader */
     int64_t batch_size, batch_size_eval, read_threads, prefetch_size;
     int sample_shuffle, file_shuffle; /* enum shuffle_mode */
+    int odirect;                      /* reader.odirect (DLIO 3.x npz: reader.c read_odirect) */
+    int skip_listing;                 /* dataset.skip_listing (DLIO 3.x: files in index order, shard.c) */
     int file_shuffle_given;           /* reader.file_shuffle was given, whatever its value: MLCommons DLIO 3.x keeps the
                                        * YAML string (utils/config.py:1671-1672), so `is not Shuffle.OFF` holds even
                                        * for "off" (:1137) and only an absent key leaves the files unresharded */

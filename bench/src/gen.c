@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "gen.h"
 #include "mutate.h"
+#include "npz.h"
+#include "pcg64.h"
 #include "util.h"
 #include <errno.h>
 #include <math.h>
@@ -38,7 +40,7 @@ static const char *forbidden_folder(const char *real)
 static int is_dataset_name(const layout_t *L, const char *name)
 {
     const config_t *c = L->cfg;
-    const char *ext = c->naming == NAMING_H5BENCH ? "h5" : L->dlio->file_ext;
+    const char *ext = c->naming == NAMING_H5BENCH ? "h5" : L->ext;
     size_t pl = strlen(c->file_prefix);
     if (strncmp(name, c->file_prefix, pl) || name[pl] != '_')
         return 0;
@@ -177,8 +179,8 @@ static void write_records(hid_t f, const char *dname, hid_t fs, hid_t dcpl, hid_
     H5_CHECK(H5Dclose(ds), path, EXIT_RUNTIME);
 }
 
-static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *buf, size_t bufsize, const char *path,
-                      int64_t *bytes)
+static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, size_t bufsize, const char *path,
+                      int64_t *bytes, uint64_t npz_seed)
 {
     const config_t *c = L->cfg;
     int64_t d1, d2;
@@ -186,6 +188,10 @@ static void write_one(const layout_t *L, int phase, int64_t i, const uint8_t *bu
     int mutated = phase == PH_TRAIN && i == 0; /* MUTANTS gen-dims, gen-chunk (mutate.h): training file 0 only */
     if (mutated && c->mutant == MUT_GEN_DIMS)
         d2 += 1;
+    if (!strcmp(c->format, "npz")) { /* DLIO 3.x npz_generator.py:95-99: np.savez(out, x=(d1, d2, n), y=[0] * n) */
+        *bytes += npz_write(path, d1, d2, c->num_samples_per_file, buf, bufsize, npz_seed);
+        return;
+    }
     const driver_t *drv = driver_select(c, 1);
     hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
     hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
@@ -312,6 +318,11 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     uint8_t *buf = xmalloc(bufsize, "the generation buffer");
     fill_random(buf, bufsize, (uint64_t)c->random_seed * 1000003u + (uint64_t)rank);
     out->created = xcalloc((size_t)(total / nranks + 2), sizeof *out->created, "the list of generated files");
+    /* npz (DLIO 3.x data_generator.py:150-166): rank q's rng = default_rng(10 + q) draws each of its files' seed,
+     * integers(0, 2**63), in its file order (train then eval, i = q, q+R, ...) */
+    int npz = !strcmp(c->format, "npz");
+    pcg64_t rank_rng;
+    pcg64_seed(&rank_rng, 10u + (uint64_t)rank);
     for (int64_t g = rank; g < total; g += nranks) {
         int phase = g < L->nfiles[PH_TRAIN] ? PH_TRAIN : PH_EVAL;
         int64_t i = phase == PH_TRAIN ? g : g - L->nfiles[PH_TRAIN];
@@ -325,7 +336,8 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
         unlink(tmp); /* our own leftover name only (pid-specific) */
         err_ctx()->partial = tmp; /* a failure from here on removes it (die) */
-        write_one(L, phase, i, buf, bufsize, tmp, &out->bytes);
+        uint64_t npz_seed = npz ? pcg64_int63(&rank_rng) : 0;
+        write_one(L, phase, i, buf, bufsize, tmp, &out->bytes, npz_seed);
         if (!c->subfiling && rename(tmp, path) != 0)
             die(EXIT_RUNTIME, "rename %s -> %s: %s", tmp, path, strerror(errno));
         err_ctx()->partial = NULL;

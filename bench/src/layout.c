@@ -25,6 +25,8 @@ void layout_init(layout_t *L, const config_t *c)
         die(EXIT_BADINPUT, "key 'dlio-version': no entry for '%s'", c->dlio_version);
     L->nfiles[PH_TRAIN] = c->num_files_train;
     L->nfiles[PH_EVAL] = c->num_files_eval;
+    /* DLIO 3.x names files .<format> (data_generator/data_generator.py:354-359 at f6796ed) */
+    L->ext = !strcmp(c->format, "npz") ? "npz" : L->dlio->file_ext;
     /* DLIO: dimension = int(sqrt(record_length)); stdev = record_length_stdev / 2 / sqrt(record_length).
      * Without a stdev every file has the same dimensions: nothing is stored (a config with 10^9 files costs no
      * memory); with one, the draws are sequential, so they are stored (config_validate bounds the file count). */
@@ -119,7 +121,7 @@ void layout_path(const layout_t *L, int phase, int64_t i, char *out, size_t outl
         w = snprintf(out, outlen, "%s/%s_%lld_of_%lld.h5", dir, c->file_prefix, (long long)i + 1, (long long)n);
     else /* DLIO: 0-based, zero-padded to the digits of N */
         w = snprintf(out, outlen, "%s/%s_%0*lld_of_%lld.%s", dir, c->file_prefix, ndigits(n), (long long)i,
-                     (long long)n, L->dlio->file_ext);
+                     (long long)n, L->ext);
     if (w < 0 || (size_t)w >= outlen)
         die(EXIT_BADINPUT, "key 'data-folder': file path too long (%d characters)", w);
 }

@@ -11,6 +11,7 @@ typedef struct {
     const config_t *cfg;
     const dlio_entry_t *dlio;
     int64_t nfiles[2];    /* train, eval */
+    const char *ext;      /* the data files' extension: the entry's (hdf5), or npz (format npz) */
     int64_t dim1, dim2;   /* every file's sample dimensions when record-length-stdev is 0: int(sqrt(record-length))
                              twice, or record-dims (d1 / num-dset-per-record, d2) */
     int64_t *dims;        /* record-length-stdev > 0: 2 x (train+eval) drawn dimensions, DLIO's order; else NULL */

@@ -9,13 +9,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static void read_h5py(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
 static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
+static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc);
 
 void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L, uint32_t stream_seed)
 {
@@ -28,7 +31,8 @@ void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L
     const driver_t *d = driver_select(c, 0);
     r->fapl = d->fapl(c);
     r->dxpl = d->dxpl(c);
-    r->read_sample = strcmp(L->dlio->sample_read, "whole_file") == 0 ? read_whole_file : read_h5py;
+    r->read_sample = strcmp(L->dlio->sample_read, "whole_file") ? read_h5py : c->odirect ? read_odirect
+                                                                                       : read_whole_file;
     nprand_seed(&r->pre_rng, stream_seed);
 }
 
@@ -169,6 +173,50 @@ static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample
     acc->meta_s += (t1 - t0) + (now() - t2);
     acc->read_s += t2 - t1;
     acc->bytes += (int64_t)got;
+    acc->reads += 1;
+    acc->opens += 1;
+}
+
+/* MLCommons DLIO 3.x with reader.odirect (npz): reader/reader_factory.py:94-96 NPZReaderODIRECT, whose open
+ * (reader/npz_reader_odirect.py:43-48) is NPYReaderODirect.odirect_read (reader/npy_reader_odirect.py:49-69):
+ * os.open(path, O_RDONLY | O_DIRECT) (CPython adds O_CLOEXEC), os.path.getsize(path) (a stat of the path), a buffer
+ * aligned to 4096 bytes of the size rounded up to 4096, one os.readv(fd, [buffer]) that must return the file's size,
+ * os.close. read_type on_demand (reader_handler.py:113-119): one such open per sample, closed after it. */
+#define ODIRECT_ALIGN 4096
+static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, io_acc_t *acc)
+{
+    (void)sample;
+    double t0 = now();
+    int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0)
+        die(EXIT_BADINPUT, "cannot open %s with O_DIRECT (reader.odirect): %s", path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0)
+        die(EXIT_RUNTIME, "stat %s: %s", path, strerror(errno));
+    size_t want = ((size_t)st.st_size + ODIRECT_ALIGN - 1) / ODIRECT_ALIGN * ODIRECT_ALIGN;
+    if (want > r->bufsize || ((uintptr_t)r->buf % ODIRECT_ALIGN)) {
+        free(r->buf);
+        void *b = NULL;
+        if (posix_memalign(&b, ODIRECT_ALIGN, want ? want : ODIRECT_ALIGN) != 0)
+            die(EXIT_RUNTIME, "out of memory for an O_DIRECT buffer of %zu bytes (%s)", want, path);
+        r->buf = b, r->bufsize = want;
+    }
+    struct iovec iov = {.iov_base = r->buf, .iov_len = want};
+    double t1 = now();
+    ssize_t n;
+    do
+        n = readv(fd, &iov, 1);
+    while (n < 0 && errno == EINTR);
+    double t2 = now();
+    if (n < 0)
+        die(EXIT_RUNTIME, "readv %s (O_DIRECT, %zu bytes): %s", path, want, strerror(errno));
+    if (n != (ssize_t)st.st_size) /* npy_reader_odirect.py:62-63 raises IOError */
+        die(EXIT_RUNTIME, "readv %s (O_DIRECT): %zd bytes, not the file's %lld", path, n, (long long)st.st_size);
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "close %s: %s", path, strerror(errno));
+    acc->meta_s += (t1 - t0) + (now() - t2);
+    acc->read_s += t2 - t1;
+    acc->bytes += (int64_t)n;
     acc->reads += 1;
     acc->opens += 1;
 }

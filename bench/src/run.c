@@ -412,7 +412,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
     if (!tf && c->ordering == ORDER_DLIO && strcmp(L->dlio->file_sharding, "round_robin") == 0) {
         R->ordering = &ORDERING_ROUND_ROBIN;
-        shard_init(&R->shard, c->num_files_train, nranks);
+        shard_init(&R->shard, c->num_files_train, nranks, c->skip_listing ? 0 : c->num_subfolders_train);
         R->rr_order = xcalloc((size_t)(R->shard.per_rank * c->num_samples_per_file) + 1, sizeof *R->rr_order,
                               "the rank's sample order");
     }
@@ -543,11 +543,28 @@ void run_prewarm(runner_t *R, int64_t epoch)
     R->ordering->plan(R, &P);
     /* MUTANT prewarm-dropped (mutate.h): rank 0 reads nothing in the pre-warm before epoch 1 */
     if (P.batches > 0 && !(R->cfg->mutant == MUT_PREWARM_DROP && R->rank == 0 && epoch == 1)) {
-        P.batches = P.fetched = 1; /* the loader hands out and reads batch 0 only */
-        R->loader->start(R, &P);
-        R->loader->load(R, &P, 0, &R->prewarm.io);
-        log_batch(R, &P, 0, "prewarm");
-        R->prewarm.samples += batch_len(&P, 0);
+        /* next(iter(loader)), then del (main.py:705-716, :809-820): torch's iterator queues prefetch_factor x W
+         * batches at once, batch k to worker k % W (prefetch_factor = ceil(prefetch_size / W), 2 when that is 0:
+         * data_loader/torch_data_loader.py:741-752). Worker 0 reads batch 0 and has taken its next index before the
+         * main process has received batch 0 and deleted the iterator, so it reads its whole share: batches 0, W, ...,
+         * (prefetch_factor - 1) W (measured: every pre-warm at read_threads 1 read 2 batches, strace). In the rank
+         * (read_threads 0) batch 0 only. The other workers' batches depend on how far each spawned worker got: not
+         * read here (the model's prefetch bound). */
+        int64_t W = R->pool ? R->pool->n : 0, c = R->cfg->prefetch_size;
+        int64_t share = W ? (c > 0 ? (c + W - 1) / W : 2) : 1, step = W ? W : 1;
+        for (int64_t j = 0; j < share && j * step < P.batches; j++) {
+            int64_t b = j * step;
+            if (R->pool) { /* to worker 0 (b % W == 0), answered in turn, as its queue is */
+                int64_t n;
+                const int64_t *idx = read_batch(R, &P, b, &n);
+                pool_send(R->pool, 0, P.phase, b, idx, n, fault_skip(R, n));
+                pool_recv(R->pool, 0, b, &R->prewarm.io);
+            } else {
+                R->loader->load(R, &P, b, &R->prewarm.io);
+            }
+            log_batch(R, &P, b, "prewarm");
+            R->prewarm.samples += batch_len(&P, b);
+        }
         R->prewarm.n++;
     }
     trace_end(tr);

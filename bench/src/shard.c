@@ -4,7 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void shard_init(shard_t *s, int64_t nfiles, int nranks)
+int64_t shard_listing_file(int64_t p, int64_t nfiles, int64_t S)
+{
+    if (S <= 1)
+        return p;
+    /* sub-folder k holds ceil((N - k) / S) files: k, k+S, ... */
+    int64_t q = nfiles / S, r = nfiles % S, k, before;
+    if (p < r * (q + 1))
+        k = p / (q + 1), before = k * (q + 1);
+    else
+        k = r + (p - r * (q + 1)) / q, before = r * (q + 1) + (k - r) * q;
+    return k + (p - before) * S;
+}
+
+void shard_init(shard_t *s, int64_t nfiles, int nranks, int64_t subfolders)
 {
     memset(s, 0, sizeof *s);
     s->nranks = nranks;
@@ -13,7 +26,8 @@ void shard_init(shard_t *s, int64_t nfiles, int nranks)
     s->lists = xcalloc(n, sizeof *s->lists, "the ranks' file lists");
     s->tmp = xcalloc(n, sizeof *s->tmp, "the ranks' file lists");
     for (int q = 0; q < nranks; q++) /* _filter_round_robin: position i goes to rank i % R, in listing order */
-        for (int64_t k = 0; k < s->per_rank; k++) s->lists[(int64_t)q * s->per_rank + k] = (int64_t)q + k * nranks;
+        for (int64_t k = 0; k < s->per_rank; k++)
+            s->lists[(int64_t)q * s->per_rank + k] = shard_listing_file((int64_t)q + k * nranks, nfiles, subfolders);
 }
 
 void shard_reshuffle(shard_t *s, int64_t epoch, uint32_t seed, int seed_change_epoch)

@@ -17,8 +17,13 @@ typedef struct {
     int64_t epoch;     /* the epoch the lists were last reconfigured for (0: the initial listing) */
 } shard_t;
 
-/* The initial listing of nfiles files over nranks ranks: rank q holds q, q+R, ..., per_rank of them. */
-void shard_init(shard_t *s, int64_t nfiles, int nranks);
+/* The initial listing of nfiles files over nranks ranks: rank q holds listing positions q, q+R, ..., per_rank of
+ * them. subfolders > 1: rank 0 lists the sub-folders sorted and the whole listing sorted by path (main.py:371-419 at
+ * f6796ed), file i living in sub-folder i mod S: position p holds the files of sub-folder 0 in index order, then
+ * sub-folder 1's, ... (flat, or S <= 1: file p). */
+void shard_init(shard_t *s, int64_t nfiles, int nranks, int64_t subfolders);
+/* The file at listing position p of nfiles files in S sub-folders (as above). */
+int64_t shard_listing_file(int64_t p, int64_t nfiles, int64_t subfolders);
 /* One reconfigure(epoch): the alltoall reshard of every rank's list (seed_change_epoch: the first shuffle's seed is
  * seed + epoch, else seed; the local shuffle's is seed + epoch + 31 x rank). */
 void shard_reshuffle(shard_t *s, int64_t epoch, uint32_t seed, int seed_change_epoch);

@@ -183,7 +183,7 @@ static void test_dlio3_reshard(const char *dir)
     while (fscanf(f, "%lld %lld %lld %lld %lld %lld %lld", &nf, &ranks, &seed, &sce, &epoch, &rank, &n) == 7) {
         if (!have || cur[0] != nf || cur[1] != ranks || cur[2] != seed || cur[3] != sce) {
             if (have) shard_free(&s);
-            shard_init(&s, nf, (int)ranks);
+            shard_init(&s, nf, (int)ranks, 0);
             have = 1;
             cur[0] = nf, cur[1] = ranks, cur[2] = seed, cur[3] = sce;
         }
