@@ -145,3 +145,19 @@ def test_dlio_side_block_and_report_rows():
     au_row = rows["AU, mean (%; first step excluded)"]
     assert au_row[0] == f"{d['train_au_mean_percentage']:.3f}" and au_row[1] == f"{k['train_au_mean_percentage']:.3f}"
     assert not math.isnan(float(au_row[1]))
+
+
+def test_mlperf3_bench_section_skips_with_its_reason(tmp_path, monkeypatch):
+    """make bench's MLPerf v3.0 section (bench/perf/mlperf3.py) needs DLIO 3.x's venv and is not in the tiny preset:
+    either is a named skip under "Not measured" in results.md, not a failure."""
+    from bench.perf import mlperf3, report
+    from bench.perf.common import Context
+    monkeypatch.setenv("H5DLIO_DLIO3_VENV", str(tmp_path / "none"))
+    preset = {"mlperf3": {"epoch_scale": "tiny_odirect", "ckpt_scale": "tiny", "ranks": 2, "repeat": 1}}
+    sec = mlperf3.measure(Context(scale="small", preset=preset, out=tmp_path, work=tmp_path / "w", dlio_venv=None))
+    assert set(sec) == {"skipped"} and mlperf3.REVISION in sec["skipped"]
+    md = report.markdown({"meta": {"date": "d", "scale": "small", "preset": {}}, "sections": {"mlperf3": sec}}, {})
+    assert "- mlperf3: skipped: no venv of MLCommons DLIO 3.x" in md
+    sec = mlperf3.measure(Context(scale="tiny", preset={}, out=tmp_path, work=tmp_path / "w", dlio_venv=None))
+    assert sec["skipped"].startswith("not in the tiny preset")
+
