@@ -1,4 +1,4 @@
-"""(12) MLPerf Storage v3.0 on MLCommons' DLIO 3.x (f6796ed), DLIO against the kernel (entry 3.0.2), repetitions
+"""(11) MLPerf Storage v3.0 on MLCommons' DLIO 3.x (f6796ed), DLIO against the kernel (entry 3.0.2), repetitions
 interleaved (issue 27, item 6):
 
 - a unet3d_b200 epoch (reference-configs/unet3d_b200.yaml, tiny_odirect where this file system accepts O_DIRECT, else

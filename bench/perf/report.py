@@ -355,9 +355,9 @@ def _vol(sec: dict) -> list[str]:
 
 
 def _mlperf3(sec: dict) -> list[str]:
-    """12. MLPerf Storage v3.0 on DLIO 3.x: a unet3d_b200 epoch, the llama3_8b_v3 checkpoint cycle, launch cost"""
+    """11. MLPerf Storage v3.0 on DLIO 3.x: a unet3d_b200 epoch, the llama3_8b_v3 checkpoint cycle, launch cost"""
     e, c = sec["epoch"], sec["cycle"]
-    L = ["## 12. MLPerf Storage v3.0 on DLIO 3.x", "",
+    L = ["## 11. MLPerf Storage v3.0 on DLIO 3.x", "",
          f"DLIO {sec['revision']} against the kernel (entry {sec['entry']}), {sec['repeat']} interleaved "
          f"repetition(s), page caches not dropped. {_load(sec)}.", "",
          f"**A unet3d_b200 epoch** (`{e['workload']}`, {e['ranks']} ranks, {e['files']} npz files, "
