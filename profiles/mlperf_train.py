@@ -26,7 +26,6 @@ MIB = 1024.0 * 1024.0
 GIB = MIB * 1024.0
 HOST_MEMORY_MULTIPLIER = 5  # training_checks.py recalculate_dataset_size
 MIN_STEPS_PER_EPOCH = 500   # idem
-AU_THRESHOLD = {"unet3d_b200": 0.90, "retinanet_b200": 0.85}  # MLPerf Storage v3.0 workload files, metric.au
 
 
 def rank_metrics(steps: int, span_s: float, first_step_s: float, compute_after_first_s: float, batch: int,
