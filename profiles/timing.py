@@ -9,7 +9,10 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+import yaml
+
 from profiles import Done, LaunchSpec, Profile, Shape, checkpoint_dir, register
+from profiles.mlperf_train import from_dlio as mlperf_train_dlio
 
 # DLIO 2.0.0's checkpoint file names end in -<epoch>-<step>-<rank>.pt (base_checkpointing.py:77-86)
 CKPT_NAME = re.compile(r"-(\d+)-(\d+)-\d+\.pt$")
@@ -98,7 +101,13 @@ def parse(outdir: Path, side: str) -> dict:
     return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
             "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
             "wall_s_in_program": None, "checkpoints": checkpoints(outdir.parent, side, None, per),
-            "mlperf": mlperf_dlio(m, per)}
+            "mlperf": mlperf_dlio(m, per) or mlperf_train_dlio(summ, _hydra_config(outdir))}
+
+
+def _hydra_config(outdir: Path) -> dict | None:
+    """The launch's composed config (hydra's .hydra/config.yaml next to its output folder), or None."""
+    f = outdir.parent / "hydra" / ".hydra" / "config.yaml"
+    return yaml.safe_load(f.read_text()) if f.exists() else None
 
 
 @register

@@ -26,6 +26,7 @@ from reports.tables import (
     metadata_rows,
     metric_rows,
     mlperf_rows,
+    mlperf_train_rows,
     plain,
     ratio,
     record_rows,
@@ -222,22 +223,37 @@ def checkpoint_section(run: RunData) -> list[Block]:
 
 
 def mlperf_section(run: RunData) -> list[Block]:
-    """What MLPerf Storage v3.0 would report for a DLIO 3.x checkpoint-only workload, from each side's first timing
-    launch (the kernel's output.json "mlperf", DLIO's summary.json): not a submission."""
+    """What MLPerf Storage v3.0 would report for a DLIO 3.x workload, from each side's first timing launch (the
+    kernel's output.json "mlperf", DLIO's summary.json): checkpoint rows for a checkpoint-only launch, training rows
+    when the kernel computed them (it does for its 3.x entry only: DLIO 2.x computes AU and throughput otherwise, and
+    its summary.json is not what MLPerf v3.0 reads). Not a submission."""
     reps = timing_reps(run)
     first = {s: (reps[s][0].get("mlperf") if reps[s] else None) for s in SIDES}
-    if not any(first.values()):
+    ckpt = any((first[s] or {}).get("checkpoint_size_GiB") is not None for s in SIDES)
+    train = (first["kernel"] or {}).get("train_au_mean_percentage") is not None
+    if not ckpt and not train:
         return []
     out: list[Block] = [Heading(2, "What MLPerf would report (not a submission)", "mlperf")]
-    out.append(Para("MLPerf Storage v3.0's checkpoint numbers as DLIO 3.x computes them (utils/statscounter.py: per "
-                    "checkpoint the size over all ranks divided by rank 0's duration; mean and stdev over the "
-                    "checkpoints), from each side's first timing launch, and the gap between the end of the write "
-                    "phase and the start of the read phase against MLPerf's 30 s rule (one launch here: MLPerf's two "
-                    "invocations add a launch's start-up to it). Tiny scale, a shared machine, page cache not "
-                    "dropped: not a submission, not a result."))
-    body = mlperf_rows(first)
-    out.append(Table("tbl-mlperf", ["metric", "DLIO", "kernel", "DLIO/kernel"], body,
-                     "MLPerf Storage v3.0 checkpoint metrics per side (not a submission)", [False, True, True, True]))
+    if train:
+        out.append(Para("MLPerf Storage v3.0's training numbers as DLIO 3.x computes them (utils/statscounter.py: per "
+                        "rank AU = the compute of steps 2.. over the epoch's time less the first step, throughput = "
+                        "steps 2.. over that time x batch; AU the ranks' mean, throughput their sum; mean and stdev "
+                        "over the epochs) and mlpstorage's dataset-size rule (files >= max(500 steps per epoch, 5x the "
+                        "clients' memory)), from each side's first timing launch. Tiny scale, a shared machine, page "
+                        "cache not dropped: not a submission, not a result."))
+        out.append(Table("tbl-mlperf-train", ["metric", "DLIO", "kernel", "DLIO/kernel"], mlperf_train_rows(first),
+                         "MLPerf Storage v3.0 training metrics per side (not a submission)",
+                         [False, True, True, True]))
+    if ckpt:
+        out.append(Para("MLPerf Storage v3.0's checkpoint numbers as DLIO 3.x computes them (utils/statscounter.py: "
+                        "per checkpoint the size over all ranks divided by rank 0's duration; mean and stdev over the "
+                        "checkpoints), from each side's first timing launch, and the gap between the end of the write "
+                        "phase and the start of the read phase against MLPerf's 30 s rule (one launch here: MLPerf's "
+                        "two invocations add a launch's start-up to it). Tiny scale, a shared machine, page cache not "
+                        "dropped: not a submission, not a result."))
+        out.append(Table("tbl-mlperf", ["metric", "DLIO", "kernel", "DLIO/kernel"], mlperf_rows(first),
+                         "MLPerf Storage v3.0 checkpoint metrics per side (not a submission)",
+                         [False, True, True, True]))
     return out
 
 

@@ -405,6 +405,33 @@ MLPERF_ROWS = (("checkpoint size (GiB)", "checkpoint_size_GiB"),
                ("gap write end -> read start (s)", "phase_gap_seconds"))
 
 
+MLPERF_TRAIN_ROWS = (("AU, mean (%; first step excluded)", "train_au_mean_percentage"),
+                     ("AU, stdev (%)", "train_au_stdev_percentage"),
+                     ("AU threshold (%)", "train_au_expectation_percentage"),
+                     ("throughput, mean (samples/s)", "train_throughput_mean_samples_per_second"),
+                     ("throughput, stdev (samples/s)", "train_throughput_stdev_samples_per_second"),
+                     ("I/O, mean (MB/s, DLIO's MiB)", "train_io_mean_MB_per_second"))
+
+
+def mlperf_train_rows(first: dict) -> list[list[str]]:
+    """The MLPerf training metrics of each side's first timing launch ({side: its "mlperf" block or None}): one row
+    per metric (DLIO, kernel, DLIO/kernel), whether AU meets the threshold, and mlpstorage's dataset-size rule."""
+    body = []
+    for label, key in MLPERF_TRAIN_ROWS:
+        d, k = ((first[s] or {}).get(key) for s in SIDES)
+        body.append([label, f3(d), f3(k), ratio(d, k)])
+    met = [(first[s] or {}).get("train_au_meet_expectation") or "-" for s in SIDES]
+    body.append(["AU meets the threshold", *met, ""])
+    rule = {s: (first[s] or {}).get("dataset_rule") or {} for s in SIDES}
+    for label, key in (("dataset: files", "num_files_train"), ("dataset: minimum files (5x memory, 500 steps)",
+                                                               "min_files")):
+        d, k = (rule[s].get(key) for s in SIDES)
+        body.append([label, f3(d), f3(k), ratio(d, k)])
+    body.append(["dataset-size rule met", *("-" if rule[s].get("met") is None else ("yes" if rule[s]["met"] else "no")
+                                             for s in SIDES), ""])
+    return body
+
+
 def mlperf_rows(first: dict) -> list[list[str]]:
     """The MLPerf checkpoint metrics of each side's first timing launch ({side: its "mlperf" block or None}):
     one row per metric (DLIO, kernel, DLIO/kernel), then whether the phase gap is within MLPerf's 30 s."""

@@ -22,6 +22,7 @@ from bench.perf import (
     dlio,
     generation,
     mlperf,
+    mlperf3,
     overhead,
     profilers,
     readpath,
@@ -35,7 +36,7 @@ from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
-            "mlperf": mlperf, "vol": vol, "validation": validation}
+            "mlperf": mlperf, "vol": vol, "validation": validation, "mlperf3": mlperf3}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -109,6 +110,9 @@ PRESETS = {
                 "ranks": [1, 2], "compute": [0.0, 0.02, 0.05, 0.1], "repeat": 3, "cold": True},
         # validation at 10^3..10^5 data files, this tree and the last commit before streaming parsers (issue 26)
         "validation": {"files": [1000, 10000, 100000], "mem_limit": 6 * 2**30, "baseline": VALIDATION_BASELINE},
+        # MLPerf Storage v3.0 on DLIO 3.x (f6796ed): a unet3d_b200 epoch and the llama3_8b_v3 checkpoint cycle, DLIO
+        # against the kernel against dd, 2 interleaved repetitions (6 DLIO launches)
+        "mlperf3": {"epoch_scale": "tiny_odirect", "ckpt_scale": "tiny", "ranks": 2, "repeat": 2},
     },
 }
 

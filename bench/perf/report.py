@@ -354,6 +354,45 @@ def _vol(sec: dict) -> list[str]:
     return L
 
 
+def _mlperf3(sec: dict) -> list[str]:
+    """11. MLPerf Storage v3.0 on DLIO 3.x: a unet3d_b200 epoch, the llama3_8b_v3 checkpoint cycle, launch cost"""
+    e, c = sec["epoch"], sec["cycle"]
+    L = ["## 11. MLPerf Storage v3.0 on DLIO 3.x", "",
+         f"DLIO {sec['revision']} against the kernel (entry {sec['entry']}), {sec['repeat']} interleaved "
+         f"repetition(s), page caches not dropped. {_load(sec)}.", "",
+         f"**A unet3d_b200 epoch** (`{e['workload']}`, {e['ranks']} ranks, {e['files']} npz files, "
+         f"{e['bytes'] / MIB:.1f} MiB, batch {e['batch_size']}, {e['computation_time']} s compute per step, "
+         f"{e['epochs']} epoch(s), reader.odirect {str(e['odirect']).lower()}): one dataset, read by each side and "
+         f"by the plain limit ({e['plain']}, one process per rank, each file whole). Epoch = the program's own "
+         "time (DLIO: rank 0's per_epoch_stats duration; kernel: observed_s); launch cost = wall less that; AU and "
+         "throughput as MLPerf computes them (first step excluded). The steps' compute alone takes "
+         f"{e['compute_floor_s']:.3f} s.", ""]
+    rows = [[side, fmt(x["epoch_s"], 1, 3), fmt(x["wall_s"], 1, 2), fmt(x["launch_cost_s"], 1, 2),
+             fmt(x["au_percent"], 1, 1), fmt(x["throughput_samples_per_s"], 1, 2)] for side, x in e["sides"].items()]
+    rows.append([e["plain"], "-", fmt(e["plain_wall_s"], 1, 3), "-", "-",
+                 fmt(e["plain_bw_bytes_per_s"], 1 / MIB, 0) + " MiB/s"])
+    L += [table(["side", "epoch s", "launch wall s", "launch cost s", "MLPerf AU %", "MLPerf samples/s"], rows), "",
+          f"DLIO/kernel: epoch {fratio(e['ratio_epoch'], 2)}, launch wall {fratio(e['ratio_wall'], 1)}.", "",
+          f"**The checkpoint cycle** (`{c['workload']}`, {c['ranks']} ranks): a launch writing {c['checkpoints']} "
+          f"checkpoints ({c['time_between_checkpoints']:g} s apart), then one reading them back. Gap bound = the read "
+          "launch's wall less its loads as the program times them; MLPerf's rule: <= "
+          f"{c['rule_s']:.0f} s between the phases.", ""]
+    rows = [[side, fmt(x["write_wall_s"], 1, 2), fmt(x["read_wall_s"], 1, 2), fmt(x["save_s"], 1, 3),
+             fmt(x["load_s"], 1, 3), fmt(x["gap_bound_s"], 1, 2), fmt(x["launch_cost_s"], 1, 2),
+             "yes" if c["within_rule"][side] else "**no**"] for side, x in c["sides"].items()]
+    L += [table(["side", "write launch s", "read launch s", "saves s", "loads s", "gap bound s",
+                 "launch cost s", "within 30 s"], rows), "",
+          f"DLIO/kernel: cycle wall {fratio(c['ratio_cycle'], 1)}, saves {fratio(c['ratio_save'], 2)}, loads "
+          f"{fratio(c['ratio_load'], 2)}." +
+          (f" DLIO's measured gap (the write launch's exit to rank 0's first load): "
+           f"{fmt(c['dlio_gap_measured_s'], 1, 1)} s." if c.get("dlio_gap_measured_s") else ""), ""]
+    lc = sec["launch_cost"]
+    L += [f"**Launch cost** (wall less the program's own time): DLIO 3.x {fmt(lc['dlio_train_s'], 1, 1)} s per "
+          f"training launch and {fmt(lc['dlio_checkpoint_s'], 1, 1)} s per checkpoint launch; the kernel "
+          f"{fmt(lc['kernel_train_s'], 1, 2)} s and {fmt(lc['kernel_checkpoint_s'], 1, 2)} s.", ""]
+    return L
+
+
 # (section of results.json, the key it must hold to be shown, its writer), in the order of results.md
 SECTIONS = (
     ("readpath", "modes", _readpath),
@@ -367,6 +406,7 @@ SECTIONS = (
     ("mlperf", "sides", _mlperf),
     ("vol", "cases", _vol),
     ("validation", "points", validation.markdown),
+    ("mlperf3", "sides", _mlperf3),
 )
 
 

@@ -39,6 +39,9 @@ enum field {
     F_OBSERVED,
     F_AU,
     F_THR,
+    F_THR3,
+    F_PROC0,
+    F_COMPUTE_AU,
     F_RAW_RATE,
     F_OBS_RATE,
     F_START,
@@ -64,6 +67,16 @@ static double fv_thr(const field_src_t *x) /* DLIO: throughput = steps / (end - 
     double dur = x->s->end - x->s->start;
     return dur > 0 ? (double)x->s->steps / dur * (double)x->bs : 0.0;
 }
+/* DLIO 3.x (utils/statscounter.py:440-467): throughput over the metric window, the first step excluded
+ * (metric_exclude_start_steps 1, exclude_end 0: utils/config.py:142-143): (steps - 1) / (end - start - proc[0]) x
+ * batch; 0 when the window is empty or its time is not positive */
+static double fv_thr3(const field_src_t *x)
+{
+    double denom = x->s->end - x->s->start - x->s->proc0_s;
+    return x->s->steps > 1 && denom > 0 ? (double)(x->s->steps - 1) / denom * (double)x->bs : 0.0;
+}
+static double fv_proc0(const field_src_t *x) { return x->s->proc0_s; }
+static double fv_compute_au(const field_src_t *x) { return x->s->compute_s_au; }
 static double fv_steps(const field_src_t *x) { return (double)x->s->steps; }
 static double fv_samples(const field_src_t *x) { return (double)x->s->samples; }
 static double fv_prefetch(const field_src_t *x) { return (double)x->s->prefetched_unused; }
@@ -103,6 +116,9 @@ static const struct {
     [F_OBSERVED] = {"observed_s", "%.9g", fv_observed},
     [F_AU] = {"au_percent", "%.9g", fv_au},
     [F_THR] = {"throughput_samples_per_s", "%.9g", fv_thr},
+    [F_THR3] = {NULL, NULL, fv_thr3}, /* the "mlperf" block only */
+    [F_PROC0] = {NULL, NULL, fv_proc0},
+    [F_COMPUTE_AU] = {NULL, NULL, fv_compute_au},
     [F_RAW_RATE] = {"raw_read_rate_bytes_per_s", "%.9g", fv_raw_rate}, /* bytes / raw_read_s */
     [F_OBS_RATE] = {"observed_rate_bytes_per_s", "%.9g", fv_obs_rate}, /* bytes / (observed - compute - pre) */
     [F_START] = {NULL, NULL, fv_start},
@@ -583,6 +599,96 @@ static void json_mlperf(sb_t *b, const results_t *r, const ckpt_res_t *k)
               isnan(gap) ? "null" : gap <= 30 ? "true" : "false");
 }
 
+/* The hosts of the job and the memory of the first one, as DLIO 3.x's summary.json has them (statscounter.py:58-59,
+ * :97-103: num_hosts = the MPI nodes, host_memory_GB[node] = psutil's total memory, i.e. /proc/meminfo's MemTotal).
+ * Collective. mem_gib: NAN where there is no /proc/meminfo. */
+static void gather_hosts(double *nhosts, double *mem_gib)
+{
+    MPI_Comm node;
+    int lr = 0;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_rank(node, &lr));
+    MPI_CHECK(MPI_Comm_free(&node));
+    double one = lr == 0, kb = NAN;
+    MPI_CHECK(MPI_Allreduce(&one, nhosts, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    *mem_gib = kb / (1024.0 * 1024.0);
+}
+
+/* What MLPerf Storage would report for a training launch of DLIO 3.x, computed as DLIO 3.x computes its summary.json
+ * (utils/statscounter.py): per rank and epoch AU = compute of steps 2.. / (end - start - proc[0]) and throughput =
+ * (steps - 1) / (end - start - proc[0]) x batch (:440-470, the first step excluded: config.py:142-143; one block per
+ * epoch, :266-277); per epoch AU = the ranks' mean, throughput = their sum (:190-191); then the mean and population
+ * stdev over the epochs, MB/s = samples/s x record_length / 2^20 (:194-205), AU met = mean >= au x 100 (:196-199).
+ * The dataset rule is mlpstorage's (mlcommons/storage mlpstorage/submission_checker/checks/training_checks.py,
+ * recalculate_dataset_size: HOST_MEMORY_MULTIPLIER 5, MIN_STEPS_PER_EPOCH 500): the files must reach
+ * max(max(500, files x samples // (batch x ranks)) x batch x ranks, hosts x host memory x 5 GiB / record_length)
+ * samples / samples per file. Not a submission. */
+static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, double nhosts, double mem_gib)
+{
+    double au_s = 0, au_q = 0, th_s = 0, th_q = 0, n = (double)p->n;
+    sb_printf(b, ",\n  \"mlperf\": {\"note\": \"what MLPerf Storage v3.0 would compute from this run (DLIO 3.x "
+              "statscounter, the first step excluded; mlpstorage's dataset-size rule); not a submission\", "
+              "\"train_au_percentage\": [");
+    for (int64_t e = 0; e < p->n; e++) {
+        double au = 0, th = 0;
+        for (int q = 0; q < p->nranks; q++) au += fld(p, q, e, F_AU), th += fld(p, q, e, F_THR3);
+        au /= p->nranks;
+        au_s += au, au_q += au * au, th_s += th, th_q += th * th;
+        sb_printf(b, "%s%.9g", e ? ", " : "", au);
+    }
+    sb_printf(b, "], \"train_throughput_samples_per_second\": [");
+    for (int64_t e = 0; e < p->n; e++) {
+        double th = 0;
+        for (int q = 0; q < p->nranks; q++) th += fld(p, q, e, F_THR3);
+        sb_printf(b, "%s%.9g", e ? ", " : "", th);
+    }
+    double am = n > 0 ? au_s / n : NAN, tm = n > 0 ? th_s / n : NAN;
+    double asd = n > 0 ? sqrt(fmax(0, au_q / n - am * am)) : NAN, tsd = n > 0 ? sqrt(fmax(0, th_q / n - tm * tm)) : NAN;
+    double rl = (double)c->record_length;
+    sb_printf(b, "], \"train_au_mean_percentage\": ");
+    json_num(b, "%.9g", am);
+    sb_printf(b, ", \"train_au_stdev_percentage\": ");
+    json_num(b, "%.9g", asd);
+    sb_printf(b, ", \"train_au_expectation_percentage\": %.9g, \"train_au_meet_expectation\": %s", c->au * 100.0,
+              isnan(am) ? "null" : am >= c->au * 100.0 ? "\"success\"" : "\"fail\"");
+    sb_printf(b, ", \"train_throughput_mean_samples_per_second\": ");
+    json_num(b, "%.9g", tm);
+    sb_printf(b, ", \"train_throughput_stdev_samples_per_second\": ");
+    json_num(b, "%.9g", tsd);
+    sb_printf(b, ", \"train_io_mean_MB_per_second\": ");
+    json_num(b, "%.9g", tm * rl / MIB);
+    sb_printf(b, ", \"train_io_stdev_MB_per_second\": ");
+    json_num(b, "%.9g", tsd * rl / MIB);
+    double spf = (double)c->num_samples_per_file, bs = (double)c->batch_size, acc = (double)p->nranks;
+    double files = (double)c->num_files_train;
+    double steps = fmax(500.0, floor(files * spf / (bs * acc)));
+    double by_steps = steps * bs * acc, by_mem = nhosts * mem_gib * 5.0 * 1024.0 * 1024.0 * 1024.0 / rl;
+    double need = (isnan(by_mem) ? by_steps : fmax(by_steps, by_mem)) / spf;
+    sb_printf(b, ",\n    \"dataset_rule\": {\"num_files_train\": %.0f, \"num_hosts\": %.0f, \"host_memory_GB\": ", files,
+              nhosts);
+    json_num(b, "%.9g", mem_gib);
+    sb_printf(b, ", \"steps_per_epoch\": %.0f, \"min_files_by_steps\": %.9g, \"min_files_by_memory\": ",
+              floor(files * spf / (bs * acc)), by_steps / spf);
+    json_num(b, "%.9g", by_mem / spf);
+    sb_printf(b, ", \"min_files\": %.9g, \"min_size_GiB\": %.9g, \"met\": %s},\n    \"inputs\": [", need,
+              need * spf * rl / (1024.0 * 1024.0 * 1024.0), files >= need ? "true" : "false");
+    /* each rank's inputs of the formulas above, so that they can be recomputed (tests/test_mlperf_train.py) */
+    for (int q = 0; q < p->nranks; q++)
+        for (int64_t e = 0; e < p->n; e++)
+            sb_printf(b, "%s{\"rank\": %d, \"epoch\": %lld, \"steps\": %.0f, \"span_s\": %.9g, \"first_step_s\": %.9g, "
+                      "\"compute_after_first_s\": %.9g}", q || e ? ", " : "", q, (long long)p->epoch[e],
+                      fld(p, q, e, F_STEPS), fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0),
+                      fld(p, q, e, F_COMPUTE_AU));
+    sb_printf(b, "], \"batch_size\": %lld, \"record_length\": %.0f}", (long long)c->batch_size, rl);
+}
+
 int report_write(const results_t *r)
 {
     const config_t *c = r->cfg;
@@ -603,6 +709,8 @@ int report_write(const results_t *r)
     gather_prewarm(r, pw);
     ckpt_res_t ck;
     gather_ckpt(r, &ck);
+    double nhosts = 1, mem_gib = NAN;
+    gather_hosts(&nhosts, &mem_gib); /* collective */
     char pf_line[512];
     char *pf = r->runner ? prefetch_report(r->runner, pf_line, sizeof pf_line) : NULL; /* collective */
     if (r->rank != 0)
@@ -675,6 +783,9 @@ int report_write(const results_t *r)
         json_ckpt(&js, &ck, r->ckpt, r->nranks, c->output_ranks_data);
     if (r->ckpt && r->ckpt->rules == 3 && !c->train)
         json_mlperf(&js, r, &ck);
+    const dlio_entry_t *de = dlio_entry(c->dlio_entry);
+    if (c->train && ps[PH_TRAIN].n && de && de->checkpoint_rules == 3)
+        json_mlperf_train(&js, &ps[PH_TRAIN], c, nhosts, mem_gib);
     if (pw[W_N] > 0)
         sb_printf(&js,
                   ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
