@@ -59,11 +59,17 @@ def test_kernel_block_is_dlio3s_formulas(kernel_run):
 
 def test_kernel_block_physics(kernel_run):
     """Independent of the formulas' code: with compute the only cost per step (tiny files, warm cache), a rank's
-    window throughput is AU x batch / computation_time, so the epoch's sum is ~ ranks x that (20%: sleeps overshoot
-    on a loaded machine; a coarse check); the threshold is the workload's au x 100 and AU meets it as the mean says."""
+    window throughput is AU x batch / (its compute per step), so the epoch's sum is ~ ranks x that (20%, a coarse
+    check). The compute per step is the one the kernel measured (its "inputs"), not the configured 0.05 s: on a
+    loaded machine (CI, load 17 on 2 cores) a sleep overshoots, which moves AU and throughput alike. The threshold is
+    the workload's au x 100 and AU meets it as the mean says."""
     m = kernel_run["mlperf"]
-    for au, thr in zip(m["train_au_percentage"], m["train_throughput_samples_per_second"], strict=True):
-        assert thr == pytest.approx(2 * au / 100 * BATCH / COMPUTE, rel=0.2)
+    epochs = sorted({i["epoch"] for i in m["inputs"]})
+    for e, au, thr in zip(epochs, m["train_au_percentage"], m["train_throughput_samples_per_second"], strict=True):
+        rows = [i for i in m["inputs"] if i["epoch"] == e]
+        per_step = sum(i["compute_after_first_s"] for i in rows) / sum(i["steps"] - 1 for i in rows)
+        assert per_step >= COMPUTE * 0.99, "the kernel's emulated compute is at least what was asked"
+        assert thr == pytest.approx(len(rows) * au / 100 * BATCH / per_step, rel=0.2)
     assert m["train_au_expectation_percentage"] == pytest.approx(85.0)
     assert m["train_au_meet_expectation"] == ("success" if m["train_au_mean_percentage"] >= 85.0 else "fail")
     assert m["train_io_mean_MB_per_second"] == pytest.approx(m["train_throughput_mean_samples_per_second"] * 65536
