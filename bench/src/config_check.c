@@ -219,21 +219,27 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err);
 int config_validate(const config_t *c, int nranks, char *err) { return validate(c, nranks, 1, err); }
 int config_validate_early(const config_t *c, char *err) { return validate(c, 1, 0, err); }
 
-static int validate(const config_t *c, int nranks, int ranks_known, char *err)
+/* What runs, and a kernel entry for the DLIO release that replays it. */
+static int check_workflow_and_entry(const config_t *c, char *err)
 {
-    const dlio_entry_t *e0 = dlio_entry(c->dlio_entry);
-    int ckpt_only = c->checkpoint && !c->train && e0 && e0->checkpoint_rules >= 2;
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    int ckpt_only = c->checkpoint && !c->train && e && e->checkpoint_rules >= 2;
     if (!c->generate_data && !c->train && !c->evaluation && !ckpt_only)
         return fail(err, "nothing to do: set generate-data, train or evaluation (workflow.*) to true");
     if (c->evaluation && !c->train)
         return fail(err, "key 'evaluation': evaluation runs after training epochs; set train=true too");
-    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
     if (e && e->unsupported)
         return fail(err, "key 'dlio-version': kernel entry %s (%s) is listed but not replayed yet: %s", e->version,
                     e->source, e->unsupported);
     if (!e)
         return fail(err, "key 'dlio-version': '%s' has no kernel entry (entries: %s)", c->dlio_version,
                     dlio_entry_list());
+    return 0;
+}
+
+/* The records of a file: datasets per record and their dimensions, as the entry's DLIO writes them. */
+static int check_records(const config_t *c, const dlio_entry_t *e, char *err)
+{
     if (!e->indexed_records && c->num_dset_per_record > 1)
         return fail(err, "key 'num-dset-per-record': DLIO %s writes one '%s' dataset per file (records_0.. and "
                     "dataset.hdf5.num_dset_per_record came with 2.0.1)", e->version, c->records_dataset_name);
@@ -253,6 +259,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (c->nrecord_dims && c->record_dims[0] / c->num_dset_per_record == 1)
         return fail(err, "key 'record-dims': a first dimension of 1 per dataset makes DLIO write 2-D datasets "
                     "(hdf5_generator.py:66-67 at v2.0.1): not emulated");
+    return 0;
+}
+
+/* The file format, DLIO 3.x's skip_listing and O_DIRECT, and what npz files can hold. */
+static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
+{
     if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
         return fail(err, "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
                     "and npz for DLIO 3.x (entry 3.0.2)", c->format);
@@ -295,6 +307,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                         "writes zip64 central records past 2^31 - 1 bytes, which the kernel does not write",
                         big * big * (double)c->num_samples_per_file);
     }
+    return 0;
+}
+
+/* Counts that must not overflow, plain names inside the data folder, sub-folders. */
+static int check_sizes_and_names(const config_t *c, const dlio_entry_t *e, char *err)
+{
     int64_t d = dim_of(c->record_length);
     if (d > 0 && (double)c->num_samples_per_file * (double)d * (double)d > 9.0e18)
         return fail(err, "key 'num-samples-per-file': %lld samples of %lld bytes overflow a 64-bit file size",
@@ -332,6 +350,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                         "and then fails its own assertion num_subfolders == 0 on every rank (main.py:190 at 2.0.0); "
                         "use 0 (flat) or at least 2", p.subfolders_key, p.what);
     }
+    return 0;
+}
+
+/* Path lengths, and the layouts and file drivers this HDF5 can combine. */
+static int check_paths_and_drivers(const config_t *c, char *err)
+{
     size_t sub = strlen(c->train_data_folder) > strlen(c->valid_data_folder) ? strlen(c->train_data_folder)
                                                                              : strlen(c->valid_data_folder);
     if (strlen(c->data_folder) + sub + strlen(c->file_prefix) + 90 > 4095) /* 90: /<sub-folder>/, _<i>_of_<N>.hdf5.partial.<pid> */
@@ -363,6 +387,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
 #endif
     if (c->log_vfd && (c->subfiling || c->collective_data || c->collective_meta))
         return fail(err, "key 'log-vfd': the Log VFD replaces the file driver; it cannot be combined with MPI-IO modes");
+    return 0;
+}
+
+/* Checkpointing: the entry's rules, the model's layers and parallelism, the folder, the format. */
+static int check_checkpoint(const config_t *c, const dlio_entry_t *e, int nranks, int ranks_known, char *err)
+{
     if (e->checkpoint_rules >= 2 && ckpt2_validate(c, e->checkpoint_rules, nranks, ranks_known, err))
         return -1;
     /* utils/config.py:231-238 (2.0.0, validate(), checkpointing or not) */
@@ -382,6 +412,12 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
         return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
     if (ckpt_format_validate(c, err))
         return -1;
+    return 0;
+}
+
+/* DLIO 3.x's round-robin file sharding: what of it is replayed. */
+static int check_round_robin(const config_t *c, const dlio_entry_t *e, int nranks, int ranks_known, char *err)
+{
     int rr = strcmp(e->file_sharding, "round_robin") == 0;
     if (rr && c->evaluation)
         return fail(err, "key 'evaluation': DLIO %s's evaluation over round-robin sharded files (main.py _eval, "
@@ -397,6 +433,13 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
                     "%lld samples, fewer than a batch of %lld", e->version, (long long)c->num_files_train, nranks,
                     (long long)(c->num_files_train / nranks),
                     (long long)(c->num_files_train / nranks * c->num_samples_per_file), (long long)c->batch_size);
+    return 0;
+}
+
+/* Each enabled phase: files, samples per rank, full batches, training steps. */
+static int check_phases(const config_t *c, const dlio_entry_t *e, int nranks, char *err)
+{
+    int rr = strcmp(e->file_sharding, "round_robin") == 0;
     for (int ph = 0; ph < NPHASES; ph++) {
         phase_cfg_t p = config_phase(c, ph);
         if (!p.enabled)
@@ -426,6 +469,20 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
             return fail(err, "key 'total-training-steps': %lld wanted but the dataset has only %lld steps per epoch",
                         (long long)c->total_training_steps, (long long)max_steps);
     }
+    return 0;
+}
+
+/* The rules, one group of a concern each, in the order they are checked: the first broken rule is the message. */
+static int validate(const config_t *c, int nranks, int ranks_known, char *err)
+{
+    if (check_workflow_and_entry(c, err))
+        return -1;
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    if (check_records(c, e, err) || check_format(c, e, err) || check_sizes_and_names(c, e, err) ||
+        check_paths_and_drivers(c, err) || check_checkpoint(c, e, nranks, ranks_known, err))
+        return -1;
+    if (check_round_robin(c, e, nranks, ranks_known, err) || check_phases(c, e, nranks, err))
+        return -1;
     return config_validate_tf(c, e, nranks, ranks_known, err);
 }
 

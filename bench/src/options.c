@@ -383,6 +383,58 @@ static const char *type_name(enum opt_type t)
 }
 
 /* Set one option from text. where = "FILE:LINE" or "--set" for messages. */
+/* T_DIMS: "a,b,c" or "[a, b, c]", exactly the number of dimensions the option wants (or none) */
+static int set_dims(config_t *c, const opt_t *o, char *p, const char *v, const char *where, char *err)
+{
+    int64_t *dims = (int64_t *)p;
+    int *count = (int *)((char *)c + o->count);
+    int n = 0, want = (int)o->max;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *q = buf; *q; q++)
+        if (*q == '[' || *q == ']') *q = ' ';
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (n == want) return fail(err, "%s: key '%s': '%s' has more than %d dimensions", where, o->name, v, want);
+        int r = parse_i64(t, &dims[n]);
+        if (r || dims[n] < 1 || dims[n] > (int64_t)1e12)
+            return fail(err, "%s: key '%s': '%s' is not %d positive integers", where, o->name, v, want);
+        n++;
+    }
+    if (n != want && n != 0)
+        return fail(err, "%s: key '%s': '%s' has %d dimensions, the kernel's datasets need %d", where, o->name, v,
+                    n, want);
+    *count = n;
+    return 0;
+}
+
+/* T_LIST: "a,b,c" or "[a, b, c]"; "" or "[]": empty */
+static int set_list(config_t *c, const opt_t *o, char *p, const char *v, const char *where, char *err)
+{
+    int64_t *vals = (int64_t *)p;
+    int *count = (int *)((char *)c + o->count), n = 0;
+    char buf[2048];
+    if (strlen(v) >= sizeof buf) return fail(err, "%s: key '%s': list longer than %zu characters", where, o->name,
+                                              sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *q = buf; *q; q++)
+        if (*q == '[' || *q == ']') *q = ' ';
+    if (strspn(buf, " \t") == strlen(buf)) { /* "" or "[]" */
+        *count = 0;
+        return 0;
+    }
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        int64_t x;
+        if (n == CKPT_MAX_LIST)
+            return fail(err, "%s: key '%s': more than %d values", where, o->name, CKPT_MAX_LIST);
+        if (parse_i64(t, &x) || (double)x < o->min || (double)x > o->max)
+            return fail(err, "%s: key '%s': '%s' is not a list of integers in [%.0f, %.0f]", where, o->name, v,
+                        o->min, o->max);
+        vals[n++] = x;
+    }
+    *count = n;
+    return 0;
+}
+
 int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char *err)
 {
     char *p = (char *)c + o->off;
@@ -440,52 +492,10 @@ int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char 
         else if (lowereq(v, "h5bench")) *(int *)p = 1;
         else goto bad;
         return 0;
-    case T_DIMS: { /* "a,b,c" or "[a, b, c]" */
-        int64_t *dims = (int64_t *)p;
-        int *count = (int *)((char *)c + o->count);
-        int n = 0, want = (int)o->max;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *q = buf; *q; q++)
-            if (*q == '[' || *q == ']') *q = ' ';
-        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-            if (n == want) return fail(err, "%s: key '%s': '%s' has more than %d dimensions", where, o->name, v, want);
-            int r = parse_i64(t, &dims[n]);
-            if (r || dims[n] < 1 || dims[n] > (int64_t)1e12)
-                return fail(err, "%s: key '%s': '%s' is not %d positive integers", where, o->name, v, want);
-            n++;
-        }
-        if (n != want && n != 0)
-            return fail(err, "%s: key '%s': '%s' has %d dimensions, the kernel's datasets need %d", where, o->name, v,
-                        n, want);
-        *count = n;
-        return 0;
-    }
-    case T_LIST: { /* "a,b,c" or "[a, b, c]"; "" or "[]": empty */
-        int64_t *vals = (int64_t *)p;
-        int *count = (int *)((char *)c + o->count), n = 0;
-        char buf[2048];
-        if (strlen(v) >= sizeof buf) return fail(err, "%s: key '%s': list longer than %zu characters", where, o->name,
-                                                  sizeof buf - 1);
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *q = buf; *q; q++)
-            if (*q == '[' || *q == ']') *q = ' ';
-        if (strspn(buf, " \t") == strlen(buf)) { /* "" or "[]" */
-            *count = 0;
-            return 0;
-        }
-        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-            int64_t x;
-            if (n == CKPT_MAX_LIST)
-                return fail(err, "%s: key '%s': more than %d values", where, o->name, CKPT_MAX_LIST);
-            if (parse_i64(t, &x) || (double)x < o->min || (double)x > o->max)
-                return fail(err, "%s: key '%s': '%s' is not a list of integers in [%.0f, %.0f]", where, o->name, v,
-                            o->min, o->max);
-            vals[n++] = x;
-        }
-        *count = n;
-        return 0;
-    }
+    case T_DIMS:
+        return set_dims(c, o, p, v, where, err);
+    case T_LIST:
+        return set_list(c, o, p, v, where, err);
     case T_CKPT_TYPE:
         if (lowereq(v, "rank_zero")) *(int *)p = CKPT_RANK_ZERO;
         else if (lowereq(v, "all_ranks")) *(int *)p = CKPT_ALL_RANKS;
