@@ -73,7 +73,7 @@ def merged_config(wl: Workload) -> dict:
     return cfg
 
 
-# The kernel's warning for a shape the emulated DLIO release cannot run (config.c config_note_rank_shape)
+# The kernel's warning for a shape the emulated DLIO release cannot run (config_check.c config_note_rank_shape)
 DLIO_CANNOT_RUN = re.compile(r"^h5dlio: warning: (DLIO \S+ cannot run this at \d+ ranks: .*)$", re.M)
 
 

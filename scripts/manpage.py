@@ -1,5 +1,5 @@
 """h5dlio(1) in man(7) format, generated from the program's own --help and --version (whose key table is the
-options table of bench/src/config.c): `python3 scripts/manpage.py build/h5dlio > h5dlio.1`. Standard library only."""
+options table of bench/src/options.c): `python3 scripts/manpage.py build/h5dlio > h5dlio.1`. Standard library only."""
 from __future__ import annotations
 
 import subprocess

@@ -423,7 +423,8 @@ def test_help_lists_every_key_the_parser_accepts(with_dlio, request):
     from kernel import BIN
     repo = Path(__file__).resolve().parent.parent
     cands: set[str] = set()
-    for f in ("config.c", "dlio.c"):
+    for f in ("options.c", "config_yaml.c", "config_json.c", "config_argv.c", "config_load.c", "config_check.c",
+              "dlio.c"):
         cands |= set(re.findall(r'"([a-z][a-z0-9_]*(?:[.-][a-z0-9_]+)*)"', (repo / "bench" / "src" / f).read_text()))
     for line in (repo / "docs" / "kernel.md").read_text().splitlines():
         if line.startswith("| ") and not line.startswith("| key"):

@@ -1,5 +1,5 @@
 """The kernel's modules form no include circle: each module (x.c + x.h) only depends on modules below it. The Python
-packages import one way, with no circle, and no Python function grows over 80 lines."""
+packages import one way, with no circle, and no Python or kernel C function grows over 80 lines."""
 import re
 from pathlib import Path
 
@@ -129,6 +129,64 @@ def test_no_python_function_over_80_lines():
     stale = set(LONG_FUNCTIONS_ALLOWED) - set(found)
     assert not stale, f"allowed but no longer over {MAX_FUNCTION_LINES} lines: remove {stale}"
 
+
+
+# ------------------------------------------------------------------ the kernel's C functions: one job each, <= 80 lines
+# "bench/src/file.c::function": why it is not split into named steps (yet). Empty: every function is within the limit.
+C_LONG_FUNCTIONS_ALLOWED: dict[str, str] = {}
+C_NOT_CODE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)  # comments, literals
+
+
+def _blank(m: re.Match) -> str:
+    """The match as spaces, its newlines kept (line numbers stay true)."""
+    return re.sub(r"[^\n]", " ", m.group())
+
+
+def c_long_functions(root: Path = REPO, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """'bench/src/file.c::function' -> its lines (the line naming it to its closing brace) for every function defined in
+    bench/src/*.c longer than limit. A crude scan, enough for this code: comments, strings, character literals and
+    preprocessor lines blanked, then a brace at depth 0 whose text since the last ';' or '}' ends with a ')' opens a
+    function body (an initializer's '= {' does not: data tables are not functions)."""
+    out: dict[str, int] = {}
+    for f in sorted((root / "bench" / "src").glob("*.c")):
+        text = re.sub(r"^[ \t]*#[^\n]*", _blank, C_NOT_CODE.sub(_blank, f.read_text()), flags=re.M)
+        depth, start, head = 0, 0, None
+        for i, ch in enumerate(text):
+            if ch == "{":
+                if depth == 0:
+                    m = re.search(r"(\w+)\s*\([^;{}]*\)$", text[start:i].rstrip())
+                    head = (m.group(1), text.count("\n", 0, start + m.start(1)) + 1) if m else None
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    n = text.count("\n", 0, i) + 2 - head[1] if head else 0
+                    if n > limit:
+                        out[f"{f.relative_to(root).as_posix()}::{head[0]}"] = n
+                    start, head = i + 1, None
+            elif ch == ";" and depth == 0:
+                start = i + 1
+    return out
+
+
+def test_c_long_function_finder_finds_a_planted_long_function(tmp_path):
+    (tmp_path / "bench" / "src").mkdir(parents=True)
+    def body(n: int) -> str:  # n lines, each with a brace in a comment
+        return "".join(f"    x += {i}; /* {{ */\n" for i in range(n))
+    (tmp_path / "bench" / "src" / "a.c").write_text(
+        "static const int T[] = {\n" + "".join(f"    {i},\n" for i in range(100)) + "};\n"  # a table: not a function
+        f"static int ok(int x)\n{{\n{body(77)}}}\n\n"  # 80 lines
+        f"int too_long(int x,\n             const char *s)\n{{\n    if (x) {{\n        s = \"}}\";\n    }}\n"
+        f"{body(74)}}}\n")  # 81 lines, a brace in a string
+    assert c_long_functions(tmp_path) == {"bench/src/a.c::too_long": 81}
+
+
+def test_no_c_function_over_80_lines():
+    found = c_long_functions()
+    too_long = {k: n for k, n in found.items() if k not in C_LONG_FUNCTIONS_ALLOWED}
+    assert not too_long, f"split into named steps, one job each (or allow with a reason): {too_long}"
+    stale = set(C_LONG_FUNCTIONS_ALLOWED) - set(found)
+    assert not stale, f"allowed but no longer over {MAX_FUNCTION_LINES} lines: remove {stale}"
 
 # ------------------------------------------------------------------ inside reports/: one flow, down once
 # read the directory (rundir) -> rows (tables) -> blocks (sections; paper on top of them; figures draws) -> files (doc)

@@ -1,4 +1,6 @@
-/* One configuration struct, one options table, parsed and validated in one place (config.c). */
+/* One configuration struct, one options table, parsed and validated in one place
+ * (options.c the table, config_json.c/config_yaml.c/config_argv.c the front-ends, config_load.c, config_check.c
+ * the validation, help.c, config_out.c the resolved JSON; config_int.h their private header). */
 #ifndef H5DLIO_CONFIG_H
 #define H5DLIO_CONFIG_H
 #include <stdint.h>
@@ -140,7 +142,7 @@ char *config_to_json(const config_t *c);
 const char *shuffle_name(int m);
 /* Files of a phase the release's training run uses for nranks ranks (DLIO main trims them, see trim_files_to_steps). */
 int64_t config_files_used(const config_t *c, const dlio_entry_t *e, int phase, int nranks);
-/* Adds a warning when the emulated DLIO entry cannot run this shape at nranks (see config.c). */
+/* Adds a warning when the emulated DLIO entry cannot run this shape at nranks (see config_check.c). */
 void config_note_rank_shape(config_t *c, int nranks);
 
 #endif

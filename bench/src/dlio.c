@@ -148,12 +148,12 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      * prewarm (run.c run_prewarm, main.c PHASES): main.py:705-719 next(iter(loader)) before epoch 1 and :809-820 after
      * every epoch (the last included), each on the epoch reconfigured last; worker 0 reads its whole share of the
      * iterator's window (batches 0, W, ..., prefetch_factor - 1 of them: torch_data_loader.py:741-752), in the rank
-     * batch 0 (measured: 2 batches per pre-warm at read_threads 1). format npz (npz.c, layout.c, config.c):
+     * batch 0 (measured: 2 batches per pre-warm at read_threads 1). format npz (npz.c, layout.c, config_check.c):
      * data_generator/npz_generator.py:88-101 np.savez(x=(d1, d2, n) uint8, y=[0] * n), read whole like HDF5
      * (reader/npz_reader_iterable.py:50-54); reader.odirect (reader.c read_odirect): reader/npy_reader_odirect.py
      * :49-69. Sub-folders: main.py:377-419 sorts the listing by path (shard.c shard_listing_file).
      * main.py:740-760 rank 0 tries `sudo -n` drop_caches each epoch (no I/O on the data; not emulated). Evaluation
-     * (file_list_eval resharded alike) is not replayed: refused by config.c. */
+     * (file_list_eval resharded alike) is not replayed: refused by config_check.c. */
     {.version = "3.0.2",
      .since = "3.0.0",
      .source = "git mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2)",

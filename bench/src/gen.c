@@ -254,6 +254,52 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
         H5_CHECK(H5Pclose(dxpl), path, EXIT_RUNTIME);
 }
 
+/* Rank 0, before anyone writes: may this folder be written (check_data_folder), is no file of the dataset already
+ * there (unless overwrite), and the data folder, its train/valid folders and every sub-folder made (out->created_*:
+ * which of them this run made). msg: the refusal, empty when none. */
+static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, size_t len)
+{
+    const config_t *c = L->cfg;
+    check_data_folder(L, msg, len);
+    if (!c->overwrite)
+        for (int ph = 0; ph < 2 && !*msg; ph++)
+            for (int64_t i = 0; i < L->nfiles[ph]; i++) {
+                char path[4600];
+                struct stat st;
+                layout_path(L, ph, i, path, sizeof path);
+                if (stat(path, &st) == 0) {
+                    snprintf(msg, len, "%s exists: set generate-data=false to reuse the dataset, or "
+                             "overwrite=true to replace it", path);
+                    break;
+                }
+            }
+    const char *subs[3] = {"", c->train_data_folder, c->valid_data_folder};
+    for (int k = 0; k < 3 && !*msg; k++) {
+        char p[4600];
+        snprintf(p, sizeof p, "%s%s%s", c->data_folder, *subs[k] ? "/" : "", subs[k]);
+        int r = mkdir_p(p);
+        if (r < 0)
+            snprintf(msg, len, "key 'data-folder': cannot create '%s': %s", p, strerror(errno));
+        out->created_dirs[k] = r;
+    }
+    /* DLIO's rank 0 makes every sub-folder, also those no file falls in (data_generator.py:70-75 at 2.0.0) */
+    for (int ph = 0; ph < NPHASES && !*msg; ph++) {
+        int64_t S = config_phase(c, ph).subfolders;
+        if (S < 2)
+            continue;
+        out->created_sub[ph] = xcalloc((size_t)S, 1, "the list of created sub-folders");
+        for (int64_t k = 0; k < S && !*msg; k++) {
+            char p[4600];
+            layout_subfolder(L, ph, k, p, sizeof p);
+            int r = mkdir_p(p);
+            if (r < 0)
+                snprintf(msg, len, "key '%s': cannot create '%s': %s", config_phase(c, ph).subfolders_key,
+                         p, strerror(errno));
+            out->created_sub[ph][k] = r == 1;
+        }
+    }
+}
+
 void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
 {
     const config_t *c = L->cfg;
@@ -261,46 +307,8 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     /* Rank 0 decides, before anyone writes, whether this folder may be written (see check_data_folder) and
      * refuses to replace a file that is already there; on refusal every rank leaves with status 2. */
     char msg[CHECK_MSG] = "";
-    if (rank == 0) {
-        check_data_folder(L, msg, sizeof msg);
-        if (!c->overwrite)
-            for (int ph = 0; ph < 2 && !*msg; ph++)
-                for (int64_t i = 0; i < L->nfiles[ph]; i++) {
-                    char path[4600];
-                    struct stat st;
-                    layout_path(L, ph, i, path, sizeof path);
-                    if (stat(path, &st) == 0) {
-                        snprintf(msg, sizeof msg, "%s exists: set generate-data=false to reuse the dataset, or "
-                                 "overwrite=true to replace it", path);
-                        break;
-                    }
-                }
-        const char *subs[3] = {"", c->train_data_folder, c->valid_data_folder};
-        for (int k = 0; k < 3 && !*msg; k++) {
-            char p[4600];
-            snprintf(p, sizeof p, "%s%s%s", c->data_folder, *subs[k] ? "/" : "", subs[k]);
-            int r = mkdir_p(p);
-            if (r < 0)
-                snprintf(msg, sizeof msg, "key 'data-folder': cannot create '%s': %s", p, strerror(errno));
-            out->created_dirs[k] = r;
-        }
-        /* DLIO's rank 0 makes every sub-folder, also those no file falls in (data_generator.py:70-75 at 2.0.0) */
-        for (int ph = 0; ph < NPHASES && !*msg; ph++) {
-            int64_t S = config_phase(c, ph).subfolders;
-            if (S < 2)
-                continue;
-            out->created_sub[ph] = xcalloc((size_t)S, 1, "the list of created sub-folders");
-            for (int64_t k = 0; k < S && !*msg; k++) {
-                char p[4600];
-                layout_subfolder(L, ph, k, p, sizeof p);
-                int r = mkdir_p(p);
-                if (r < 0)
-                    snprintf(msg, sizeof msg, "key '%s': cannot create '%s': %s", config_phase(c, ph).subfolders_key,
-                             p, strerror(errno));
-                out->created_sub[ph][k] = r == 1;
-            }
-        }
-    }
+    if (rank == 0)
+        prepare_folders(L, out, msg, sizeof msg);
     agree_or_exit(msg, rank);
     double t0 = now();
     int64_t total = L->nfiles[PH_TRAIN] + L->nfiles[PH_EVAL];

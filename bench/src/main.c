@@ -230,6 +230,30 @@ typedef struct {
     double t_start;
 } job_t;
 
+/* The configuration's warnings on stderr, one line each */
+static void print_warnings(const config_t *c)
+{
+    for (const char *w = c->warnings; *w;) {
+        const char *nl = strchr(w, '\n');
+        int n = nl ? (int)(nl - w) : (int)strlen(w);
+        fprintf(stderr, "h5dlio: warning: %.*s\n", n, w);
+        w += n + (nl ? 1 : 0);
+    }
+}
+
+/* --dry-run, everything checked: rank 0 prints the resolved configuration, the job ends (0) */
+static int dry_run_end(job_t *J)
+{
+    if (J->rank == 0) {
+        char *j = config_to_json(&J->cfg);
+        printf("%s\n", j);
+        free(j);
+    }
+    layout_free(&J->L);
+    MPI_Finalize();
+    return 0;
+}
+
 /* Configuration, reader processes (forked before MPI_Init: forking an MPI process is unsafe; they never call MPI),
  * MPI, validation for the rank count, output folder. Returns an exit status, or -1: the job goes on. */
 static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
@@ -274,12 +298,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     config_note_rank_shape(c, a->dry_ranks ? a->dry_ranks : J->nranks);
     layout_ranks(&J->L, a->dry_ranks ? a->dry_ranks : J->nranks);
     if (J->rank == 0 && c->warnings[0]) /* keys ignored as DLIO ignores them; nearest entry; shapes DLIO cannot run */
-        for (const char *w = c->warnings; *w;) {
-            const char *nl = strchr(w, '\n');
-            int n = nl ? (int)(nl - w) : (int)strlen(w);
-            fprintf(stderr, "h5dlio: warning: %.*s\n", n, w);
-            w += n + (nl ? 1 : 0);
-        }
+        print_warnings(c);
     if ((c->subfiling || c->checkpoint_subfiling) && provided < MPI_THREAD_MULTIPLE) {
         pool_stop(&J->pool);
         return input_error(J->rank, c->subfiling ? "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE"
@@ -302,16 +321,8 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
         pool_stop(&J->pool);
         return input_error(J->rank, err);
     }
-    if (a->dry_run) {
-        if (J->rank == 0) {
-            char *j = config_to_json(c);
-            printf("%s\n", j);
-            free(j);
-        }
-        layout_free(&J->L);
-        MPI_Finalize();
-        return 0;
-    }
+    if (a->dry_run)
+        return dry_run_end(J);
     if (J->pool.n)
         pool_start(&J->pool, J->rank);
     void *tr_rank = trace_begin("rank_info"); /* lets a trace reader map this process to its rank */

@@ -237,6 +237,23 @@ static const view_t STDOUT_PHASE[] = {
     {"  %.3f samples/s", M_THR, MEAN_E, ONE, NULL},      {"  %.3f MiB/s (DLIO io)", M_THR, MEAN_E, IO, NULL},
 };
 
+/* ---------- the generation: one row per value, each view's spelling of it ---------- */
+/* CSV: h5bench's "metric, value, unit" row (value / csv_scale); JSON: the key under "generate", SI units; stdout:
+ * the format of its part of the "generate" line (value / out_scale). The values: files, bytes, seconds (IOR's span,
+ * gather_gen), bytes per second. */
+enum { GM_FILES, GM_BYTES, GM_SECONDS, GM_RATE, NGM };
+static const struct {
+    const char *csv, *csv_fmt, *csv_unit;
+    double csv_scale;
+    const char *json, *json_fmt, *out_fmt;
+    double out_scale;
+} GEN_METRICS[NGM] = {
+    [GM_FILES] = {"generate files", "%.0f", "", 1.0, "files", "%.0f", "  generate  %6.0f files", 1.0},
+    [GM_BYTES] = {"generate total size", "%.3f", " MiB", MIB, "bytes", "%.0f", "  %10.3f MiB", MIB},
+    [GM_SECONDS] = {"generate time", "%.3f", " s", 1.0, "seconds", "%.9g", "  %8.3f s", 1.0},
+    [GM_RATE] = {"generate rate", "%.3f", " MiB/s", MIB, "bandwidth_bytes_per_s", "%.9g", "  %10.3f MiB/s", MIB},
+};
+
 /* JSON, per phase with output-ranks-data: each rank's fields summed over the phase's epochs, rates from the sums */
 static const int RANK_SUMS[] = {F_BYTES, F_READ, F_OBSERVED, F_COMPUTE, F_PRE, F_META};
 
@@ -689,7 +706,35 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
     sb_printf(b, "], \"batch_size\": %lld, \"record_length\": %.0f}", (long long)c->batch_size, rl);
 }
 
-int report_write(const results_t *r)
+/* The generation's rows in the three views (g: GEN_METRICS' values) */
+static void csv_gen(sb_t *b, const double g[NGM])
+{
+    for (int k = 0; k < NGM; k++) {
+        sb_printf(b, "%s, ", GEN_METRICS[k].csv);
+        sb_printf(b, GEN_METRICS[k].csv_fmt, g[k] / GEN_METRICS[k].csv_scale);
+        sb_printf(b, ",%s\n", GEN_METRICS[k].csv_unit);
+    }
+}
+
+static void json_gen(sb_t *b, const double g[NGM])
+{
+    sb_printf(b, ",\n  \"generate\": {");
+    for (int k = 0; k < NGM; k++) {
+        sb_printf(b, "%s\"%s\": ", k ? ", " : "", GEN_METRICS[k].json);
+        sb_printf(b, GEN_METRICS[k].json_fmt, g[k]);
+    }
+    sb_printf(b, "}");
+}
+
+static void stdout_gen(const double g[NGM])
+{
+    for (int k = 0; k < NGM; k++) printf(GEN_METRICS[k].out_fmt, g[k] / GEN_METRICS[k].out_scale);
+    printf("\n");
+}
+
+/* Collective: every rank's FIELDS of every epoch record, gathered on rank 0 (NULL elsewhere); *records: records per
+ * rank */
+static double *gather_fields(const results_t *r, int *records)
 {
     const config_t *c = r->cfg;
     int nrec = 0;
@@ -703,6 +748,100 @@ int report_write(const results_t *r)
     double *all = r->rank == 0 ? xcalloc((size_t)nrec * NF * (size_t)r->nranks, sizeof(double), "the results") : NULL;
     MPI_CHECK(MPI_Gather(mine, nrec * NF, MPI_DOUBLE, all, nrec * NF, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     free(mine);
+    *records = nrec;
+    return all;
+}
+
+/* output.csv's first rows: the job (ranks, read threads, the HDF5 modes, the VOL stack HDF5 reports) */
+static void csv_header(sb_t *csv, const results_t *r)
+{
+    const config_t *c = r->cfg;
+    const char *yn[2] = {"NO", "YES"};
+    sb_printf(csv,
+              "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
+              "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
+              r->nranks, (long long)c->read_threads, yn[!!c->subfiling], yn[!!c->chunking], yn[!!c->collective_meta],
+              yn[!!c->collective_data]);
+    sb_printf(csv, "vol connector, \"%s\",\n", r->vol->stack); /* HDF5's answer (vol_probe), not the request */
+}
+
+/* The human summary on stdout: a line for the job, the generation, each phase, the prefetcher (pf_line, NULL: none)
+ * and the checkpoints; where the results are. */
+static void print_summary(const results_t *r, const phase_t *ps, const double gen[NGM], const char *pf_line,
+                          const ckpt_res_t *ck)
+{
+    const config_t *c = r->cfg;
+    printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, VOL %s, %.3f s wall\n", r->nranks,
+           (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
+    if (r->did_gen)
+        stdout_gen(gen);
+    for (int k = 0; k < NPHASES; k++) {
+        if (!ps[k].n)
+            continue;
+        printf("  %-5s     %lld epochs", ps[k].name, (long long)ps[k].n);
+        for (size_t i = 0; i < sizeof STDOUT_PHASE / sizeof STDOUT_PHASE[0]; i++)
+            printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
+        printf("\n");
+    }
+    if (pf_line)
+        printf("%s\n", pf_line);
+    for (int load = 0; r->ckpt && load < 2; load++) {
+        double files = 0, bytes = 0, secs = 0;
+        int64_t n = 0;
+        for (int64_t i = 0; i < ck->n; i++)
+            if (r->ckpt->ev[i].load == load)
+                n++, files += ck->sum[i][0], bytes += ck->sum[i][1], secs += ck->sum[i][3];
+        if (n || !load)
+            printf("  checkpoint %lld %s (%s, %s)  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)n,
+                   load ? "loads" : "saves", ckpt_format(r->ckpt), ckpt_driver(r->ckpt), files, bytes / MIB, secs,
+                   secs > 0 ? bytes / secs / MIB : 0.0);
+    }
+    if (r->ckpt && r->ckpt->rules == 3 && !c->train)
+        printf("  MLPerf (not a submission): see \"mlperf\" in %s/%s.json (checkpoint throughput as DLIO 3.x "
+               "reports it, the gap between the phases against 30 s)\n", c->output_folder, c->output_csv_name);
+    printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
+           c->output_csv_name);
+    fflush(stdout);
+}
+
+/* output.json's header: versions, MPI library, a mutant first, the VOL stack, host, ranks, wall time, the resolved
+ * configuration */
+static void json_header(sb_t *js, const results_t *r)
+{
+    const config_t *c = r->cfg;
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    char mpiver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int ml = 0;
+    MPI_CHECK(MPI_Get_library_version(mpiver, &ml));
+    char *nl = strchr(mpiver, '\n');
+    if (nl)
+        *nl = 0;
+    char *cj = config_to_json(c);
+    sb_printf(js,
+              "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
+              "\"mpi_library\": ",
+              H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    sb_json_str(js, mpiver);
+    if (c->mutant) { /* first, in the header: a mutated run is never mistaken for a measurement */
+        sb_printf(js, ", \"mutant\": ");
+        sb_json_str(js, MUTANTS[c->mutant].name);
+    }
+    char *vj = vol_json(r->vol);
+    sb_printf(js, ", \"vol\": %s", vj);
+    free(vj);
+    sb_printf(js, ", \"host\": ");
+    sb_json_str(js, host);
+    sb_printf(js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
+              (long long)c->read_threads, r->wall_s, cj);
+    free(cj);
+}
+
+int report_write(const results_t *r)
+{
+    const config_t *c = r->cfg;
+    int nrec = 0;
+    double *all = gather_fields(r, &nrec);
     double gfiles, gbytes, gsec;
     gather_gen(r, &gfiles, &gbytes, &gsec);
     double pw[NW] = {0};
@@ -723,59 +862,23 @@ int report_write(const results_t *r)
         ps[k].m = xcalloc((size_t)ps[k].n, sizeof *ps[k].m, "the epoch results");
         combine(&ps[k]);
     }
-    double grate = gsec > 0 ? gbytes / gsec : 0.0;
+    double gen[NGM] = {[GM_FILES] = gfiles, [GM_BYTES] = gbytes, [GM_SECONDS] = gsec,
+                       [GM_RATE] = gsec > 0 ? gbytes / gsec : 0.0};
 
     /* CSV, h5bench's "metric, value, unit" rows, fixed units per row */
     sb_t csv = {0};
-    const char *yn[2] = {"NO", "YES"};
-    sb_printf(&csv,
-              "metric, value, unit\noperation, dlio,\nranks, %d,\nread threads, %lld,\nsubfiling, %s,\n"
-              "chunking, %s,\ncollective meta, %s,\ncollective data, %s,\n",
-              r->nranks, (long long)c->read_threads, yn[!!c->subfiling], yn[!!c->chunking], yn[!!c->collective_meta],
-              yn[!!c->collective_data]);
-    sb_printf(&csv, "vol connector, \"%s\",\n", r->vol->stack); /* HDF5's answer (vol_probe), not the request */
+    csv_header(&csv, r);
     if (r->did_gen)
-        sb_printf(&csv,
-                  "generate files, %.0f,\ngenerate total size, %.3f, MiB\ngenerate time, %.3f, s\n"
-                  "generate rate, %.3f, MiB/s\n",
-                  gfiles, gbytes / MIB, gsec, grate / MIB);
+        csv_gen(&csv, gen);
     for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
     if (r->ckpt)
         csv_ckpt(&csv, &ck, r->ckpt);
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
-    char host[256] = "unknown";
-    gethostname(host, sizeof host - 1);
-    char mpiver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int ml = 0;
-    MPI_CHECK(MPI_Get_library_version(mpiver, &ml));
-    char *nl = strchr(mpiver, '\n');
-    if (nl)
-        *nl = 0;
-    char *cj = config_to_json(c);
-    sb_printf(&js,
-              "{\n  \"h5dlio_version\": \"%s\", \"git_revision\": \"%s\", \"hdf5_version\": \"%d.%d.%d\", "
-              "\"mpi_library\": ",
-              H5DLIO_VERSION, H5DLIO_GIT, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
-    sb_json_str(&js, mpiver);
-    if (c->mutant) { /* first, in the header: a mutated run is never mistaken for a measurement */
-        sb_printf(&js, ", \"mutant\": ");
-        sb_json_str(&js, MUTANTS[c->mutant].name);
-    }
-    char *vj = vol_json(r->vol);
-    sb_printf(&js, ", \"vol\": %s", vj);
-    free(vj);
-    sb_printf(&js, ", \"host\": ");
-    sb_json_str(&js, host);
-    sb_printf(&js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
-              (long long)c->read_threads, r->wall_s, cj);
-    free(cj);
+    json_header(&js, r);
     if (r->did_gen)
-        sb_printf(&js,
-                  ",\n  \"generate\": {\"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, "
-                  "\"bandwidth_bytes_per_s\": %.9g}",
-                  gfiles, gbytes, gsec, grate);
+        json_gen(&js, gen);
     for (int k = 0; k < NPHASES; k++)
         if (ps[k].n)
             json_phase(&js, &ps[k], c, c->output_ranks_data);
@@ -804,40 +907,8 @@ int report_write(const results_t *r)
         rc |= write_out(c, ".ranks.csv", &rk);
         free(rk.s);
     }
-    if (!c->quiet) {
-        printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, VOL %s, %.3f s wall\n", r->nranks,
-               (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
-        if (r->did_gen)
-            printf("  generate  %6.0f files  %10.3f MiB  %8.3f s  %10.3f MiB/s\n", gfiles, gbytes / MIB, gsec,
-                   grate / MIB);
-        for (int k = 0; k < NPHASES; k++) {
-            if (!ps[k].n)
-                continue;
-            printf("  %-5s     %lld epochs", ps[k].name, (long long)ps[k].n);
-            for (size_t i = 0; i < sizeof STDOUT_PHASE / sizeof STDOUT_PHASE[0]; i++)
-                printf(STDOUT_PHASE[i].name, value(&ps[k], &STDOUT_PHASE[i], c));
-            printf("\n");
-        }
-        if (pf)
-            printf("%s\n", pf_line);
-        for (int load = 0; r->ckpt && load < 2; load++) {
-            double files = 0, bytes = 0, secs = 0;
-            int64_t n = 0;
-            for (int64_t i = 0; i < ck.n; i++)
-                if (r->ckpt->ev[i].load == load)
-                    n++, files += ck.sum[i][0], bytes += ck.sum[i][1], secs += ck.sum[i][3];
-            if (n || !load)
-                printf("  checkpoint %lld %s (%s, %s)  %.0f files  %.3f MiB  %.3f s  %.3f MiB/s\n", (long long)n,
-                       load ? "loads" : "saves", ckpt_format(r->ckpt), ckpt_driver(r->ckpt), files, bytes / MIB, secs,
-                       secs > 0 ? bytes / secs / MIB : 0.0);
-        }
-        if (r->ckpt && r->ckpt->rules == 3 && !c->train)
-            printf("  MLPerf (not a submission): see \"mlperf\" in %s/%s.json (checkpoint throughput as DLIO 3.x "
-                   "reports it, the gap between the phases against 30 s)\n", c->output_folder, c->output_csv_name);
-        printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
-               c->output_csv_name);
-        fflush(stdout);
-    }
+    if (!c->quiet)
+        print_summary(r, ps, gen, pf ? pf_line : NULL, &ck);
     free(pf);
     free(csv.s);
     free(js.s);

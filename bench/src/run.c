@@ -179,7 +179,7 @@ static const loader_ops_t LOADER_TF_IN_RANK = {.name = "tf-in-rank",
  * tf_data_loader.py:84-91), one reader process each, forked before MPI_Init: thread t's batches go to process t, in
  * order, so each keeps its generator's open-file map. tf.data's threads read ahead of the steps (prefetch_size
  * batches, :92-93, plus the interleave's buffers); the kernel keeps prefetch_size + N batches in flight. Across
- * threads the order of reads is not deterministic, in DLIO as here; every batch is read (config.c refuses shapes
+ * threads the order of reads is not deterministic, in DLIO as here; every batch is read (config_check.c refuses shapes
  * where steps end before the batches do). */
 static void tf_pool_hand_out(runner_t *R, epoch_plan_t *P)
 {
@@ -331,8 +331,8 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
     P->bthr = R->tf.bthr;
     P->bflags = R->tf.bflags;
     P->batches = nb;
-    /* main.py:287 the break after max_steps or total_training_steps (evaluation: :239 after `total`); config.c made
-     * sure no batch is left over, and every rank has spp positions: the same steps everywhere, each training step
+    /* main.py:287 the break after max_steps or total_training_steps (evaluation: :239 after `total`); config_check.c
+     * made sure no batch is left over, and every rank has spp positions: the same steps everywhere, each training step
      * followed by the barrier (main.py:273; evaluation steps have none) */
     P->steps = runner_planned_steps(c, R->L->dlio, P->phase, P->batches, R->nranks);
     if (P->steps != P->batches)

@@ -1,5 +1,5 @@
 /* DLIO 2.0.0's TensorFlow path: which reader thread holds which of a rank's positions (tfsplit.h). Its own module so
- * that both the validator (config.c) and the loader use it without an include circle. */
+ * that both the validator (config_check.c) and the loader use it without an include circle. */
 #include "tfsplit.h"
 
 tf_split_t tf_split(int64_t total, int nranks, int64_t read_threads)

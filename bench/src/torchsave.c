@@ -559,6 +559,51 @@ typedef struct {
 
 int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io) { return ts_save_fill(s, fd, bufsize, TS_ZEROS, io); }
 
+/* The zip's central directory: one entry per record (w: where each record's local header is, its CRC). */
+static void central_directory(bytes_t *cd, const record_t *r, const written_t *w, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const record_t *R = &r[i];
+        size_t nl = strlen(R->name);
+        int ex = cd_extra(R, w[i].ofs);
+        uint8_t e[46] = {'P', 'K', 1, 2}, x[20];
+        le16(e + 8, 0x0808);
+        le32(e + 16, w[i].crc);
+        le32(e + 20, (uint64_t)R->size >= U32MAX ? U32MAX : (uint32_t)R->size);
+        le32(e + 24, (uint64_t)R->size >= U32MAX ? U32MAX : (uint32_t)R->size);
+        le16(e + 28, (uint32_t)nl);
+        le16(e + 30, (uint32_t)ex);
+        le32(e + 42, (uint64_t)w[i].ofs >= U32MAX ? U32MAX : (uint32_t)w[i].ofs);
+        put(cd, e, 46);
+        put(cd, R->name, nl);
+        if (ex) {
+            uint8_t *q = x + 4;
+            le16(x, 1), le16(x + 2, (uint32_t)(ex - 4));
+            if ((uint64_t)R->size >= U32MAX) le64(q, (uint64_t)R->size), le64(q + 8, (uint64_t)R->size), q += 16;
+            if ((uint64_t)w[i].ofs >= U32MAX) le64(q, (uint64_t)w[i].ofs);
+            put(cd, x, (size_t)ex);
+        }
+    }
+}
+
+/* After the central directory: the zip64 end record, its locator and the end record; then the buffer flushed.
+ * ofs: where the central directory starts. */
+static int write_end(pyfile_t *f, const bytes_t *cd, int n, int64_t ofs, int mut_short)
+{
+    uint8_t e64[56] = {'P', 'K', 6, 6}, loc[20] = {'P', 'K', 6, 7}, end[22] = {'P', 'K', 5, 6};
+    le64(e64 + 4, 44), le16(e64 + 12, 0x031e), le16(e64 + 14, 0x002d);
+    le64(e64 + 24, (uint64_t)n), le64(e64 + 32, (uint64_t)n), le64(e64 + 40, cd->len), le64(e64 + 48, (uint64_t)ofs);
+    le64(loc + 8, (uint64_t)ofs + cd->len), le32(loc + 16, 1);
+    le16(end + 8, (uint32_t)n), le16(end + 10, (uint32_t)n);
+    le32(end + 12, cd->len >= U32MAX ? U32MAX : (uint32_t)cd->len);
+    le32(end + 16, (uint64_t)ofs >= U32MAX ? U32MAX : (uint32_t)ofs);
+    if (py_write(f, cd->b, cd->len) || py_write(f, e64, 56) || py_write(f, loc, 20) ||
+        py_write(f, end, mut_short ? 21 : 22) || /* MUTANT ckpt-short: the end record's last byte not written */
+        py_flush(f))
+        return -1;
+    return 0;
+}
+
 int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t *io)
 {
     bytes_t pkl = {0};
@@ -620,38 +665,8 @@ int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t 
         ofs += 30 + (int64_t)nl + L.zip64_extra + 4 + L.pad + R->size + L.desc;
     }
     /* the central directory, one write; then the zip64 end record, its locator and the end record */
-    for (int i = 0; i < n; i++) {
-        const record_t *R = &r[i];
-        size_t nl = strlen(R->name);
-        int ex = cd_extra(R, w[i].ofs);
-        uint8_t e[46] = {'P', 'K', 1, 2}, x[20];
-        le16(e + 8, 0x0808);
-        le32(e + 16, w[i].crc);
-        le32(e + 20, (uint64_t)R->size >= U32MAX ? U32MAX : (uint32_t)R->size);
-        le32(e + 24, (uint64_t)R->size >= U32MAX ? U32MAX : (uint32_t)R->size);
-        le16(e + 28, (uint32_t)nl);
-        le16(e + 30, (uint32_t)ex);
-        le32(e + 42, (uint64_t)w[i].ofs >= U32MAX ? U32MAX : (uint32_t)w[i].ofs);
-        put(&cd, e, 46);
-        put(&cd, R->name, nl);
-        if (ex) {
-            uint8_t *q = x + 4;
-            le16(x, 1), le16(x + 2, (uint32_t)(ex - 4));
-            if ((uint64_t)R->size >= U32MAX) le64(q, (uint64_t)R->size), le64(q + 8, (uint64_t)R->size), q += 16;
-            if ((uint64_t)w[i].ofs >= U32MAX) le64(q, (uint64_t)w[i].ofs);
-            put(&cd, x, (size_t)ex);
-        }
-    }
-    uint8_t e64[56] = {'P', 'K', 6, 6}, loc[20] = {'P', 'K', 6, 7}, end[22] = {'P', 'K', 5, 6};
-    le64(e64 + 4, 44), le16(e64 + 12, 0x031e), le16(e64 + 14, 0x002d);
-    le64(e64 + 24, (uint64_t)n), le64(e64 + 32, (uint64_t)n), le64(e64 + 40, cd.len), le64(e64 + 48, (uint64_t)ofs);
-    le64(loc + 8, (uint64_t)ofs + cd.len), le32(loc + 16, 1);
-    le16(end + 8, (uint32_t)n), le16(end + 10, (uint32_t)n);
-    le32(end + 12, cd.len >= U32MAX ? U32MAX : (uint32_t)cd.len);
-    le32(end + 16, (uint64_t)ofs >= U32MAX ? U32MAX : (uint32_t)ofs);
-    if (py_write(&f, cd.b, cd.len) || py_write(&f, e64, 56) || py_write(&f, loc, 20) ||
-        py_write(&f, end, io->mut_short ? 21 : 22) || /* MUTANT ckpt-short: the end record's last byte not written */
-        py_flush(&f))
+    central_directory(&cd, r, w, n);
+    if (write_end(&f, &cd, n, ofs, io->mut_short))
         goto out;
     rc = 0;
 out:;
