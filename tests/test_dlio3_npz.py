@@ -105,7 +105,7 @@ def test_npz_subfolder_listing_order_is_dlio3s(tmp_path):
 
 
 @pytest.mark.parametrize("sets,key", [
-    ({"format": "jpeg"}, "'dataset.format'"),
+    ({"format": "tfrecord"}, "'dataset.format'"),
     ({"format": "npz", "dlio-version": "2.0.0"}, "'dataset.format'"),
     ({"format": "npz", "compression": "gzip", "chunking": True}, "'chunking'"),
     ({"format": "npz", "record-length": 3 * 2 ** 30}, "'record-length'"),
