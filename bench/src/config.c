@@ -1327,7 +1327,7 @@ static int validate(const config_t *c, int nranks, int ranks_known, char *err)
     if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
         return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
                     "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,
-                    strcmp(c->format, "npz") ? "refuses it (reader_factory.py:42-43, :63-64 at f6796ed)"
+                    strcmp(c->format, "npz") ? "refuses it (reader_factory.py:42-43, :68-69 at f6796ed)"
                                              : "with O_DIRECT is not replayed");
     if (strcmp(c->format, "hdf5")) { /* npz, jpeg, png: DLIO 3.x's generators (npz.c, image.c) */
         if (strcmp(e->sample_read, "whole_file"))
