@@ -6,13 +6,17 @@ model, and the refusals. The real DLIO 3.x side runs in `make validate WORKLOAD=
 (docs/fidelity.md, MLCommons DLIO 3.x, row 13)."""
 from __future__ import annotations
 
+import json
 import math
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests import kernel
+from tests.test_dlio3_npz import strace_opens
 from validate import model
 
 
@@ -99,7 +103,7 @@ def test_jpeg_reads_are_the_models(tmp_path, rt):
     ({"format": "jpeg", "compression": "gzip", "chunking": True}, "'chunking'"),
 ])
 def test_image_refusals_name_the_key(tmp_path, sets, key):
-    """DLIO 3.x refuses O_DIRECT for images (reader_factory.py:63-64); one image per file whatever
+    """DLIO 3.x refuses O_DIRECT for images (reader_factory.py:68-69); one image per file whatever
     num_samples_per_file (jpeg_generator.py:73-98); 2.x decodes images with PIL (not replayed): exit 2 naming the
     key, nothing written."""
     s = v3img(tmp_path / "data", **{"generate-data": True, "train": True, **sets})
@@ -107,3 +111,50 @@ def test_image_refusals_name_the_key(tmp_path, sets, key):
     assert r.rc == 2, r.proc.stderr
     assert key in r.proc.stderr, r.proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+STRACE = Path(__file__).parent / "data" / "dlio3-jpeg-strace" / "calls.json"
+
+
+def _strace() -> dict:
+    return json.loads(STRACE.read_text())
+
+
+def _jpeg_cfg() -> dict:
+    w = _strace()["workload"]
+    return {"dataset": {"num_files_train": w["dataset"]["num_files_train"], "num_samples_per_file": 1,
+                        "num_subfolders_train": w["dataset"].get("num_subfolders_train", 0)},
+            "reader": {**w["reader"], "prefetch_size": 2}, "train": {**w["train"], "seed_change_epoch": True}}
+
+
+def test_model_reads_what_the_real_dlio3_read_from_jpeg():
+    """The real DLIO 3.x on retinanet_b200 tiny under strace (tests/data/dlio3-jpeg-strace, 2 ranks, 1 read thread, 1
+    epoch, its own 96 files): each of its reader processes (one per pre-warm and epoch, spawned anew) opened the
+    files the model gives that iterator, in its order, each pre-warm both batches of worker 0's share."""
+    want = model.workload_reads(_jpeg_cfg(), 2, "3.0.2")
+    assert Counter(tuple(p) for p in _strace()["buffered"]["process_opens"]) == Counter(
+        tuple(s["bytes"]) for r in want for s in want[r])
+
+
+def test_kernel_reads_jpeg_with_dlio3s_system_calls(tmp_path):
+    """The kernel (3.0.2, format jpeg, its own dataset of the same shape) under strace: every data-file open is the
+    real DLIO 3.x's sequence of calls (CPython's open().read(): the whole file, no decode), and each rank opens the
+    files the model gives its pre-warms and epoch, in order."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed: the system-call comparison cannot run")
+    w, st = _jpeg_cfg(), tmp_path / "st"
+    sets = v3img(tmp_path / "data", **{"num-files-train": w["dataset"]["num_files_train"], "record-length": 322957,
+                                       "batch-size": w["reader"]["batch_size"], "read-threads": 1,
+                                       "file-shuffle": "seed", "epochs": 1, "random-seed": w["train"]["seed"],
+                                       "seed-change-epoch": True, "generate-data": True, "train": False})
+    assert kernel.run(tmp_path, 2, sets, name="gen").rc == 0
+    sets.update({"generate-data": False, "train": True})
+    st.mkdir()
+    r = kernel.run(tmp_path, 2, sets, launcher=list(kernel.MPIRUN) + ["-np", "2", "strace", "-ff", "-tt", "-e",
+                   "trace=openat,open,read,readv,pread64,lseek,newfstatat,fstat,statx,stat,close,ioctl", "-o",
+                   str(st / "st")])
+    assert r.rc == 0, r.proc.stderr
+    seqs, procs = strace_opens(st, "jpeg")
+    assert set(seqs) == set(_strace()["buffered"]["per_open"]), seqs
+    want = model.workload_reads(w, 2, "3.0.2")
+    assert Counter(tuple(p) for p in procs) == Counter(tuple(f for s in want[q] for f in s["bytes"]) for q in want)
