@@ -2,7 +2,9 @@
 shape, dtype, layout, chunks and filters; an .npz file (DLIO 3.x's np.savez files) by its zip members: name,
 compression, offsets, sizes, the zip64 extra field, the npy header (shape, dtype, order, length) and the member's
 CRC-32, as stored and as computed from the bytes on disk (the kernel replays the bytes of DLIO 3.x's numpy
-generator: equal CRCs say the samples are DLIO's), and the file's size.
+generator: equal CRCs say the samples are DLIO's), and the file's size; a .jpeg/.png file (DLIO 3.x's non-DALI image
+generator writes d1 x d2 raw random bytes, no image bitstream: jpeg_generator.py:78-98 at f6796ed) by its size, its
+first bytes, whether they open an image (JPEG's SOI, PNG's signature) and its CRC-32.
 Usage: python inspect_dataset.py DATA_FOLDER > tables.json"""
 import json
 import struct
@@ -53,6 +55,13 @@ def describe_npz(path: Path) -> dict:
     return out
 
 
+def describe_image(path: Path) -> dict:
+    raw = path.read_bytes()
+    return {"file_size": len(raw), "head": raw[:8].hex(),
+            "image_bitstream": raw[:3] == b"\xff\xd8\xff" or raw[:8] == b"\x89PNG\r\n\x1a\n",
+            "crc32": f"{zlib.crc32(raw):08x}"}
+
+
 def main(folder: str) -> int:
     root = Path(folder)
     files = {}
@@ -60,7 +69,8 @@ def main(folder: str) -> int:
         if p.is_file():
             rel = p.relative_to(root).as_posix()
             try:
-                files[rel] = describe_npz(p) if p.suffix == ".npz" else describe(p)
+                files[rel] = (describe_npz(p) if p.suffix == ".npz" else
+                              describe_image(p) if p.suffix in (".jpeg", ".png") else describe(p))
             except (OSError, zipfile.BadZipFile, ValueError) as e:
                 files[rel] = {"error": str(e)}
     json.dump({"folder": str(root), "files": files}, sys.stdout, indent=1)

@@ -105,7 +105,7 @@ def test_npz_subfolder_listing_order_is_dlio3s(tmp_path):
 
 
 @pytest.mark.parametrize("sets,key", [
-    ({"format": "jpeg"}, "'dataset.format'"),
+    ({"format": "tfrecord"}, "'dataset.format'"),
     ({"format": "npz", "dlio-version": "2.0.0"}, "'dataset.format'"),
     ({"format": "npz", "compression": "gzip", "chunking": True}, "'chunking'"),
     ({"format": "npz", "record-length": 3 * 2 ** 30}, "'record-length'"),
@@ -139,15 +139,16 @@ def _norm(seq: str) -> str:
     return re.sub(r"0x[0-9a-f]+", "ADDR", re.sub(r"st_size=\d+", "st_size=S", seq))
 
 
-def strace_opens(folder: Path) -> tuple[Counter, list[list[int]]]:
-    """Per data-file open in strace -ff -tt files: the calls on its descriptor (and stats of its path) to its close,
-    normalised; per process, the file indices in the order opened."""
+def strace_opens(folder: Path, ext: str = "npz") -> tuple[Counter, list[list[int]]]:
+    """Per data-file open (files ending .<ext>) in strace -ff -tt files: the calls on its descriptor (and stats of its
+    path) to its close, normalised; per process, the file indices in the order opened."""
     seqs: Counter = Counter()
     procs = []
+    opener = re.compile(OPEN.pattern.replace(r"\.npz", "\\." + ext))
     for f in sorted(folder.glob("st.*")):
         fd, cur, order, path = None, [], [], ""
         for ln in f.read_text().splitlines():
-            m = OPEN.search(ln)
+            m = opener.search(ln)
             if m and fd is None:
                 path, fd, cur = m.group(1), m.group(3), [f"openat({m.group(2)})"]
                 order.append(int(re.search(r"img_(\d+)_of", path).group(1)))

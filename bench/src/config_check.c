@@ -265,9 +265,9 @@ static int check_records(const config_t *c, const dlio_entry_t *e, char *err)
 /* The file format, DLIO 3.x's skip_listing and O_DIRECT, and what npz files can hold. */
 static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
 {
-    if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz"))
+    if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz") && strcmp(c->format, "jpeg") && strcmp(c->format, "png"))
         return fail(err, "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
-                    "and npz for DLIO 3.x (entry 3.0.2)", c->format);
+                    "and npz, jpeg, png for DLIO 3.x (entry 3.0.2)", c->format);
     if (c->skip_listing && strcmp(e->file_sharding, "round_robin"))
         return fail(err, "key 'skip-listing' (dataset.skip_listing): a DLIO 3.x key (main.py:280-305 at f6796ed); "
                     "DLIO %s lists the files", e->version);
@@ -284,25 +284,25 @@ static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
     if (c->odirect && (strcmp(e->sample_read, "whole_file") || strcmp(c->format, "npz")))
         return fail(err, "key 'odirect' (reader.odirect): replayed for DLIO 3.x's npz reader only (reader/"
                     "reader_factory.py:94-96 at f6796ed); DLIO's %s reader %s", c->format,
-                    !strcmp(c->format, "hdf5") ? "refuses it (reader_factory.py:42-43 at f6796ed)"
-                                               : "with O_DIRECT is not replayed");
-    if (!strcmp(c->format, "npz")) {
+                    strcmp(c->format, "npz") ? "refuses it (reader_factory.py:42-43, :68-69 at f6796ed)"
+                                             : "with O_DIRECT is not replayed");
+    if (strcmp(c->format, "hdf5")) { /* npz, jpeg, png: DLIO 3.x's generators (npz.c, image.c) */
         if (strcmp(e->sample_read, "whole_file"))
-            return fail(err, "key 'dataset.format' (format): npz is replayed for DLIO 3.x only (entries reading whole "
-                        "files, 3.0.2): DLIO %s reads npz files with np.load (reader/npz_reader.py), which the kernel "
-                        "does not replay; its HDF5 path is replayed (format hdf5)", e->version);
+            return fail(err, "key 'dataset.format' (format): %s is replayed for DLIO 3.x only (entries reading whole "
+                        "files, 3.0.2): DLIO %s decodes %s files (np.load, PIL), which the kernel does not replay; its "
+                        "HDF5 path is replayed (format hdf5)", c->format, e->version, c->format);
         const char *bad = c->naming == NAMING_H5BENCH ? "naming" : c->nrecord_dims ? "record-dims" :
                           c->num_dset_per_record > 1 ? "num-dset-per-record" : c->chunking ? "chunking" :
                           c->nchunk_dims ? "chunk-dims" : c->compression ? "compression" : c->subfiling ? "subfiling" :
-                          NULL;
+                          strcmp(c->format, "npz") && c->num_samples_per_file != 1 ? "num-samples-per-file" : NULL;
         if (bad)
-            return fail(err, "key '%s': not with format npz (DLIO 3.x's npz generator writes np.savez(x=(d1, d2, n) "
-                        "uint8, y=zeros) uncompressed: data_generator/npz_generator.py:88-101; compression is "
-                        "np.savez_compressed, not replayed)", bad);
+            return fail(err, "key '%s': not with format %s (DLIO 3.x writes np.savez(x=(d1, d2, n) uint8, y=zeros) "
+                        "uncompressed: npz_generator.py:88-101, and one d1 x d2 image of raw bytes per jpeg/png file "
+                        "whatever num_samples_per_file: jpeg_generator.py:73-98)", bad, c->format);
         int64_t d1 = dim_of(c->record_length);
         double big = (double)d1 + 4.0 * (c->record_length_stdev > 0 ? (double)c->record_length_stdev / 2.0 /
                                                                         (double)(d1 > 0 ? d1 : 1) : 0.0);
-        if (big * big * (double)c->num_samples_per_file > (double)NPZ_MAX_FILE)
+        if (!strcmp(c->format, "npz") && big * big * (double)c->num_samples_per_file > (double)NPZ_MAX_FILE)
             return fail(err, "key 'record-length': npz files of up to %.0f bytes (mean + 4 stdev): CPython's zipfile "
                         "writes zip64 central records past 2^31 - 1 bytes, which the kernel does not write",
                         big * big * (double)c->num_samples_per_file);

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "gen.h"
 #include "mutate.h"
+#include "image.h"
 #include "npz.h"
 #include "pcg64.h"
 #include "util.h"
@@ -192,6 +193,10 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
         *bytes += npz_write(path, d1, d2, c->num_samples_per_file, buf, bufsize, npz_seed);
         return;
     }
+    if (!strcmp(c->format, "jpeg") || !strcmp(c->format, "png")) { /* DLIO 3.x jpeg_generator.py:92-96: raw bytes */
+        *bytes += image_write(path, d1, d2, buf, bufsize, npz_seed);
+        return;
+    }
     const driver_t *drv = driver_select(c, 1);
     hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
     hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
@@ -326,9 +331,10 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     uint8_t *buf = xmalloc(bufsize, "the generation buffer");
     fill_random(buf, bufsize, (uint64_t)c->random_seed * 1000003u + (uint64_t)rank);
     out->created = xcalloc((size_t)(total / nranks + 2), sizeof *out->created, "the list of generated files");
-    /* npz (DLIO 3.x data_generator.py:150-166): rank q's rng = default_rng(10 + q) draws each of its files' seed,
-     * integers(0, 2**63), in its file order (train then eval, i = q, q+R, ...) */
-    int npz = !strcmp(c->format, "npz");
+    /* npz, jpeg, png (DLIO 3.x data_generator.py:150-166, the template every 3.x generator but HDF5's uses): rank q's
+     * rng = default_rng(10 + q) draws each of its files' seed, integers(0, 2**63), in its file order (train then eval,
+     * i = q, q+R, ...) */
+    int npz = strcmp(c->format, "hdf5") != 0;
     pcg64_t rank_rng;
     pcg64_seed(&rank_rng, 10u + (uint64_t)rank);
     for (int64_t g = rank; g < total; g += nranks) {

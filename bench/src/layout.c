@@ -26,7 +26,7 @@ void layout_init(layout_t *L, const config_t *c)
     L->nfiles[PH_TRAIN] = c->num_files_train;
     L->nfiles[PH_EVAL] = c->num_files_eval;
     /* DLIO 3.x names files .<format> (data_generator/data_generator.py:354-359 at f6796ed) */
-    L->ext = !strcmp(c->format, "npz") ? "npz" : L->dlio->file_ext;
+    L->ext = strcmp(c->format, "hdf5") ? c->format : L->dlio->file_ext;
     /* DLIO: dimension = int(sqrt(record_length)); stdev = record_length_stdev / 2 / sqrt(record_length).
      * Without a stdev every file has the same dimensions: nothing is stored (a config with 10^9 files costs no
      * memory); with one, the draws are sequential, so they are stored (config_validate bounds the file count). */

@@ -64,7 +64,7 @@ const opt_t OPTS[] = {
     {"skip-listing", "dataset.skip_listing", T_BOOL, F(skip_listing), "false", "false", 0, 1,
      .help = "DLIO 3.x: no directory listing, files dealt to the ranks in index order (sub-folders or not)"},
     {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
-     .help = "dataset format: hdf5 | npz (npz: DLIO 3.x entries, files written as np.savez writes them)"},
+     .help = "dataset format: hdf5 | npz | jpeg | png (npz, jpeg, png: DLIO 3.x entries, files written as 3.x writes them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
     {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, .help = "evaluation sub-folder"},
     {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0,
