@@ -127,7 +127,7 @@ static void build_states2(ckpt_t *k)
     const config_t *c = k->cfg;
     k->mp = c->pipeline_parallelism * c->tensor_parallelism;
     k->dp = c->data_parallelism < 0 ? k->nranks / k->mp : c->data_parallelism; /* :58-63 (subset: as given) */
-    k->pp_rank = (k->rank / c->tensor_parallelism) % c->pipeline_parallelism;   /* :64-67 */
+    k->pp_rank = (k->rank / c->tensor_parallelism) % c->pipeline_parallelism;  /* :64-67 */
     k->dp_rank = k->rank / k->mp, k->mp_rank = k->rank % k->mp;
     /* :93-97: ZeRO 0: the ranks past the first model-parallel group checkpoint nothing */
     k->writer = c->zero_stage != 0 || k->rank < k->mp;
@@ -279,7 +279,6 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ev->writes += io.writes;
 }
 
-
 /* ---------- DLIO 3.x's (f6796ed) file I/O: pytorch_checkpointing.py:231-253 save_state/load_state stream
  * _compute_state_bytes(state) (:40-50, the raw bytes of every tensor: elements x datatype size, no container) through
  * _get_streaming() (:90-138): mlpstorage_py's StreamingCheckpointing when importable, else (the replay here)
@@ -327,8 +326,8 @@ static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_e
     if (!k->zeros) {
         k->zeros = mmap(NULL, STREAM_CHUNK, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (k->zeros == MAP_FAILED)
-            k->zeros = NULL, die(EXIT_RUNTIME, "checkpoint: cannot map %zu bytes of zeros: %s", STREAM_CHUNK,
-                                 strerror(errno));
+            k->zeros = NULL,
+            die(EXIT_RUNTIME, "checkpoint: cannot map %zu bytes of zeros: %s", STREAM_CHUNK, strerror(errno));
     }
     void *tr = trace_begin("save_state");
     err_ctx()->partial = tmp;
@@ -441,8 +440,10 @@ static void stream_load(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_e
             die(EXIT_RUNTIME, "checkpoint %s: read failed after %lld bytes: %s", name, (long long)io.rbytes,
                 strerror(errno));
         if (g == 0)
-            die(EXIT_RUNTIME, "checkpoint %s: the file ended early: %lld of the model's %lld bytes left to read "
-                "(simple_streaming_checkpointing.py:317-321 raises IOError)", name, (long long)left, (long long)total);
+            die(EXIT_RUNTIME,
+                "checkpoint %s: the file ended early: %lld of the model's %lld bytes left to read "
+                "(simple_streaming_checkpointing.py:317-321 raises IOError)",
+                name, (long long)left, (long long)total);
         left -= g;
     }
     if (close(fd) != 0)
@@ -573,8 +574,10 @@ static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
     ts_io_t io = {0};
     if (ts_load(s, fd, (int64_t)st.st_size, bufsize, &io) != 0) {
         if (errno == EINVAL)
-            die(EXIT_RUNTIME, "checkpoint %s: %lld bytes, but this model's torch.save writes %lld: not this model's "
-                "checkpoint", name, (long long)st.st_size, (long long)ts_file_size(s));
+            die(EXIT_RUNTIME,
+                "checkpoint %s: %lld bytes, but this model's torch.save writes %lld: not this model's "
+                "checkpoint",
+                name, (long long)st.st_size, (long long)ts_file_size(s));
         die(EXIT_RUNTIME, "checkpoint %s: read failed after %lld bytes: %s", name, (long long)io.rbytes,
             strerror(errno));
     }
@@ -653,8 +656,7 @@ void ckpt_only_run(ckpt_t *k)
         DIR *d = opendir(c->checkpoint_folder);
         if (!d)
             die(EXIT_RUNTIME, "key 'checkpoint-folder': cannot list %s: %s", c->checkpoint_folder, strerror(errno));
-        for (struct dirent *de; (de = readdir(d));)
-            entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        for (struct dirent *de; (de = readdir(d));) entries += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
         closedir(d);
         if (entries < c->num_checkpoints_read)
             die(EXIT_BADINPUT, "key 'num-checkpoints-read': %lld checkpoints to read, %s holds %lld entries",

@@ -18,10 +18,10 @@ typedef struct {
 typedef struct {
     const config_t *cfg;
     int rank, nranks;
-    int writer;                           /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
-    int rules;                            /* the entry's checkpoint_rules: 1 (2.0.0), 2 (2.0.0-52), 3 (3.x: the
+    int writer;                         /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
+    int rules;                          /* the entry's checkpoint_rules: 1 (2.0.0), 2 (2.0.0-52), 3 (3.x: the
                                            * states of 2, streamed as raw bytes: SimpleStreamingCheckpointing) */
-    ts_state_t model, optimizer, layer;   /* DLIO's model_state, optimization_state, layer_state */
+    ts_state_t model, optimizer, layer; /* DLIO's model_state, optimization_state, layer_state */
     /* rules 2: 3-D parallel ranks (base_checkpointing.py:57-67), the layers of this rank, one state per layer
      * (ZeRO 1/2 with pipeline parallelism saves layer by layer), what the tensors hold (enum ts_fill) */
     int64_t dp, mp, dp_rank, mp_rank, pp_rank, start_layer, end_layer;
@@ -29,7 +29,7 @@ typedef struct {
     int fill;
     ckpt_event_t *ev;
     int64_t nev, cap;
-    int hdf5;  /* checkpoint-format hdf5: the states go to one HDF5 file (ckpth5.c) instead of torch.save files */
+    int hdf5; /* checkpoint-format hdf5: the states go to one HDF5 file (ckpth5.c) instead of torch.save files */
     h5ck_t h5;
     int mutated; /* a checkpoint mutant (mutate.h) has fired on this rank */
     /* rules 3: the bounded buffers of the stream (one chunk each, whatever the checkpoint's size): a read-only

@@ -158,8 +158,7 @@ static hid_t transfer(const h5ck_t *h, const char *path)
 {
     hid_t p = H5_CHECK(H5Pcreate(H5P_DATASET_XFER), path, EXIT_RUNTIME);
     if (h->shared && !h->subfiling)
-        H5_CHECK(H5Pset_dxpl_mpio(p, h->collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), path,
-                 EXIT_RUNTIME);
+        H5_CHECK(H5Pset_dxpl_mpio(p, h->collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), path, EXIT_RUNTIME);
     return p;
 }
 
@@ -215,7 +214,8 @@ void h5ck_write(h5ck_t *h, const char *path, int fill, h5ck_io_t *io)
     if (!h->cfg->overwrite && access(path, F_OK) == 0)
         die(EXIT_BADINPUT,
             "key 'checkpoint-folder': %s exists (another run's checkpoint?): remove it, use another folder, or set "
-            "overwrite=true to replace it", path);
+            "overwrite=true to replace it",
+            path);
     err_ctx()->partial = tmp; /* die() and the signal handlers remove it */
     hid_t fapl = file_access(h, tmp), dxpl = transfer(h, tmp);
     hid_t f = H5_CHECK(H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), tmp, EXIT_RUNTIME);

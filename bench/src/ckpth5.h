@@ -20,13 +20,13 @@ typedef struct {
 typedef struct {
     const config_t *cfg;
     int rank, nranks;
-    int shared;          /* 0: a file per rank (sec2); 1: one file per checkpoint (MPI-IO or subfiling) */
-    int collective;      /* shared with checkpoint-mpiio collective: every H5Dwrite/H5Dread is collective */
+    int shared;     /* 0: a file per rank (sec2); 1: one file per checkpoint (MPI-IO or subfiling) */
+    int collective; /* shared with checkpoint-mpiio collective: every H5Dwrite/H5Dread is collective */
     int subfiling;
-    long pid0;           /* rank 0's pid: the shared file's partial name */
-    h5ck_item_t *it;     /* the states of the checkpoint under way */
+    long pid0;       /* rank 0's pid: the shared file's partial name */
+    h5ck_item_t *it; /* the states of the checkpoint under way */
     int n, cap;
-    uint8_t *buf;        /* checkpoint-buffer-size bytes: every H5Dwrite/H5Dread goes through it */
+    uint8_t *buf; /* checkpoint-buffer-size bytes: every H5Dwrite/H5Dread goes through it */
     int buf_dtype, buf_fill;
 } h5ck_t;
 

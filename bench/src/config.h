@@ -24,7 +24,7 @@ typedef struct {
     int nrecord_dims, nchunk_dims;
     int64_t num_files_train, num_files_eval, num_samples_per_file;
     int64_t num_subfolders_train, num_subfolders_eval; /* > 1: file i lives in <folder>/<i mod n, padded>/ */
-    char format[16];                  /* hdf5 | npz (DLIO 3.x) */
+    char format[16];                                   /* hdf5 | npz (DLIO 3.x) */
     char data_folder[4096], file_prefix[256], train_data_folder[256], valid_data_folder[256];
     char records_dataset_name[256], labels_dataset_name[256];
     int chunking;
@@ -71,9 +71,9 @@ typedef struct {
     /* kernel behaviour */
     int ordering, naming; /* enum ordering_mode, enum naming_mode */
     char dlio_version[32];
-    char dlio_entry[32];  /* the kernel entry used: dlio-version's own, or the nearest one (dlio_nearest) */
+    char dlio_entry[32]; /* the kernel entry used: dlio-version's own, or the nearest one (dlio_nearest) */
     int dlio_nearest;
-    char warnings[2048];  /* one line each: printed once by rank 0, kept in the JSON summary */
+    char warnings[2048]; /* one line each: printed once by rank 0, kept in the JSON summary */
     /* output */
     char output_folder[4096], output_csv_name[256];
     int output_ranks_data, quiet, record_samples, overwrite, reuse_data_folder;
@@ -94,30 +94,46 @@ typedef struct {
  * batch size, file count and compute time of a phase are written once. */
 enum phase { PH_TRAIN = 0, PH_EVAL = 1, NPHASES = 2 };
 typedef struct {
-    const char *name;                 /* "train" | "eval": output names */
-    const char *what;                 /* "training" | "evaluation": messages */
+    const char *name;                  /* "train" | "eval": output names */
+    const char *what;                  /* "training" | "evaluation": messages */
     const char *files_key, *batch_key; /* the options, for messages */
-    const char *trim_lines;           /* DLIO main.py lines trimming this phase's files (2.0.1-12 on) */
-    const char *folder;               /* train-data-folder | valid-data-folder */
-    const char *subfolders_key;       /* num-subfolders-train | num-subfolders-eval */
-    int64_t subfolders;               /* > 1: file i in <folder>/<i mod n zero-padded to the digits of n>/ */
-    int enabled;                      /* train | evaluation */
+    const char *trim_lines;            /* DLIO main.py lines trimming this phase's files (2.0.1-12 on) */
+    const char *folder;                /* train-data-folder | valid-data-folder */
+    const char *subfolders_key;        /* num-subfolders-train | num-subfolders-eval */
+    int64_t subfolders;                /* > 1: file i in <folder>/<i mod n zero-padded to the digits of n>/ */
+    int enabled;                       /* train | evaluation */
     int64_t num_files, batch_size;
     double compute_time, compute_time_stdev; /* computation-time(-stdev) | eval-time(-stdev) */
 } phase_cfg_t;
 static inline phase_cfg_t config_phase(const config_t *c, int phase)
 {
     if (phase == PH_TRAIN)
-        return (phase_cfg_t){.name = "train", .what = "training", .files_key = "num-files-train",
-                             .batch_key = "batch-size", .trim_lines = "230-237", .folder = c->train_data_folder,
-                             .subfolders_key = "num-subfolders-train", .subfolders = c->num_subfolders_train,
-                             .enabled = c->train, .num_files = c->num_files_train, .batch_size = c->batch_size,
-                             .compute_time = c->computation_time, .compute_time_stdev = c->computation_time_stdev};
-    return (phase_cfg_t){.name = "eval", .what = "evaluation", .files_key = "num-files-eval",
-                         .batch_key = "batch-size-eval", .trim_lines = "239-246", .folder = c->valid_data_folder,
-                         .subfolders_key = "num-subfolders-eval", .subfolders = c->num_subfolders_eval,
-                         .enabled = c->evaluation, .num_files = c->num_files_eval, .batch_size = c->batch_size_eval,
-                         .compute_time = c->eval_time, .compute_time_stdev = c->eval_time_stdev};
+        return (phase_cfg_t){.name = "train",
+                             .what = "training",
+                             .files_key = "num-files-train",
+                             .batch_key = "batch-size",
+                             .trim_lines = "230-237",
+                             .folder = c->train_data_folder,
+                             .subfolders_key = "num-subfolders-train",
+                             .subfolders = c->num_subfolders_train,
+                             .enabled = c->train,
+                             .num_files = c->num_files_train,
+                             .batch_size = c->batch_size,
+                             .compute_time = c->computation_time,
+                             .compute_time_stdev = c->computation_time_stdev};
+    return (phase_cfg_t){.name = "eval",
+                         .what = "evaluation",
+                         .files_key = "num-files-eval",
+                         .batch_key = "batch-size-eval",
+                         .trim_lines = "239-246",
+                         .folder = c->valid_data_folder,
+                         .subfolders_key = "num-subfolders-eval",
+                         .subfolders = c->num_subfolders_eval,
+                         .enabled = c->evaluation,
+                         .num_files = c->num_files_eval,
+                         .batch_size = c->batch_size_eval,
+                         .compute_time = c->eval_time,
+                         .compute_time_stdev = c->eval_time_stdev};
 }
 
 /* Fill defaults for the given source, then apply a file (may be NULL) and the --set overrides in order.

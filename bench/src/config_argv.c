@@ -41,10 +41,12 @@ int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t set
         return fail(err, "unknown argument '%s' (see --help)", arg);
     for (size_t k = 0; k < NRUNNER_KEYS && !o && !fixed; k++)
         if (!strcmp(RUNNER_KEYS[k].name, key)) {
-            if (RUNNER_KEYS[k].opt) o = find_opt(RUNNER_KEYS[k].opt, BY_NAME);
+            if (RUNNER_KEYS[k].opt)
+                o = find_opt(RUNNER_KEYS[k].opt, BY_NAME);
             fixed = RUNNER_KEYS[k].fixed, why = RUNNER_KEYS[k].why;
         }
-    if (!o && !fixed) o = find_opt(key, BY_NAME);
+    if (!o && !fixed)
+        o = find_opt(key, BY_NAME);
     if (!o && !fixed)
         return fail(err, "unknown argument '%s': no key '%s' (did you mean '--%s'? see --help)", arg, key,
                     closest_key(key, 1));
@@ -62,7 +64,8 @@ int config_runner_arg(int argc, char *const argv[], int i, char *set, size_t set
         return has_value ? 2 : 1; /* nothing to set */
     }
     static config_t scratch; /* the value is checked here, so the message names the argument */
-    if (set_opt(&scratch, o, v, arg, err)) return -1;
+    if (set_opt(&scratch, o, v, arg, err))
+        return -1;
     if ((size_t)snprintf(set, setlen, "%s=%s", o->name, v) >= setlen)
         return fail(err, "%s: key '%s': value too long", arg, key);
     return has_value ? 2 : 1;

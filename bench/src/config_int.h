@@ -7,20 +7,35 @@
 #include "tree.h"
 #include <stddef.h>
 
+// clang-format off: a table, kept as written
 enum opt_type {
-    T_BOOL, T_INT, T_DBL, T_STR, T_SHUFFLE, T_ORDER, T_NAMING, T_COMPRESSION, T_VERSION, T_DIMS, T_LOADER, T_LIST,
+    T_BOOL,
+    T_INT,
+    T_DBL,
+    T_STR,
+    T_SHUFFLE,
+    T_ORDER,
+    T_NAMING,
+    T_COMPRESSION,
+    T_VERSION,
+    T_DIMS,
+    T_LOADER,
+    T_LIST,
     T_CKPT_TYPE
 };
+// clang-format on
 
+// clang-format off: a table, kept as written
 enum opt_flag {
     OPT_EMPTY_OK = 1,    /* T_STR: an empty value is allowed (output-folder: the current directory) */
     OPT_STRIP_SLASH = 2, /* T_STR: trailing slashes are removed, as DLIO removes them (data-folder) */
 };
+// clang-format on
 
 /* One option: everything the parsers, the validator, --help and the resolved-config JSON need to know about it. */
 typedef struct {
-    const char *name;     /* canonical key (h5bench style) */
-    const char *yaml;     /* DLIO workload YAML path, or NULL (then only under the YAML's `h5dlio:` section); names
+    const char *name; /* canonical key (h5bench style) */
+    const char *yaml; /* DLIO workload YAML path, or NULL (then only under the YAML's `h5dlio:` section); names
                              that depend on the DLIO release are in DLIO_KEYS[] (dlio.c) */
     enum opt_type type;
     size_t off, size;     /* where the value lives in config_t */
@@ -28,9 +43,9 @@ typedef struct {
     const char *def_dlio; /* default for a DLIO YAML (DLIO 2.0.0's own defaults, except generation buffer) */
     double min, max;      /* T_INT/T_DBL/T_LIST items: range; T_DIMS: how many dimensions */
     const char *help;
-    unsigned flags;       /* enum opt_flag */
-    size_t count;         /* T_DIMS/T_LIST: offset of the int counting the values given */
-    const char *stdev;    /* the YAML value may be a distribution {mean, stdev, type: normal}: the option its stdev
+    unsigned flags;    /* enum opt_flag */
+    size_t count;      /* T_DIMS/T_LIST: offset of the int counting the values given */
+    const char *stdev; /* the YAML value may be a distribution {mean, stdev, type: normal}: the option its stdev
                              sets */
 } opt_t;
 

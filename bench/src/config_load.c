@@ -38,7 +38,8 @@ static char *read_file(const char *path, size_t *len, char *err)
             buf = xrealloc(buf, cap *= 2, "reading the config file");
         }
         size_t r = fread(buf + n, 1, cap - n, f);
-        if (!r) break;
+        if (!r)
+            break;
         n += r;
     }
     int bad = ferror(f);
@@ -57,6 +58,46 @@ static char *read_file(const char *path, size_t *len, char *err)
     return buf;
 }
 
+/* The --set overrides, in order, after the file: a kernel key, a release-specific DLIO key, or a known DLIO key */
+static int apply_sets(config_t *c, int nset, char *const sets[], char *err, const dlio_entry_t *e)
+{
+    for (int i = 0; i < nset; i++) {
+        const char *eq = strchr(sets[i], '=');
+        if (!eq || eq == sets[i])
+            return fail(err, "--set '%s': expected key=value", sets[i]);
+        char key[256];
+        size_t kl = (size_t)(eq - sets[i]);
+        if (kl >= sizeof key)
+            return fail(err, "--set: key too long");
+        memcpy(key, sets[i], kl);
+        key[kl] = 0;
+        const opt_t *o = find_opt(key, BY_ANY);
+        if (o) {
+            if (set_opt(c, o, eq + 1, "--set", err))
+                return -1;
+            continue;
+        }
+        const dlio_key_t *vk = dlio_key(key);
+        if (vk) {
+            if (apply_versioned(c, vk, eq + 1, "--set", err, e))
+                return -1;
+            continue;
+        }
+        const known_t *k = find_known(key);
+        if (k) {
+            if (k->allowed && !*k->allowed)
+                return fail(err, "--set: key '%s' is not emulated: %s", key, k->why);
+            if (!k->allowed && k->why)
+                warn(c, "--set: key '%s' is ignored: %s; ignored here too", key, k->why);
+            if (check_known(k, key, eq + 1, "--set", err))
+                return -1;
+            continue;
+        }
+        return unknown_key("--set", key, err);
+    }
+    return 0;
+}
+
 /* One pass over the defaults, the file and the --set overrides. e: the DLIO entry whose key names apply (NULL: the
  * first pass, which only finds dlio-version; release-specific keys are skipped). */
 static int load_pass(config_t *c, const char *path, int entry, int nset, char *const sets[], char *err,
@@ -66,7 +107,8 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
     char *text = NULL;
     size_t len = 0;
     if (path) {
-        if (!(text = read_file(path, &len, err))) return -1;
+        if (!(text = read_file(path, &len, err)))
+            return -1;
         size_t i = 0;
         while (i < len && isspace((unsigned char)text[i])) i++;
         const char *dot = strrchr(path, '.');
@@ -90,7 +132,8 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         node_t *root = NULL;
         int rc = tree_parse(text, len, is_json, path, &root, err, CFG_ERRLEN);
         free(text);
-        if (rc) return one_line(err), -1;
+        if (rc)
+            return one_line(err), -1;
         if (root->kind != NODE_MAP) {
             tree_free(root);
             return fail(err, "%s: top level must be a mapping/object", path);
@@ -99,36 +142,10 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         rc = is_json ? apply_h5bench(c, root, path, entry, err) : apply_dlio_map(c, root, "", path, err, e);
         c->nset = 0, c->sets = NULL;
         tree_free(root);
-        if (rc) return -1;
+        if (rc)
+            return -1;
     }
-    for (int i = 0; i < nset; i++) {
-        const char *eq = strchr(sets[i], '=');
-        if (!eq || eq == sets[i]) return fail(err, "--set '%s': expected key=value", sets[i]);
-        char key[256];
-        size_t kl = (size_t)(eq - sets[i]);
-        if (kl >= sizeof key) return fail(err, "--set: key too long");
-        memcpy(key, sets[i], kl);
-        key[kl] = 0;
-        const opt_t *o = find_opt(key, BY_ANY);
-        if (o) {
-            if (set_opt(c, o, eq + 1, "--set", err)) return -1;
-            continue;
-        }
-        const dlio_key_t *vk = dlio_key(key);
-        if (vk) {
-            if (apply_versioned(c, vk, eq + 1, "--set", err, e)) return -1;
-            continue;
-        }
-        const known_t *k = find_known(key);
-        if (k) {
-            if (k->allowed && !*k->allowed) return fail(err, "--set: key '%s' is not emulated: %s", key, k->why);
-            if (!k->allowed && k->why) warn(c, "--set: key '%s' is ignored: %s; ignored here too", key, k->why);
-            if (check_known(k, key, eq + 1, "--set", err)) return -1;
-            continue;
-        }
-        return unknown_key("--set", key, err);
-    }
-    return 0;
+    return apply_sets(c, nset, sets, err, e);
 }
 
 int config_load(config_t *c, const char *path, int nset, char *const sets[], char *err)
@@ -139,20 +156,26 @@ int config_load(config_t *c, const char *path, int nset, char *const sets[], cha
 int config_load_entry(config_t *c, const char *path, int entry, int nset, char *const sets[], char *err)
 {
     /* the key names of a DLIO workload depend on the release: find dlio-version first, then read for real */
-    if (load_pass(c, path, entry, nset, sets, err, NULL, 0)) return -1;
+    if (load_pass(c, path, entry, nset, sets, err, NULL, 0))
+        return -1;
     int nearest = 0;
     const dlio_entry_t *e = dlio_entry_resolve(c->dlio_version, &nearest);
     if (!e)
-        return fail(err, "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
-                    "release tag; entries: %s)", c->dlio_version, dlio_entry_list());
-    if (load_pass(c, path, entry, nset, sets, err, e, nearest)) return -1;
+        return fail(err,
+                    "key 'dlio-version': '%s' is not a DLIO version (X.Y.Z, or X.Y.Z-N for N commits past a "
+                    "release tag; entries: %s)",
+                    c->dlio_version, dlio_entry_list());
+    if (load_pass(c, path, entry, nset, sets, err, e, nearest))
+        return -1;
     /* a mutant (mutate.h): only from the environment, never from a config, a --set or the harness */
     const char *mut = getenv("H5DLIO_MUTATE");
     if ((c->mutant = mutant_lookup(mut)) < 0)
         return fail(err, "environment variable H5DLIO_MUTATE: '%s' is not a mutant (h5dlio --mutants lists them)", mut);
     if (c->mutant)
-        warn(c, "MUTANT '%s' INJECTED (H5DLIO_MUTATE): %s. This run diverges from DLIO on purpose: a test of the "
-             "validator, never a measurement", MUTANTS[c->mutant].name, MUTANTS[c->mutant].what);
+        warn(c,
+             "MUTANT '%s' INJECTED (H5DLIO_MUTATE): %s. This run diverges from DLIO on purpose: a test of the "
+             "validator, never a measurement",
+             MUTANTS[c->mutant].name, MUTANTS[c->mutant].what);
     if (nearest) {
         char w[512];
         dlio_nearest_warning(w, sizeof w, c->dlio_version, e);
@@ -162,20 +185,29 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
      * thesis kernel set read-threads to 0 for subfiling (h5bench_dlio.c, "Multiprocessing can't be used with
      * subfiling") and h5bench's sample asks for collective I/O with a reader: both run, read-threads 0, said so */
     if (c->read_threads > 0 && (c->subfiling || c->collective_data || c->collective_meta)) {
-        warn(c, "key 'read-threads': %lld reader process(es) asked for with %s; reader processes have no MPI, so "
-             "each rank reads its own samples (read-threads 0)", (long long)c->read_threads,
-             c->subfiling ? "subfiling" : c->collective_data ? "collective-data" : "collective-meta");
+        warn(c,
+             "key 'read-threads': %lld reader process(es) asked for with %s; reader processes have no MPI, so "
+             "each rank reads its own samples (read-threads 0)",
+             (long long)c->read_threads,
+             c->subfiling         ? "subfiling"
+             : c->collective_data ? "collective-data"
+                                  : "collective-meta");
         c->read_threads = 0;
     }
     if (e->checkpoint_rules == 2 && c->checkpoint && c->checkpoint_fsync_yaml && !c->checkpoint_fsync)
-        warn(c, "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
+        warn(c,
+             "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
              "(utils/config.py:879; its checkpointing reads checkpoint_fsync, default False): no fsync, as DLIO; "
-             "h5dlio.checkpoint-fsync=true fsyncs each file", e->version);
+             "h5dlio.checkpoint-fsync=true fsyncs each file",
+             e->version);
     if (e->checkpoint_rules == 3 && c->checkpoint && c->checkpoint_fsync_yaml && !c->checkpoint_fsync)
-        warn(c, "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
+        warn(c,
+             "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
              "(utils/config.py:1767-1768); its SimpleStreamingCheckpointing fsyncs every file whatever it says "
-             "(simple_streaming_checkpointing.py:305-306): so does the kernel", e->version);
-    if (c->checkpoint && !c->train && e->checkpoint_rules < 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
+             "(simple_streaming_checkpointing.py:305-306): so does the kernel",
+             e->version);
+    if (c->checkpoint && !c->train &&
+        e->checkpoint_rules < 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
         warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");
     return 0;
 }

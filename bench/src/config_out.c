@@ -42,8 +42,7 @@ char *config_to_json(const config_t *c)
         case T_LIST: {
             int n = *(const int *)((const char *)c + o->count);
             sb_printf(&b, "[");
-            for (int k = 0; k < n; k++)
-                sb_printf(&b, "%s%lld", k ? ", " : "", (long long)((const int64_t *)p)[k]);
+            for (int k = 0; k < n; k++) sb_printf(&b, "%s%lld", k ? ", " : "", (long long)((const int64_t *)p)[k]);
             sb_printf(&b, "]");
             break;
         }
@@ -68,7 +67,9 @@ char *config_to_json(const config_t *c)
         w += wl + (nl ? 1 : 0);
     }
     sb_printf(&b, "], \"config-source\": \"%s\", \"config-file\": ",
-              c->source == SRC_H5BENCH_JSON ? "h5bench-json" : c->source == SRC_DLIO_YAML ? "dlio-yaml" : "defaults");
+              c->source == SRC_H5BENCH_JSON ? "h5bench-json"
+              : c->source == SRC_DLIO_YAML  ? "dlio-yaml"
+                                            : "defaults");
     sb_json_str(&b, c->config_path);
     sb_printf(&b, "}");
     return b.s;

@@ -30,12 +30,15 @@ static int apply_dist(config_t *c, const opt_t *o, const node_t *n, const char *
         if (v->kind != NODE_SCALAR)
             return fail(err, "%s: key '%s.%s' must be a scalar", where, path, n->keys[i]);
         if (!strcmp(n->keys[i], "mean")) {
-            if (set_opt(c, o, v->text, where, err)) return -1;
+            if (set_opt(c, o, v->text, where, err))
+                return -1;
         } else if (!strcmp(n->keys[i], "stdev")) {
-            if (set_opt(c, find_opt(o->stdev, BY_NAME), v->text, where, err)) return -1;
+            if (set_opt(c, find_opt(o->stdev, BY_NAME), v->text, where, err))
+                return -1;
         } else if (!strcmp(n->keys[i], "type")) {
             if (!lowereq(v->text, "normal"))
-                return fail(err, "%s: key '%s.type': distribution '%s' is not supported (normal)", where, path, v->text);
+                return fail(err, "%s: key '%s.type': distribution '%s' is not supported (normal)", where, path,
+                            v->text);
         } else
             return fail(err, "%s: unknown key '%s.%s' (expected mean, stdev, type)", where, path, n->keys[i]);
     }
@@ -65,7 +68,8 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     }
     int kernel_only = !strncmp(path, "h5dlio.", 7);
     const opt_t *o = find_opt(path, kernel_only ? BY_ANY : BY_YAML);
-    if (!o && kernel_only) return unknown_key(where, path, err);
+    if (!o && kernel_only)
+        return unknown_key(where, path, err);
     if (o) {
         if (v->kind == NODE_MAP && o->stdev && !kernel_only) /* DLIO's {mean, stdev} syntax: under its own path */
             return apply_dist(c, o, v, path, file, err);
@@ -79,7 +83,8 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
             }
             return set_opt(c, o, list, where, err);
         }
-        if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
+        if (v->kind != NODE_SCALAR)
+            return fail(err, "%s: key '%s' must be a scalar", where, path);
         return set_opt(c, o, v->text, where, err);
     }
     if (v->kind == NODE_MAP && (!strcmp(path, "model") || !strncmp(path, "model.", 6))) /* >= 2.0.0-52: model.* */
@@ -88,27 +93,31 @@ static int apply_dlio_node(config_t *c, const node_t *v, const char *path, const
     if (k) {
         if (!k->allowed && k->why && !set_later(c, path))
             warn(c, "%s: key '%s' is ignored: %s; ignored here too", where, path, k->why);
-        if (!k->allowed || set_later(c, path)) return 0; /* a --set of the same key decides (and is checked) */
-        if (!*k->allowed) return fail(err, "%s: key '%s' is not emulated: %s", where, path, k->why);
-        if (v->kind != NODE_SCALAR) return fail(err, "%s: key '%s' must be a scalar", where, path);
+        if (!k->allowed || set_later(c, path))
+            return 0; /* a --set of the same key decides (and is checked) */
+        if (!*k->allowed)
+            return fail(err, "%s: key '%s' is not emulated: %s", where, path, k->why);
+        if (v->kind != NODE_SCALAR)
+            return fail(err, "%s: key '%s' must be a scalar", where, path);
         return check_known(k, path, v->text, where, err);
     }
-    if (v->kind == NODE_MAP) return apply_dlio_map(c, v, path, file, err, e);
+    if (v->kind == NODE_MAP)
+        return apply_dlio_map(c, v, path, file, err, e);
     if (!strncmp(path, "checkpoint.", 11)) { /* later releases' checkpoint keys (num_checkpoints_write, ...) */
-        if (e) /* the second pass: warned once */
+        if (e)                               /* the second pass: warned once */
             warn(c, "%s: key '%s' is not read by DLIO 2.0.0's checkpointing: ignored", where, path);
         return 0;
     }
     return unknown_key(where, path, err);
 }
 
-int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err,
-                          const dlio_entry_t *e)
+int apply_dlio_map(config_t *c, const node_t *n, const char *prefix, const char *file, char *err, const dlio_entry_t *e)
 {
     for (size_t i = 0; i < n->n; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", n->keys[i]);
-        if (apply_dlio_node(c, n->items[i], path, file, err, e)) return -1;
+        if (apply_dlio_node(c, n->items[i], path, file, err, e))
+            return -1;
     }
     return 0;
 }

@@ -26,17 +26,17 @@ typedef struct {
     const char *file_ext;     /* DLIO names files <prefix>_<i>_of_<N>.<ext> */
     /* MLCommons DLIO 3.x's rules (issue 13). An entry whose values the kernel cannot replay yet is refused by
      * dlio_entry_unsupported() with the rule named. */
-    const char *sample_read;  /* "h5py": one h5py.File open per sample, reading its records; "whole_file": one POSIX
+    const char *sample_read;   /* "h5py": one h5py.File open per sample, reading its records; "whole_file": one POSIX
                                * open + read of the whole file per sample, no HDF5 library call */
     const char *file_sharding; /* "index_slice": every rank lists every file and reads its slice of the global sample
                                 * index; "round_robin": rank r keeps files r, r+R, ... trimmed to floor(N/R) */
-    int file_reshuffle;       /* file_shuffle on: the ranks' file lists are reshuffled across ranks every epoch */
-    int prewarm;              /* one batch is read before each epoch and after the last (the loader's pre-warm) */
-    int gen_seed_per_rank;    /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
+    int file_reshuffle;        /* file_shuffle on: the ranks' file lists are reshuffled across ranks every epoch */
+    int prewarm;               /* one batch is read before each epoch and after the last (the loader's pre-warm) */
+    int gen_seed_per_rank;     /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
     const char *checkpoint_stream; /* how PyTorch checkpoint files are written: "torch_save" (torch.save of real
                                     * tensors), "simple_streaming" (DLIO 3.x's SimpleStreamingCheckpointing: raw zero
                                     * bytes; MLCommons' mlpstorage StreamingCheckpointing is another value) */
-    const char *unsupported;  /* NULL: the kernel replays this entry; else the rules it cannot replay yet (a run with
+    const char *unsupported; /* NULL: the kernel replays this entry; else the rules it cannot replay yet (a run with
                                * the entry is refused by config_validate naming them; --dlio-entries still lists it) */
 } dlio_entry_t;
 

@@ -143,9 +143,11 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
     }
     closedir(top);
     if (foreign)
-        snprintf(msg, len, "key 'data-folder': '%s' holds files that are not this kernel's dataset (%lld; first: "
+        snprintf(msg, len,
+                 "key 'data-folder': '%s' holds files that are not this kernel's dataset (%lld; first: "
                  "%s): generate into a new or empty folder, or set reuse-data-folder=true to generate next to them "
-                 "(they are never modified or deleted)", c->data_folder, (long long)foreign, first);
+                 "(they are never modified or deleted)",
+                 c->data_folder, (long long)foreign, first);
 }
 
 /* Create one samples dataset and fill it in pieces of at most the generation buffer: whole samples when they fit,
@@ -273,8 +275,10 @@ static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, siz
                 struct stat st;
                 layout_path(L, ph, i, path, sizeof path);
                 if (stat(path, &st) == 0) {
-                    snprintf(msg, len, "%s exists: set generate-data=false to reuse the dataset, or "
-                             "overwrite=true to replace it", path);
+                    snprintf(msg, len,
+                             "%s exists: set generate-data=false to reuse the dataset, or "
+                             "overwrite=true to replace it",
+                             path);
                     break;
                 }
             }
@@ -298,8 +302,8 @@ static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, siz
             layout_subfolder(L, ph, k, p, sizeof p);
             int r = mkdir_p(p);
             if (r < 0)
-                snprintf(msg, len, "key '%s': cannot create '%s': %s", config_phase(c, ph).subfolders_key,
-                         p, strerror(errno));
+                snprintf(msg, len, "key '%s': cannot create '%s': %s", config_phase(c, ph).subfolders_key, p,
+                         strerror(errno));
             out->created_sub[ph][k] = r == 1;
         }
     }
@@ -320,8 +324,8 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     int64_t maxd2 = 1;
     for (int64_t g = 0; g < total; g++) {
         int64_t d1, d2;
-        layout_dims(L, g < L->nfiles[PH_TRAIN] ? PH_TRAIN : PH_EVAL, g < L->nfiles[PH_TRAIN] ? g : g - L->nfiles[PH_TRAIN],
-                    &d1, &d2);
+        layout_dims(L, g < L->nfiles[PH_TRAIN] ? PH_TRAIN : PH_EVAL,
+                    g < L->nfiles[PH_TRAIN] ? g : g - L->nfiles[PH_TRAIN], &d1, &d2);
         if (d2 > maxd2)
             maxd2 = d2;
         if (!L->dims)
@@ -348,7 +352,7 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
             snprintf(tmp, sizeof tmp, "%s", path);
         else
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
-        unlink(tmp); /* our own leftover name only (pid-specific) */
+        unlink(tmp);              /* our own leftover name only (pid-specific) */
         err_ctx()->partial = tmp; /* a failure from here on removes it (die) */
         uint64_t npz_seed = npz ? pcg64_int63(&rank_rng) : 0;
         write_one(L, phase, i, buf, bufsize, tmp, &out->bytes, npz_seed);
@@ -398,8 +402,7 @@ void cleanup_generated(const layout_t *L, gen_result_t *g, int rank)
 
 void gen_result_free(gen_result_t *g)
 {
-    for (int64_t i = 0; i < g->ncreated; i++)
-        free(g->created[i]);
+    for (int64_t i = 0; i < g->ncreated; i++) free(g->created[i]);
     free(g->created);
     g->created = NULL;
     for (int ph = 0; ph < NPHASES; ph++) {

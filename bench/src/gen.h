@@ -7,9 +7,9 @@ typedef struct {
     int64_t files, bytes;
     double seconds;    /* this rank's generation time */
     double start, end; /* this rank's generation start and end (now()) */
-    char **created;   /* files this rank created in this run (for keep-files=false) */
+    char **created;    /* files this rank created in this run (for keep-files=false) */
     int64_t ncreated;
-    int created_dirs[3]; /* rank 0: data folder, train, valid created by this run */
+    int created_dirs[3];           /* rank 0: data folder, train, valid created by this run */
     unsigned char *created_sub[2]; /* rank 0, per phase with sub-folders: sub-folder k created by this run */
 } gen_result_t;
 

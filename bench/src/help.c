@@ -84,7 +84,8 @@ void config_print_help(const char *prog)
     print_list("Checked DLIO keys (the value the kernel emulates; '|': either):", checked, nc);
     print_list("Refused DLIO keys (not emulated):", refused, nr);
     printf("\nDLIO keys that depend on the release (read by DLIO in [since, until), ignored with a warning otherwise;\n"
-           "dlio-version selects the release, entries: %s):\n", dlio_entry_list());
+           "dlio-version selects the release, entries: %s):\n",
+           dlio_entry_list());
     for (size_t k = 0; k < NDLIO_KEYS; k++)
         printf("  %-36s -> %-22s [%s, %s)\n", DLIO_KEYS[k].yaml, DLIO_KEYS[k].opt,
                DLIO_KEYS[k].since ? DLIO_KEYS[k].since : "-", DLIO_KEYS[k].until ? DLIO_KEYS[k].until : "-");

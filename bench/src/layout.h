@@ -10,12 +10,12 @@
 typedef struct {
     const config_t *cfg;
     const dlio_entry_t *dlio;
-    int64_t nfiles[2];    /* train, eval */
-    const char *ext;      /* the data files' extension: the entry's (hdf5), or npz (format npz) */
-    int64_t dim1, dim2;   /* every file's sample dimensions when record-length-stdev is 0: int(sqrt(record-length))
+    int64_t nfiles[2];  /* train, eval */
+    const char *ext;    /* the data files' extension: the entry's (hdf5), or npz (format npz) */
+    int64_t dim1, dim2; /* every file's sample dimensions when record-length-stdev is 0: int(sqrt(record-length))
                              twice, or record-dims (d1 / num-dset-per-record, d2) */
-    int64_t *dims;        /* record-length-stdev > 0: 2 x (train+eval) drawn dimensions, DLIO's order; else NULL */
-    double stdev;         /* the draws' scale: record-length-stdev / 2 / sqrt(record-length) */
+    int64_t *dims;      /* record-length-stdev > 0: 2 x (train+eval) drawn dimensions, DLIO's order; else NULL */
+    double stdev;       /* the draws' scale: record-length-stdev / 2 / sqrt(record-length) */
 } layout_t;
 
 /* Compute per-file dimensions exactly as DLIO draws them (numpy legacy RNG, seed 10). */
@@ -36,8 +36,8 @@ void layout_records_name(const layout_t *L, int64_t k, char *out, size_t outlen)
 /* File-driver table: how files are opened for the configured mode. */
 typedef struct {
     const char *name;
-    hid_t (*fapl)(const config_t *c);   /* file access property list for open/create */
-    hid_t (*dxpl)(const config_t *c);   /* transfer property list for H5Dread/H5Dwrite */
+    hid_t (*fapl)(const config_t *c); /* file access property list for open/create */
+    hid_t (*dxpl)(const config_t *c); /* transfer property list for H5Dread/H5Dwrite */
 } driver_t;
 /* for_create: never route creation through the Log VFD (it changes EOA and later "Allocated" lines). */
 const driver_t *driver_select(const config_t *c, int for_create);

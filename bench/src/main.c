@@ -22,7 +22,7 @@
 
 typedef struct {
     const char *config;
-    char **sets;  /* --set strings (argv's) and h5bench runner-form arguments as "key=value" (owned, in own[]) */
+    char **sets; /* --set strings (argv's) and h5bench runner-form arguments as "key=value" (owned, in own[]) */
     char **own;
     int nsets, nown, entry, dry_run, help, version, dlio_entries, mutants;
     int dry_ranks; /* --ranks N: validate as for N ranks (--dry-run) */
@@ -208,8 +208,7 @@ static int front_end(const args_t *a, const char *prog, int *rc)
         char *j = mutants_json();
         fputs(j, stdout);
         free(j);
-    }
-    else
+    } else
         return 0;
     return 1;
 }
@@ -301,9 +300,10 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
         print_warnings(c);
     if ((c->subfiling || c->checkpoint_subfiling) && provided < MPI_THREAD_MULTIPLE) {
         pool_stop(&J->pool);
-        return input_error(J->rank, c->subfiling ? "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE"
-                                                 : "key 'checkpoint-subfiling': the MPI library does not provide "
-                                                   "MPI_THREAD_MULTIPLE");
+        return input_error(J->rank, c->subfiling
+                                        ? "key 'subfiling': the MPI library does not provide MPI_THREAD_MULTIPLE"
+                                        : "key 'checkpoint-subfiling': the MPI library does not provide "
+                                          "MPI_THREAD_MULTIPLE");
     }
     if (vol_probe(&J->vol, c, J->rank) != 0) { /* HDF5's first call: a connector it cannot load ends the job (2) */
         pool_stop(&J->pool);
@@ -414,10 +414,8 @@ static const struct {
     int (*wanted)(const job_t *J, int64_t epoch);
     void (*run)(job_t *J, int64_t epoch);
 } PHASES[] = {
-    {"generate", 0, want_generate, phase_generate},
-    {"train", 1, want_train, phase_train},
-    {"checkpoint", 1, want_checkpoint, phase_checkpoint},
-    {"eval", 1, want_eval, phase_eval},
+    {"generate", 0, want_generate, phase_generate},       {"train", 1, want_train, phase_train},
+    {"checkpoint", 1, want_checkpoint, phase_checkpoint}, {"eval", 1, want_eval, phase_eval},
     {"prewarm", 1, want_prewarm, phase_prewarm},
 };
 #define NPHASE_DEFS (sizeof PHASES / sizeof PHASES[0])
@@ -469,7 +467,7 @@ static void job_run(job_t *J)
     for (size_t i = 0; i < NPHASE_DEFS; i++)
         if (!PHASES[i].per_epoch && PHASES[i].wanted(J, 0))
             PHASES[i].run(J, 0);
-    if (!J->cfg.train) { /* the epochs are training epochs */
+    if (!J->cfg.train) {         /* the epochs are training epochs */
         if (J->cfg.checkpoint) { /* DLIO 2.0.0-52: checkpoint without train is its checkpoint-only workflow */
             ckpt_init(&J->ckpt, &J->cfg, J->rank, J->nranks);
             ckpt_only_run(&J->ckpt);

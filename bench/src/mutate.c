@@ -5,6 +5,7 @@
 
 #define READS "counts.kernel.* logvfd.* dftracer.per_file"
 
+// clang-format off: a table, kept as written
 const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_NONE] = {"", "", "", ""},
     [MUT_SKIP_READ] = {"skip-read", "rank 0 does not read the first sample of its 2nd training batch of epoch 1", READS,
@@ -14,46 +15,78 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_SWAP_SAMPLES] = {"swap-samples",
                           "rank 0 reads the first two samples of its 2nd training batch of epoch 1 in swapped order",
                           "logvfd.sequence.*", "pytorch tf"},
-    [MUT_SWAP_BATCHES] = {"swap-batches", "rank 0 reads the samples of its 1st and 2nd training batches of epoch 1 in "
-                          "swapped order (each batch's samples in their own order)", "logvfd.sequence.*", "pytorch tf"},
-    [MUT_TF_PADDING] = {"tf-padding", "rank 0's last batch of each TF reader thread in epoch 1 has one padding slot "
+    [MUT_SWAP_BATCHES] = {"swap-batches",
+                          "rank 0 reads the samples of its 1st and 2nd training batches of epoch 1 in "
+                          "swapped order (each batch's samples in their own order)",
+                          "logvfd.sequence.*", "pytorch tf"},
+    [MUT_TF_PADDING] = {"tf-padding",
+                        "rank 0's last batch of each TF reader thread in epoch 1 has one padding slot "
                         "that reads (the batch's first sample again) instead of reading nothing (DLIO pads with the "
-                        "resized image; the tiny TF workloads have no partial batch, so this adds one)", READS, "tf"},
-    [MUT_EVAL_STEP] = {"eval-step-dropped", "rank 0 takes one evaluation step fewer in epoch 1 (its last batch is not "
-                       "read)", READS, "tf-eval"},
-    [MUT_RANK_SEED] = {"rank-seed", "the last rank shuffles with random_seed + 1 (its sampler and the TF file and "
-                       "sample lists)", READS, "pytorch tf"},
-    [MUT_PREWARM_DROP] = {"prewarm-dropped", "rank 0 skips the reads of DLIO 3.x's loader pre-warm before epoch 1 "
-                          "(the barrier is kept)", "counts.dftracer.* dftracer.per_file dftracer.batches.*", "dlio3"},
-    [MUT_READ_OFFSET] = {"read-offset", "rank 0's 2nd sample read selects from one element further into the sample: "
-                         "its first byte read at offset + 1, one row element fewer", READS, "pytorch tf"},
-    [MUT_EXTRA_OPEN] = {"extra-open", "before rank 0's 2nd sample read its data file is opened and closed once more "
-                        "through HDF5 (nothing read but what H5Fopen reads)", READS, "pytorch tf"},
-    [MUT_DATA_WRITE] = {"data-write", "after its first training epoch rank 0 creates h5dlio-mutant.tmp in the training "
-                        "data folder and writes one byte to it", "dftracer.explained dftracer.per_file dataset.files",
-                        "pytorch tf"},
-    [MUT_CWD_WRITE] = {"cwd-write", "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
-                       "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
-                       "output folders", "dftracer.explained", "pytorch checkpoint"},
-    [MUT_DATA_STAT] = {"data-stat", "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
-                       "call on a data file outside the compared reads", "dftracer.explained", "pytorch checkpoint"},
-    [MUT_GEN_CHUNK] = {"gen-chunk", "training file 0 is generated with another chunk shape (one chunk per sample "
-                       "where DLIO writes it contiguous; else half the chunk's last dimension)", "dataset.structure",
-                       "pytorch tf checkpoint"},
+                        "resized image; the tiny TF workloads have no partial batch, so this adds one)",
+                        READS, "tf"},
+    [MUT_EVAL_STEP] = {"eval-step-dropped",
+                       "rank 0 takes one evaluation step fewer in epoch 1 (its last batch is not "
+                       "read)",
+                       READS, "tf-eval"},
+    [MUT_RANK_SEED] = {"rank-seed",
+                       "the last rank shuffles with random_seed + 1 (its sampler and the TF file and "
+                       "sample lists)",
+                       READS, "pytorch tf"},
+    [MUT_PREWARM_DROP] = {"prewarm-dropped",
+                          "rank 0 skips the reads of DLIO 3.x's loader pre-warm before epoch 1 "
+                          "(the barrier is kept)",
+                          "counts.dftracer.* dftracer.per_file dftracer.batches.*", "dlio3"},
+    [MUT_READ_OFFSET] = {"read-offset",
+                         "rank 0's 2nd sample read selects from one element further into the sample: "
+                         "its first byte read at offset + 1, one row element fewer",
+                         READS, "pytorch tf"},
+    [MUT_EXTRA_OPEN] = {"extra-open",
+                        "before rank 0's 2nd sample read its data file is opened and closed once more "
+                        "through HDF5 (nothing read but what H5Fopen reads)",
+                        READS, "pytorch tf"},
+    [MUT_DATA_WRITE] = {"data-write",
+                        "after its first training epoch rank 0 creates h5dlio-mutant.tmp in the training "
+                        "data folder and writes one byte to it",
+                        "dftracer.explained dftracer.per_file dataset.files", "pytorch tf"},
+    [MUT_CWD_WRITE] =
+        {"cwd-write",
+         "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
+         "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
+         "output folders",
+         "dftracer.explained", "pytorch checkpoint"},
+    [MUT_DATA_STAT] = {"data-stat",
+                       "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
+                       "call on a data file outside the compared reads",
+                       "dftracer.explained", "pytorch checkpoint"},
+    [MUT_GEN_CHUNK] = {"gen-chunk",
+                       "training file 0 is generated with another chunk shape (one chunk per sample "
+                       "where DLIO writes it contiguous; else half the chunk's last dimension)",
+                       "dataset.structure", "pytorch tf checkpoint"},
     [MUT_GEN_DIMS] = {"gen-dims", "training file 0 is generated with its samples' last dimension one larger",
                       "dataset.structure", "pytorch tf"},
-    [MUT_CKPT_STRAY] = {"ckpt-stray", "after rank 0's first checkpoint file, a 1-byte file h5dlio-mutant.stray is "
-                        "written into the checkpoint folder", "counts.checkpoints dftracer.checkpoints", "checkpoint"},
-    [MUT_CKPT_SHORT] = {"ckpt-short", "rank 0's first checkpoint file is written one byte short (its zip end record "
-                        "without its last byte)", "counts.checkpoints dftracer.checkpoints", "checkpoint"},
-    [MUT_CKPT_SPLIT] = {"ckpt-split", "the first write(2) of rank 0's first checkpoint file is split in two calls "
-                        "(same bytes, same offsets)", "dftracer.checkpoints", "checkpoint"},
-    [MUT_CKPT_FSYNC] = {"ckpt-fsync", "rank 0 fsyncs its first checkpoint file before the close (DLIO 2.0.0 never "
-                        "fsyncs a checkpoint)", "dftracer.checkpoints", "checkpoint"},
-    [MUT_ASYNC_LOST_READ] = {"async-lost-read", "with vol-async-prefetch, rank 0's 2nd sample read is never put into "
+    [MUT_CKPT_STRAY] = {"ckpt-stray",
+                        "after rank 0's first checkpoint file, a 1-byte file h5dlio-mutant.stray is "
+                        "written into the checkpoint folder",
+                        "counts.checkpoints dftracer.checkpoints", "checkpoint"},
+    [MUT_CKPT_SHORT] = {"ckpt-short",
+                        "rank 0's first checkpoint file is written one byte short (its zip end record "
+                        "without its last byte)",
+                        "counts.checkpoints dftracer.checkpoints", "checkpoint"},
+    [MUT_CKPT_SPLIT] = {"ckpt-split",
+                        "the first write(2) of rank 0's first checkpoint file is split in two calls "
+                        "(same bytes, same offsets)",
+                        "dftracer.checkpoints", "checkpoint"},
+    [MUT_CKPT_FSYNC] = {"ckpt-fsync",
+                        "rank 0 fsyncs its first checkpoint file before the close (DLIO 2.0.0 never "
+                        "fsyncs a checkpoint)",
+                        "dftracer.checkpoints", "checkpoint"},
+    [MUT_ASYNC_LOST_READ] = {"async-lost-read",
+                             "with vol-async-prefetch, rank 0's 2nd sample read is never put into "
                              "its batch's event set, though it is counted as read (the kernel's counts do not change; "
-                             "only a trace of the reads sees it)", "strace.per_file", "async"},
+                             "only a trace of the reads sees it)",
+                             "strace.per_file", "async"},
 };
+// clang-format on
 
 int mutant_lookup(const char *name)
 {

@@ -7,6 +7,7 @@
 #ifndef H5DLIO_MUTATE_H
 #define H5DLIO_MUTATE_H
 
+// clang-format off: a table, kept as written
 typedef enum {
     MUT_NONE = 0,
     MUT_SKIP_READ,       /* run.c   read_batch */
@@ -31,6 +32,7 @@ typedef enum {
     MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
     MUT_COUNT
 } mutant_id_t;
+// clang-format on
 
 typedef struct {
     const char *name;

@@ -10,8 +10,7 @@
 void nprand_seed(nprand_t *r, uint32_t seed)
 {
     r->mt[0] = seed;
-    for (int i = 1; i < MT_N; i++)
-        r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + (uint32_t)i;
+    for (int i = 1; i < MT_N; i++) r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) + (uint32_t)i;
     r->pos = MT_N;
     r->has_gauss = 0;
     r->gauss = 0.0;
@@ -79,10 +78,7 @@ double nprand_gauss(nprand_t *r)
     return f * x2;
 }
 
-double nprand_normal(nprand_t *r, double loc, double scale)
-{
-    return loc + scale * nprand_gauss(r);
-}
+double nprand_normal(nprand_t *r, double loc, double scale) { return loc + scale * nprand_gauss(r); }
 
 uint64_t nprand_interval(nprand_t *r, uint64_t max)
 {

@@ -13,12 +13,12 @@ typedef struct {
     double gauss;
 } nprand_t;
 
-void nprand_seed(nprand_t *r, uint32_t seed);          /* np.random.seed(seed) */
-uint32_t nprand_u32(nprand_t *r);                       /* genrand_int32 */
-uint64_t nprand_u64(nprand_t *r);                       /* two draws, high word first */
-double nprand_double(nprand_t *r);                      /* random_sample(): 53-bit */
-double nprand_gauss(nprand_t *r);                       /* legacy polar Box-Muller with caching */
+void nprand_seed(nprand_t *r, uint32_t seed); /* np.random.seed(seed) */
+uint32_t nprand_u32(nprand_t *r);             /* genrand_int32 */
+uint64_t nprand_u64(nprand_t *r);             /* two draws, high word first */
+double nprand_double(nprand_t *r);            /* random_sample(): 53-bit */
+double nprand_gauss(nprand_t *r);             /* legacy polar Box-Muller with caching */
 double nprand_normal(nprand_t *r, double loc, double scale);
-uint64_t nprand_interval(nprand_t *r, uint64_t max);    /* uniform in [0, max], masked rejection */
+uint64_t nprand_interval(nprand_t *r, uint64_t max);        /* uniform in [0, max], masked rejection */
 void nprand_shuffle_i64(nprand_t *r, int64_t *x, size_t n); /* np.random.shuffle on a 1-d sequence */
 #endif

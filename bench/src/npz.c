@@ -35,7 +35,7 @@ static size_t npy_header(char *out, size_t len, const char *descr, const int64_t
     char first[32];
     int pad = GROWTH_AXIS_MAX_DIGITS - snprintf(first, sizeof first, "%lld", (long long)shape[0]);
     size_t hlen = (size_t)n + (size_t)(pad > 0 ? pad : 0) + 1; /* + '\n' */
-    size_t padlen = NPY_ALIGN - ((8 + 2 + hlen) % NPY_ALIGN); /* MAGIC_LEN (prefix + version) + '<H' */
+    size_t padlen = NPY_ALIGN - ((8 + 2 + hlen) % NPY_ALIGN);  /* MAGIC_LEN (prefix + version) + '<H' */
     size_t total = 10 + hlen + padlen;
     if (total > len)
         die(EXIT_RUNTIME, "npy header of %zu bytes exceeds its buffer", total);
@@ -53,10 +53,7 @@ static size_t x_header(char *out, size_t len, int64_t d1, int64_t d2, int64_t sp
     return npy_header(out, len, "|u1", shape, 3);
 }
 
-static size_t y_header(char *out, size_t len, int64_t spf)
-{
-    return npy_header(out, len, "<i8", &spf, 1);
-}
+static size_t y_header(char *out, size_t len, int64_t spf) { return npy_header(out, len, "<i8", &spf, 1); }
 
 int64_t npz_file_size(int64_t d1, int64_t d2, int64_t spf)
 {
@@ -124,8 +121,10 @@ int64_t npz_write(const char *path, int64_t d1, int64_t d2, int64_t spf, uint8_t
     pcg64_t g;
     pcg64_seed(&g, seed); /* npz_generator.py:88-96 gen_random_tensor(shape, dtype, rng=default_rng(file_seed)) */
     if (npz_file_size(d1, d2, spf) > NPZ_MAX_FILE)
-        die(EXIT_BADINPUT, "%s: an npz file of %lld bytes needs zip64 central records (over 2^31 - 1 bytes), which "
-            "the kernel does not write", path, (long long)npz_file_size(d1, d2, spf));
+        die(EXIT_BADINPUT,
+            "%s: an npz file of %lld bytes needs zip64 central records (over 2^31 - 1 bytes), which "
+            "the kernel does not write",
+            path, (long long)npz_file_size(d1, d2, spf));
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         die(EXIT_RUNTIME, "create %s: %s", path, strerror(errno));

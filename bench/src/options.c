@@ -20,6 +20,7 @@
 
 #define F(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
 #define BIG 9.2e18
+// clang-format off: a table, kept as written
 const opt_t OPTS[] = {
     {"generate-data", "workflow.generate_data", T_BOOL, F(generate_data), "false", "false", 0, 1,
      .help = "generate the dataset"},
@@ -36,7 +37,8 @@ const opt_t OPTS[] = {
      .help = "DLIO's resize target (no I/O effect; kept for the record)"},
     {"record-dims", NULL, T_DIMS, F(record_dims), "", "", 2, 2,
      .help = "DLIO >= 2.0.1: sample dimensions d1,d2 (uint8; "
-     "instead of record-length)", .count = offsetof(config_t, nrecord_dims)},
+             "instead of record-length)",
+     .count = offsetof(config_t, nrecord_dims)},
     {"num-dset-per-record", NULL, T_INT, F(num_dset_per_record), "1", "1", 1, 1e6,
      .help = "DLIO >= 2.0.1: samples datasets per file (records_0..); each holds d1/n x d2 of a sample"},
     {"num-files-train", "dataset.num_files_train", T_INT, F(num_files_train), "32", "8", 0, 1e9,
@@ -59,12 +61,13 @@ const opt_t OPTS[] = {
      * whole as its HDF5 files are: reader/npz_reader_iterable.py:50-54) */
     {"odirect", "reader.odirect", T_BOOL, F(odirect), "false", "false", 0, 1,
      .help = "DLIO 3.x, format npz: each sample's file read with O_DIRECT (npy_reader_odirect.py: a 4096-aligned "
-     "readv of the size rounded up)"},
+             "readv of the size rounded up)"},
     /* DLIO 3.x main.py:280-305: no listing; rank r names its files r, r+R, ... in index order (shard.c) */
     {"skip-listing", "dataset.skip_listing", T_BOOL, F(skip_listing), "false", "false", 0, 1,
      .help = "DLIO 3.x: no directory listing, files dealt to the ranks in index order (sub-folders or not)"},
     {"format", "dataset.format", T_STR, F(format), "hdf5", "hdf5", 0, 0,
-     .help = "dataset format: hdf5 | npz | jpeg | png (npz, jpeg, png: DLIO 3.x entries, files written as 3.x writes them)"},
+     .help = "dataset format: hdf5 | npz | jpeg | png (npz, jpeg, png: DLIO 3.x entries, files written as 3.x writes "
+             "them)"},
     {"train-data-folder", NULL, T_STR, F(train_data_folder), "train", "train", 0, 0, .help = "training sub-folder"},
     {"valid-data-folder", NULL, T_STR, F(valid_data_folder), "valid", "valid", 0, 0, .help = "evaluation sub-folder"},
     {"records-dataset-name", NULL, T_STR, F(records_dataset_name), "records", "records", 0, 0,
@@ -75,7 +78,8 @@ const opt_t OPTS[] = {
      .help = "chunk bytes; c = ceil(sqrt(chunk-size)) capped at the sample dimension"},
     {"chunk-dims", NULL, T_DIMS, F(chunk_dims), "", "", 3, 3,
      .help = "DLIO >= 2.0.1: explicit chunk shape n,d1,d2 (chunked "
-     "layout)", .count = offsetof(config_t, nchunk_dims)},
+             "layout)",
+     .count = offsetof(config_t, nchunk_dims)},
     {"compression", "dataset.compression", T_COMPRESSION, F(compression), "none", "none", 0, 1,
      .help = "none | gzip (true = gzip); needs chunking"},
     {"compression-level", "dataset.compression_level", T_INT, F(compression_level), "4", "4", 1, 9,
@@ -124,8 +128,8 @@ const opt_t OPTS[] = {
     {"au", "metric.au", T_DBL, F(au), "0.90", "0.90", 0, 1, .help = "accelerator-utilization expectation (fraction)"},
     {"checkpoint", "workflow.checkpoint", T_BOOL, F(checkpoint), "false", "false", 0, 1,
      .help = "write DLIO's checkpoints during training (DLIO 2.0.0's rules)"},
-    {"checkpoint-folder", "checkpoint.checkpoint_folder", T_STR, F(checkpoint_folder), "./checkpoints",
-     "./checkpoints", 0, 0, .help = "where checkpoints are written", .flags = OPT_STRIP_SLASH},
+    {"checkpoint-folder", "checkpoint.checkpoint_folder", T_STR, F(checkpoint_folder), "./checkpoints", "./checkpoints",
+     0, 0, .help = "where checkpoints are written", .flags = OPT_STRIP_SLASH},
     {"checkpoint-after-epoch", "checkpoint.checkpoint_after_epoch", T_INT, F(checkpoint_after_epoch), "1", "1", -1e9,
      1e9, .help = "first epoch followed by a checkpoint (steps-between-checkpoints < 0)"},
     {"epochs-between-checkpoints", "checkpoint.epochs_between_checkpoints", T_INT, F(epochs_between_checkpoints), "1",
@@ -141,8 +145,8 @@ const opt_t OPTS[] = {
      .count = offsetof(config_t, n_optimization_groups)},
     {"num-layers", NULL, T_INT, F(num_layers), "1", "1", -1e9, 1e9,
      .help = "layer files per checkpoint (layer-<l>-<epoch>-<step>-<rank>.pt)"},
-    {"layer-parameters", NULL, T_LIST, F(layer_parameters), "17371,24740228",
-     "17371,24740228", -1e15, 1e15, .help = "tensor sizes of each layer file (DLIO's default: 17371, 24740228)",
+    {"layer-parameters", NULL, T_LIST, F(layer_parameters), "17371,24740228", "17371,24740228", -1e15, 1e15,
+     .help = "tensor sizes of each layer file (DLIO's default: 17371, 24740228)",
      .count = offsetof(config_t, n_layer_parameters)},
     {"tensor-parallelism", NULL, T_INT, F(tensor_parallelism), "1", "1", 1, 1e6,
      .help = "> 1: that many more layer files"},
@@ -171,7 +175,8 @@ const opt_t OPTS[] = {
     {"num-checkpoints-write", NULL, T_INT, F(num_checkpoints_write), "-1", "-1", -1e9, 1e9,
      .help = "DLIO >= 2.0.0-52, checkpoint without train: checkpoints written (global_epoch1_step<i>/)"},
     {"num-checkpoints-read", NULL, T_INT, F(num_checkpoints_read), "-1", "-1", -1e9, 1e9,
-     .help = "DLIO >= 2.0.0-52, checkpoint without train: then checkpoints read back (torch.load; 3.x: streamed reads)"},
+     .help =
+         "DLIO >= 2.0.0-52, checkpoint without train: then checkpoints read back (torch.load; 3.x: streamed reads)"},
     {"time-between-checkpoints", NULL, T_DBL, F(time_between_checkpoints), "-1", "-1", -1e6, 1e6,
      .help = "DLIO >= 2.0.0-52: seconds slept before each checkpoint (|t|: DLIO sleeps abs(t), -1 sleeps 1 s)"},
     {"checkpoint-rank-sync", NULL, T_BOOL, F(checkpoint_rank_sync), "false", "false", 0, 1,
@@ -198,7 +203,8 @@ const opt_t OPTS[] = {
      .help = "read through the HDF5 Log VFD (LOC_IO|ALLOC records on stderr)"},
     {"vol-connector", NULL, T_STR, F(vol_connector), "", "", 0, 0,
      .help = "HDF5 VOL connector, as HDF5_VOL_CONNECTOR takes it (\"name [info]\"; HDF5 >= 1.14; empty: "
-             "HDF5_VOL_CONNECTOR, else native); the results name the stack HDF5 uses", .flags = OPT_EMPTY_OK},
+             "HDF5_VOL_CONNECTOR, else native); the results name the stack HDF5 uses",
+     .flags = OPT_EMPTY_OK},
     {"vol-async-prefetch", NULL, T_BOOL, F(vol_async_prefetch), "false", "false", 0, 1,
      .help = "with the async VOL connector: read the next batch with H5Dread_async and event sets behind the step's "
              "compute, wait at the next step (docs/vol.md)"},
@@ -225,9 +231,11 @@ const opt_t OPTS[] = {
      .help = "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
     {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, .help = "no human summary on stdout"},
 };
+// clang-format on
 const size_t NOPTS = sizeof OPTS / sizeof OPTS[0];
 
 #define NOT_READ_BY_DLIO "no DLIO release reads it (utils/config.py LoadConfig)"
+// clang-format off: a table, kept as written
 const known_t KNOWN[] = {
     {"model", NULL, NULL},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
@@ -240,8 +248,9 @@ const known_t KNOWN[] = {
     {"checkpoint.checkpoint_mechanism_classname", "", "a custom checkpointing class is not emulated"},
     {"model.name", NULL, NULL},
     {"model.ksm", NULL, NULL},
-    {"checkpoint.ksm", NULL, NULL},                   /* KSM page merging: memory only */
-    {"checkpoint.recovery_rank_shift", NULL, NULL},   /* 2.0.0-52 stores it in a misspelt attribute (utils/config.py:887) */
+    {"checkpoint.ksm", NULL, NULL}, /* KSM page merging: memory only */
+    {"checkpoint.recovery_rank_shift", NULL,
+     NULL}, /* 2.0.0-52 stores it in a misspelt attribute (utils/config.py:887) */
     {"workflow.profiling", NULL, NULL},
     {"workflow.debug", NULL, NULL},
     {"profiling", NULL, NULL},
@@ -249,11 +258,11 @@ const known_t KNOWN[] = {
     {"storage.storage_root", NULL, NULL},
     {"output.log_file", NULL, NULL},
     /* DLIO >= 2.0.1 keys with no I/O effect on the HDF5 PyTorch path */
-    {"output.metric", NULL, NULL},                  /* exclude_start_steps/exclude_end_steps: metrics only */
+    {"output.metric", NULL, NULL}, /* exclude_start_steps/exclude_end_steps: metrics only */
     {"reader.pin_memory", NULL, NULL},
     {"reader.transformed_record_dims", NULL, NULL}, /* the resized image handed to the framework */
     {"reader.transformed_record_element_type", NULL, NULL},
-    {"dataset.record_element_bytes", NULL, NULL},   /* recomputed from the type (utils/config.py:448-449 at v2.0.1) */
+    {"dataset.record_element_bytes", NULL, NULL}, /* recomputed from the type (utils/config.py:448-449 at v2.0.1) */
     {"storage.storage_options", NULL, NULL},
     /* in DLIO's dlrm.yaml, read by no DLIO release: ignored with a warning, as DLIO ignores them */
     {"workflow.do_eval", NULL, NOT_READ_BY_DLIO ": evaluation is workflow.evaluation"},
@@ -264,6 +273,7 @@ const known_t KNOWN[] = {
     {"dataset.hdf5.max_shape", "", "resizable (maxshape) datasets are not emulated"},
     {"dataset.listing_validation_interval", NULL, NULL}, /* DLIO 3.x skip_listing: rank 0's existence checks */
 };
+// clang-format on
 const size_t NKNOWN = sizeof KNOWN / sizeof KNOWN[0];
 
 void warn(config_t *c, const char *fmt, ...)
@@ -277,7 +287,8 @@ void warn(config_t *c, const char *fmt, ...)
     va_end(ap);
     n = strlen(c->warnings);
     for (char *p = c->warnings; *p; p++) /* one line per warning, whatever the input held */
-        if ((unsigned char)*p < 0x20 && *p != '\n') *p = ' ';
+        if ((unsigned char)*p < 0x20 && *p != '\n')
+            *p = ' ';
     c->warnings[n] = '\n';
     c->warnings[n + 1] = 0;
 }
@@ -314,8 +325,10 @@ int parse_bool(const char *s, int *out)
 {
     static const char *t[] = {"true", "yes", "on", "1"}, *f[] = {"false", "no", "off", "0"};
     for (int i = 0; i < 4; i++) {
-        if (lowereq(s, t[i])) return *out = 1, 0;
-        if (lowereq(s, f[i])) return *out = 0, 0;
+        if (lowereq(s, t[i]))
+            return *out = 1, 0;
+        if (lowereq(s, f[i]))
+            return *out = 0, 0;
     }
     return -1;
 }
@@ -325,26 +338,32 @@ int parse_i64(const char *s, int64_t *out)
     char *end;
     errno = 0;
     while (isspace((unsigned char)*s)) s++;
-    if (!*s) return -1;
+    if (!*s)
+        return -1;
     long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE) return -2;
-    if (*end == '.' ) { /* accept 1.0e6-style integers written as floats if exact */
+    if (errno == ERANGE)
+        return -2;
+    if (*end == '.') { /* accept 1.0e6-style integers written as floats if exact */
         double d = strtod(s, &end);
         while (isspace((unsigned char)*end)) end++;
-        if (*end || d != floor(d) || fabs(d) > 9.2e18) return -1;
+        if (*end || d != floor(d) || fabs(d) > 9.2e18)
+            return -1;
         *out = (int64_t)d;
         return 0;
     }
     if (*end == 'e' || *end == 'E') {
         double d = strtod(s, &end);
         while (isspace((unsigned char)*end)) end++;
-        if (*end || d != floor(d)) return -1;
-        if (fabs(d) > 9.2e18) return -2;
+        if (*end || d != floor(d))
+            return -1;
+        if (fabs(d) > 9.2e18)
+            return -2;
         *out = (int64_t)d;
         return 0;
     }
     while (isspace((unsigned char)*end)) end++;
-    if (*end) return -1;
+    if (*end)
+        return -1;
     *out = v;
     return 0;
 }
@@ -354,10 +373,12 @@ int parse_dbl(const char *s, double *out)
     char *end;
     errno = 0;
     while (isspace((unsigned char)*s)) s++;
-    if (!*s) return -1;
+    if (!*s)
+        return -1;
     double v = strtod(s, &end);
     while (isspace((unsigned char)*end)) end++;
-    if (*end || errno == ERANGE || !isfinite(v)) return -1;
+    if (*end || errno == ERANGE || !isfinite(v))
+        return -1;
     *out = v;
     return 0;
 }
@@ -392,17 +413,19 @@ static int set_dims(config_t *c, const opt_t *o, char *p, const char *v, const c
     char buf[256];
     snprintf(buf, sizeof buf, "%s", v);
     for (char *q = buf; *q; q++)
-        if (*q == '[' || *q == ']') *q = ' ';
+        if (*q == '[' || *q == ']')
+            *q = ' ';
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (n == want) return fail(err, "%s: key '%s': '%s' has more than %d dimensions", where, o->name, v, want);
+        if (n == want)
+            return fail(err, "%s: key '%s': '%s' has more than %d dimensions", where, o->name, v, want);
         int r = parse_i64(t, &dims[n]);
         if (r || dims[n] < 1 || dims[n] > (int64_t)1e12)
             return fail(err, "%s: key '%s': '%s' is not %d positive integers", where, o->name, v, want);
         n++;
     }
     if (n != want && n != 0)
-        return fail(err, "%s: key '%s': '%s' has %d dimensions, the kernel's datasets need %d", where, o->name, v,
-                    n, want);
+        return fail(err, "%s: key '%s': '%s' has %d dimensions, the kernel's datasets need %d", where, o->name, v, n,
+                    want);
     *count = n;
     return 0;
 }
@@ -413,11 +436,12 @@ static int set_list(config_t *c, const opt_t *o, char *p, const char *v, const c
     int64_t *vals = (int64_t *)p;
     int *count = (int *)((char *)c + o->count), n = 0;
     char buf[2048];
-    if (strlen(v) >= sizeof buf) return fail(err, "%s: key '%s': list longer than %zu characters", where, o->name,
-                                              sizeof buf - 1);
+    if (strlen(v) >= sizeof buf)
+        return fail(err, "%s: key '%s': list longer than %zu characters", where, o->name, sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", v);
     for (char *q = buf; *q; q++)
-        if (*q == '[' || *q == ']') *q = ' ';
+        if (*q == '[' || *q == ']')
+            *q = ' ';
     if (strspn(buf, " \t") == strlen(buf)) { /* "" or "[]" */
         *count = 0;
         return 0;
@@ -427,12 +451,70 @@ static int set_list(config_t *c, const opt_t *o, char *p, const char *v, const c
         if (n == CKPT_MAX_LIST)
             return fail(err, "%s: key '%s': more than %d values", where, o->name, CKPT_MAX_LIST);
         if (parse_i64(t, &x) || (double)x < o->min || (double)x > o->max)
-            return fail(err, "%s: key '%s': '%s' is not a list of integers in [%.0f, %.0f]", where, o->name, v,
-                        o->min, o->max);
+            return fail(err, "%s: key '%s': '%s' is not a list of integers in [%.0f, %.0f]", where, o->name, v, o->min,
+                        o->max);
         vals[n++] = x;
     }
     *count = n;
     return 0;
+}
+
+/* The keys whose value is one word of a few (shuffle, loader, order, naming, checkpoint type, compression) */
+static int set_choice(config_t *c, const opt_t *o, char *p, const char *v, const char *where, char *err)
+{
+    switch (o->type) {
+    case T_SHUFFLE:
+        if (lowereq(v, "off") || lowereq(v, "false") || lowereq(v, "no") || lowereq(v, "0"))
+            *(int *)p = SHUFFLE_OFF;
+        else if (lowereq(v, "seed") || lowereq(v, "true") || lowereq(v, "yes") || lowereq(v, "1"))
+            *(int *)p = SHUFFLE_SEED;
+        else if (lowereq(v, "random"))
+            *(int *)p = SHUFFLE_RANDOM;
+        else
+            goto bad;
+        if (p == (void *)&c->file_shuffle) /* DLIO 3.x reshards whenever the key is given (see file_shuffle_given) */
+            c->file_shuffle_given = 1;
+        return 0;
+    case T_LOADER:
+        if (lowereq(v, "pytorch"))
+            *(int *)p = LOADER_PYTORCH;
+        else if (lowereq(v, "tensorflow"))
+            *(int *)p = LOADER_TENSORFLOW;
+        else
+            return fail(err,
+                        "%s: key '%s': value '%s' is not supported (expected pytorch|tensorflow: DLIO's "
+                        "dali, native_dali and custom loaders are not emulated)",
+                        where, o->name, v);
+        return 0;
+    case T_ORDER:
+    case T_NAMING:
+        if (lowereq(v, "dlio"))
+            *(int *)p = 0;
+        else if (lowereq(v, "h5bench"))
+            *(int *)p = 1;
+        else
+            goto bad;
+        return 0;
+    case T_CKPT_TYPE:
+        if (lowereq(v, "rank_zero"))
+            *(int *)p = CKPT_RANK_ZERO;
+        else if (lowereq(v, "all_ranks"))
+            *(int *)p = CKPT_ALL_RANKS;
+        else
+            goto bad;
+        return 0;
+    case T_COMPRESSION:
+        if (lowereq(v, "none") || lowereq(v, "false") || lowereq(v, "0"))
+            *(int *)p = 0;
+        else if (lowereq(v, "gzip") || lowereq(v, "true") || lowereq(v, "1"))
+            *(int *)p = 1;
+        else
+            return fail(err, "%s: key '%s': '%s' is not supported (none | gzip)", where, o->name, v);
+        return 0;
+    default: break;
+    }
+bad:
+    return fail(err, "%s: key '%s': '%s' is not %s", where, o->name, v, type_name(o->type));
 }
 
 int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char *err)
@@ -443,19 +525,22 @@ int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char 
     double d;
     switch (o->type) {
     case T_BOOL:
-        if (parse_bool(v, &b)) goto bad;
+        if (parse_bool(v, &b))
+            goto bad;
         *(int *)p = b;
         return 0;
     case T_INT: {
         int r = parse_i64(v, &i);
         if (r == -2 || (r == 0 && ((double)i > o->max || (double)i < o->min)))
             return fail(err, "%s: key '%s': value %s out of range [%.0f, %.0f]", where, o->name, v, o->min, o->max);
-        if (r) goto bad;
+        if (r)
+            goto bad;
         *(int64_t *)p = i;
         return 0;
     }
     case T_DBL:
-        if (parse_dbl(v, &d)) goto bad;
+        if (parse_dbl(v, &d))
+            goto bad;
         if (d < o->min || d > o->max)
             return fail(err, "%s: key '%s': value %s out of range [%g, %g]", where, o->name, v, o->min, o->max);
         *(double *)p = d;
@@ -472,40 +557,14 @@ int set_opt(config_t *c, const opt_t *o, const char *v, const char *where, char 
             while (n > 1 && p[n - 1] == '/') p[--n] = 0;
         }
         return 0;
+    case T_DIMS: return set_dims(c, o, p, v, where, err);
+    case T_LIST: return set_list(c, o, p, v, where, err);
     case T_SHUFFLE:
-        if (lowereq(v, "off") || lowereq(v, "false") || lowereq(v, "no") || lowereq(v, "0")) *(int *)p = SHUFFLE_OFF;
-        else if (lowereq(v, "seed") || lowereq(v, "true") || lowereq(v, "yes") || lowereq(v, "1")) *(int *)p = SHUFFLE_SEED;
-        else if (lowereq(v, "random")) *(int *)p = SHUFFLE_RANDOM;
-        else goto bad;
-        if (p == (void *)&c->file_shuffle) /* DLIO 3.x reshards whenever the key is given (see file_shuffle_given) */
-            c->file_shuffle_given = 1;
-        return 0;
     case T_LOADER:
-        if (lowereq(v, "pytorch")) *(int *)p = LOADER_PYTORCH;
-        else if (lowereq(v, "tensorflow")) *(int *)p = LOADER_TENSORFLOW;
-        else return fail(err, "%s: key '%s': value '%s' is not supported (expected pytorch|tensorflow: DLIO's "
-                         "dali, native_dali and custom loaders are not emulated)", where, o->name, v);
-        return 0;
     case T_ORDER:
     case T_NAMING:
-        if (lowereq(v, "dlio")) *(int *)p = 0;
-        else if (lowereq(v, "h5bench")) *(int *)p = 1;
-        else goto bad;
-        return 0;
-    case T_DIMS:
-        return set_dims(c, o, p, v, where, err);
-    case T_LIST:
-        return set_list(c, o, p, v, where, err);
     case T_CKPT_TYPE:
-        if (lowereq(v, "rank_zero")) *(int *)p = CKPT_RANK_ZERO;
-        else if (lowereq(v, "all_ranks")) *(int *)p = CKPT_ALL_RANKS;
-        else goto bad;
-        return 0;
-    case T_COMPRESSION:
-        if (lowereq(v, "none") || lowereq(v, "false") || lowereq(v, "0")) *(int *)p = 0;
-        else if (lowereq(v, "gzip") || lowereq(v, "true") || lowereq(v, "1")) *(int *)p = 1;
-        else return fail(err, "%s: key '%s': '%s' is not supported (none | gzip)", where, o->name, v);
-        return 0;
+    case T_COMPRESSION: return set_choice(c, o, p, v, where, err);
     }
 bad:
     return fail(err, "%s: key '%s': '%s' is not %s", where, o->name, v, type_name(o->type));
@@ -521,7 +580,8 @@ const opt_t *find_opt(const char *key, unsigned by)
         return NULL;
     const char *k = !strncmp(key, "h5dlio.", 7) ? key + 7 : key;
     char tmp[128];
-    if (strlen(k) >= sizeof tmp) return NULL;
+    if (strlen(k) >= sizeof tmp)
+        return NULL;
     size_t j = 0;
     for (; k[j]; j++) tmp[j] = k[j] == '_' ? '-' : k[j];
     tmp[j] = 0;
@@ -531,7 +591,8 @@ const opt_t *find_opt(const char *key, unsigned by)
 static size_t lev(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), prev[128], cur[128];
-    if (la > 120 || lb > 120) return 999;
+    if (la > 120 || lb > 120)
+        return 999;
     for (size_t j = 0; j <= lb; j++) prev[j] = j;
     for (size_t i = 1; i <= la; i++) {
         cur[0] = i;
@@ -552,12 +613,15 @@ const char *closest_key(const char *key, int names_only)
     size_t bd = 999;
     for (size_t i = 0; i < NOPTS; i++) {
         size_t d = lev(key, OPTS[i].name);
-        if (d < bd) bd = d, best = OPTS[i].name;
-        if (!names_only && OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd) bd = d, best = OPTS[i].yaml;
+        if (d < bd)
+            bd = d, best = OPTS[i].name;
+        if (!names_only && OPTS[i].yaml && (d = lev(key, OPTS[i].yaml)) < bd)
+            bd = d, best = OPTS[i].yaml;
     }
     for (size_t i = 0; i < NDLIO_KEYS && !names_only; i++) {
         size_t d = lev(key, DLIO_KEYS[i].yaml);
-        if (d < bd) bd = d, best = DLIO_KEYS[i].yaml;
+        if (d < bd)
+            bd = d, best = DLIO_KEYS[i].yaml;
     }
     return best;
 }
@@ -582,18 +646,21 @@ int set_later(const config_t *c, const char *path)
 {
     size_t n = strlen(path);
     for (int i = 0; i < c->nset; i++)
-        if (!strncmp(c->sets[i], path, n) && c->sets[i][n] == '=') return 1;
+        if (!strncmp(c->sets[i], path, n) && c->sets[i][n] == '=')
+            return 1;
     return 0;
 }
 
 int check_known(const known_t *k, const char *path, const char *v, const char *where, char *err)
 {
-    if (!k->allowed) return 0;
+    if (!k->allowed)
+        return 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", k->allowed);
     for (char *s = strtok(buf, "|"); s; s = strtok(NULL, "|")) {
         int bv;
-        if (lowereq(v, s) || (!strcmp(s, "false") && !parse_bool(v, &bv) && !bv) || (!strcmp(s, "0") && !strcmp(v, "0")))
+        if (lowereq(v, s) || (!strcmp(s, "false") && !parse_bool(v, &bv) && !bv) ||
+            (!strcmp(s, "0") && !strcmp(v, "0")))
             return 0;
     }
     return fail(err, "%s: key '%s': value '%s' is not supported (expected %s: %s)", where, path, v, k->allowed, k->why);
@@ -602,7 +669,7 @@ int check_known(const known_t *k, const char *path, const char *v, const char *w
 /* A release-specific DLIO key (DLIO_KEYS): applied when the entry's release reads it, else ignored with a warning
  * (as DLIO ignores it). e == NULL: the first pass, which only looks for dlio-version: skipped. */
 int apply_versioned(config_t *c, const dlio_key_t *k, const char *v, const char *where, char *err,
-                           const dlio_entry_t *e)
+                    const dlio_entry_t *e)
 {
     if (!e)
         return 0;

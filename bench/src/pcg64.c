@@ -36,8 +36,7 @@ void pcg64_seed(pcg64_t *g, uint64_t seed)
 {
     uint32_t ent[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)}, pool[POOL], hc = INIT_A;
     int n = seed >> 32 ? 2 : 1; /* the integer's 32-bit words, least significant first ([0] for 0) */
-    for (int i = 0; i < POOL; i++)
-        pool[i] = hashmix(i < n ? ent[i] : 0, &hc);
+    for (int i = 0; i < POOL; i++) pool[i] = hashmix(i < n ? ent[i] : 0, &hc);
     for (int s = 0; s < POOL; s++)
         for (int d = 0; d < POOL; d++)
             if (s != d)
@@ -50,8 +49,7 @@ void pcg64_seed(pcg64_t *g, uint64_t seed)
         w[i] = v ^ (v >> 16);
     }
     uint64_t s64[4];
-    for (int k = 0; k < 4; k++)
-        s64[k] = (uint64_t)w[2 * k] | (uint64_t)w[2 * k + 1] << 32;
+    for (int k = 0; k < 4; k++) s64[k] = (uint64_t)w[2 * k] | (uint64_t)w[2 * k + 1] << 32;
     unsigned __int128 initstate = (unsigned __int128)s64[0] << 64 | s64[1];
     unsigned __int128 initseq = (unsigned __int128)s64[2] << 64 | s64[3];
     g->state = 0;

@@ -13,9 +13,9 @@ typedef struct {
     uint32_t uinteger;
 } pcg64_t;
 
-void pcg64_seed(pcg64_t *g, uint64_t seed);      /* np.random.default_rng(seed) */
-uint64_t pcg64_next64(pcg64_t *g);               /* bit_generator.random_raw() */
-uint64_t pcg64_int63(pcg64_t *g);                /* Generator.integers(0, 2**63) */
+void pcg64_seed(pcg64_t *g, uint64_t seed); /* np.random.default_rng(seed) */
+uint64_t pcg64_next64(pcg64_t *g);          /* bit_generator.random_raw() */
+uint64_t pcg64_int63(pcg64_t *g);           /* Generator.integers(0, 2**63) */
 /* n bytes of gen_random_tensor(shape, uint8, rng): (rng.random(float32) * 255 + 0).astype(uint8), in C order */
 void pcg64_uint8_fill(pcg64_t *g, uint8_t *out, size_t n);
 #endif

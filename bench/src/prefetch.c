@@ -17,13 +17,13 @@
 enum { SLOTS = 2 }; /* the batch a step consumes and the one read behind its compute */
 
 typedef struct {
-    hid_t es;          /* the batch's event set (H5I_INVALID_HID: nothing in flight) */
-    int64_t batch;     /* which batch of the epoch */
+    hid_t es;      /* the batch's event set (H5I_INVALID_HID: nothing in flight) */
+    int64_t batch; /* which batch of the epoch */
     int phase;
-    uint8_t *buf;      /* the batch's sample buffers, owned until the wait */
+    uint8_t *buf; /* the batch's sample buffers, owned until the wait */
     size_t bufsize;
-    io_acc_t acc;      /* what was issued: opens, reads, bytes; issue time as metadata */
-    double issued_at;  /* when the last call of the batch returned */
+    io_acc_t acc;     /* what was issued: opens, reads, bytes; issue time as metadata */
+    double issued_at; /* when the last call of the batch returned */
     int64_t samples;
 } slot_t;
 
@@ -136,9 +136,10 @@ static void wait_for(runner_t *R, int64_t k, io_acc_t *acc)
     if (failed || in_progress) {
         size_t nerr = 0;
         H5ESget_err_count(s->es, &nerr);
-        die(EXIT_RUNTIME, "async prefetch: batch %lld of the %s phase: %zu operation(s) failed, %zu in progress (the "
-            "HDF5 error stack above names the file)", (long long)k, config_phase(R->cfg, s->phase).name, nerr,
-            in_progress);
+        die(EXIT_RUNTIME,
+            "async prefetch: batch %lld of the %s phase: %zu operation(s) failed, %zu in progress (the "
+            "HDF5 error stack above names the file)",
+            (long long)k, config_phase(R->cfg, s->phase).name, nerr, in_progress);
     }
     H5_CHECK(H5ESclose(s->es), "an event set", EXIT_RUNTIME);
     s->es = H5I_INVALID_HID;
@@ -262,8 +263,11 @@ char *prefetch_report(const runner_t *R, char *line, size_t linelen)
     double mine[NPHASES * PF_N], sum[NPHASES * PF_N];
     for (int p = 0; p < NPHASES; p++) {
         const pf_stats_t *s = &R->prefetch->st[p];
-        double v[PF_N] = {[PF_BATCHES] = s->batches, [PF_SAMPLES] = s->samples, [PF_ISSUE] = s->issue_s,
-                          [PF_WINDOW] = s->window_s, [PF_WAIT] = s->wait_s};
+        double v[PF_N] = {[PF_BATCHES] = s->batches,
+                          [PF_SAMPLES] = s->samples,
+                          [PF_ISSUE] = s->issue_s,
+                          [PF_WINDOW] = s->window_s,
+                          [PF_WAIT] = s->wait_s};
         memcpy(mine + p * PF_N, v, sizeof v);
     }
     MPI_CHECK(MPI_Reduce(mine, sum, NPHASES * PF_N, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));

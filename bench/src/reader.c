@@ -31,8 +31,9 @@ void sample_reader_init(sample_reader_t *r, const config_t *c, const layout_t *L
     const driver_t *d = driver_select(c, 0);
     r->fapl = d->fapl(c);
     r->dxpl = d->dxpl(c);
-    r->read_sample = strcmp(L->dlio->sample_read, "whole_file") ? read_h5py : c->odirect ? read_odirect
-                                                                                       : read_whole_file;
+    r->read_sample = strcmp(L->dlio->sample_read, "whole_file") ? read_h5py
+                     : c->odirect                               ? read_odirect
+                                                                : read_whole_file;
     nprand_seed(&r->pre_rng, stream_seed);
 }
 
@@ -72,14 +73,15 @@ static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t
     size_t tsize = H5_CHECK(H5Tget_size(ty), path, EXIT_BADINPUT);
     H5_CHECK(H5Tclose(ty), path, EXIT_RUNTIME);
     if (nd != 3 || tsize != 1)
-        die(EXIT_BADINPUT, "%s: dataset '%s' is not an (n, d1, d2) byte array (rank %d, element size %zu): not a "
-            "DLIO dataset", path, dname, nd, tsize);
+        die(EXIT_BADINPUT,
+            "%s: dataset '%s' is not an (n, d1, d2) byte array (rank %d, element size %zu): not a "
+            "DLIO dataset",
+            path, dname, nd, tsize);
     hsize_t dims[3];
     H5_CHECK(H5Sget_simple_extent_dims(fs, dims, NULL), path, EXIT_BADINPUT);
     if ((int64_t)dims[0] <= sample)
-        die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)",
-            path, dname, (unsigned long long)dims[0], (long long)sample,
-            (long long)r->cfg->num_samples_per_file);
+        die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)", path,
+            dname, (unsigned long long)dims[0], (long long)sample, (long long)r->cfg->num_samples_per_file);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
     if (r->mut_offset && dims[2] > 1) /* MUTANT read-offset */
         start[2] = 1, count[2] = dims[2] - 1;
@@ -151,7 +153,7 @@ static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample
         r->bufsize = want;
     }
     double t1 = now();
-    for (;;) { /* FileIO.readall: read what is left of the buffer until read returns 0 */
+    for (;;) {             /* FileIO.readall: read what is left of the buffer until read returns 0 */
         if (got == want) { /* the file grew: Python grows its buffer; the kernel's is the same size again */
             uint8_t *b = realloc(r->buf, want * 2);
             if (!b)
@@ -204,8 +206,7 @@ static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, i
     struct iovec iov = {.iov_base = r->buf, .iov_len = want};
     double t1 = now();
     ssize_t n;
-    do
-        n = readv(fd, &iov, 1);
+    do n = readv(fd, &iov, 1);
     while (n < 0 && errno == EINTR);
     double t2 = now();
     if (n < 0)
@@ -248,8 +249,9 @@ void sample_reader_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     r->read_sample(r, path, sample, acc);
     trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
-        double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
-                                                : c->preprocess_time;
+        double t = c->preprocess_time_stdev > 0
+                       ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
+                       : c->preprocess_time;
         acc->pre_s += emulate(t);
     }
 }
@@ -308,8 +310,9 @@ void tf_thread_read(sample_reader_t *r, int phase, int64_t g, io_acc_t *acc)
     read_dataset(r, r->ohid[pos], dname, sample, path, acc); /* hdf5_reader.py:47 */
     trace_end(tr);
     if (c->preprocess_time > 0 || c->preprocess_time_stdev > 0) {
-        double t = c->preprocess_time_stdev > 0 ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
-                                                : c->preprocess_time;
+        double t = c->preprocess_time_stdev > 0
+                       ? nprand_normal(&r->pre_rng, c->preprocess_time, c->preprocess_time_stdev)
+                       : c->preprocess_time;
         acc->pre_s += emulate(t);
     }
     if (++r->processed % c->num_samples_per_file == 0) /* reader_handler.py:105-107 */
@@ -395,7 +398,8 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
             trace_int(tr, "rank", rank);
             trace_int(tr, "reader_process", index);
             trace_end(tr);
-            sample_reader_init(&r, c, L, (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u + (uint64_t)index + 1));
+            sample_reader_init(&r, c, L,
+                               (uint32_t)(c->random_seed * 7919u + (uint64_t)rank * 131u + (uint64_t)index + 1));
             r.mut_armed = rank == 0 && index == 0;
             started = 1;
             continue;
@@ -446,8 +450,7 @@ void pool_fork(pool_t *p, const config_t *c, const layout_t *L)
             die(EXIT_RUNTIME, "fork of reader process %d: %s", i, strerror(errno));
         if (pid == 0) {
             close(sv[0]);
-            for (int j = 0; j < i; j++)
-                close(p->fd[j]);
+            for (int j = 0; j < i; j++) close(p->fd[j]);
             worker_main(sv[1], c, L, i);
         }
         close(sv[1]);
@@ -505,8 +508,8 @@ void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)
     if (xfer(p->fd[w], &a, sizeof a, 0)) {
         int st = 0;
         waitpid(p->pid[w], &st, WNOHANG);
-        die(EXIT_RUNTIME, "reader process %d (pid %d) died while reading batch %lld%s", w, p->pid[w],
-            (long long)batch, WIFSIGNALED(st) ? " (killed by a signal)" : "");
+        die(EXIT_RUNTIME, "reader process %d (pid %d) died while reading batch %lld%s", w, p->pid[w], (long long)batch,
+            WIFSIGNALED(st) ? " (killed by a signal)" : "");
     }
     if (a.status)
         die(a.status, "reader process %d: %s", w, a.msg);
@@ -518,10 +521,8 @@ void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)
 
 void pool_stop(pool_t *p)
 {
-    for (int i = 0; i < p->n; i++)
-        close(p->fd[i]);
-    for (int i = 0; i < p->n; i++)
-        waitpid(p->pid[i], NULL, 0);
+    for (int i = 0; i < p->n; i++) close(p->fd[i]);
+    for (int i = 0; i < p->n; i++) waitpid(p->pid[i], NULL, 0);
     free(p->fd);
     free(p->pid);
     p->n = 0;

@@ -24,6 +24,7 @@
 static double rate(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : NAN; }
 
 /* ---------- per rank: one epoch of one read phase ---------- */
+// clang-format off: a table, kept as written
 enum field {
     F_STEPS,
     F_SAMPLES,
@@ -48,6 +49,7 @@ enum field {
     F_END,
     NF
 };
+// clang-format on
 
 typedef struct {
     const epoch_stats_t *s;
@@ -126,6 +128,7 @@ static const struct {
 };
 
 /* ---------- per epoch: the ranks' values combined ---------- */
+// clang-format off: a table, kept as written
 enum metric {
     M_STEPS_MIN,
     M_STEPS_MAX,
@@ -147,6 +150,7 @@ enum metric {
     M_THR,
     NM
 };
+// clang-format on
 /* how ranks combine: SPAN is IOR's phase time, the latest end (MAX) minus the earliest start (MIN) on one clock;
  * RATE is metric num / (metric den - metric minus), 0 when that is <= 0 */
 enum combine { SUM, MEAN, MIN, MAX, SPAN, RATE };
@@ -192,6 +196,7 @@ typedef struct {
 } view_t;
 
 /* CSV, h5bench's "metric, value, unit" rows (each prefixed with the phase name), one fixed unit per row */
+// clang-format off: a table, kept as written
 static const view_t CSV_ROWS[] = {
     {"total size", M_BYTES, MEAN_E, PER_MIB, "MiB"},
     {"size per rank", M_BYTES_MEAN, MEAN_E, PER_MIB, "MiB"},
@@ -216,8 +221,10 @@ static const view_t CSV_ROWS[] = {
     {"au avg", M_AU, MEAN_E, ONE, "%"},
     {"au stdev", M_AU, STD_E, ONE, "%"},
 };
+// clang-format on
 
 /* JSON, after a phase's epochs[]: DLIO's metrics under DLIO's names */
+// clang-format off: a table, kept as written
 static const view_t JSON_PHASE[] = {
     {"au_mean_percent", M_AU, MEAN_E, ONE, NULL},
     {"au_stdev_percent", M_AU, STD_E, ONE, NULL},
@@ -229,13 +236,16 @@ static const view_t JSON_PHASE[] = {
     {"dlio_io_mean_MB_per_s", M_THR, MEAN_E, IO, NULL},
     {"dlio_io_stdev_MB_per_s", M_THR, STD_E, IO, NULL},
 };
+// clang-format on
 
 /* stdout, one line per phase: name holds the printf format of the value */
+// clang-format off: a table, kept as written
 static const view_t STDOUT_PHASE[] = {
     {"  %.0f opens", M_OPENS, SUM_E, ONE, NULL},         {"  %.3f MiB", M_BYTES, SUM_E, PER_MIB, NULL},
     {"  observed %.3f s", M_OBSERVED, SUM_E, ONE, NULL}, {"  AU %.2f%%", M_AU, MEAN_E, ONE, NULL},
     {"  %.3f samples/s", M_THR, MEAN_E, ONE, NULL},      {"  %.3f MiB/s (DLIO io)", M_THR, MEAN_E, IO, NULL},
 };
+// clang-format on
 
 /* ---------- the generation: one row per value, each view's spelling of it ---------- */
 /* CSV: h5bench's "metric, value, unit" row (value / csv_scale); JSON: the key under "generate", SI units; stdout:
@@ -455,8 +465,8 @@ static void gather_prewarm(const results_t *r, double out[NW])
 enum { C_FILES, C_BYTES, C_WRITES, C_START, C_END, NC };
 
 typedef struct {
-    int64_t n;       /* checkpoints (every rank takes part in each) */
-    double *all;     /* rank 0: all[(q * n + i) * NC + field] */
+    int64_t n;        /* checkpoints (every rank takes part in each) */
+    double *all;      /* rank 0: all[(q * n + i) * NC + field] */
     double (*sum)[4]; /* per checkpoint: files, bytes, writes, seconds (IOR's span over the writing ranks) */
 } ckpt_res_t;
 
@@ -477,8 +487,8 @@ static void gather_ckpt(const results_t *r, ckpt_res_t *out)
     }
     if (r->rank == 0)
         out->all = xcalloc((size_t)(k->nev ? k->nev : 1) * NC * (size_t)r->nranks, sizeof(double), "the results");
-    MPI_CHECK(MPI_Gather(mine, (int)(k->nev * NC), MPI_DOUBLE, out->all, (int)(k->nev * NC), MPI_DOUBLE, 0,
-                         MPI_COMM_WORLD));
+    MPI_CHECK(
+        MPI_Gather(mine, (int)(k->nev * NC), MPI_DOUBLE, out->all, (int)(k->nev * NC), MPI_DOUBLE, 0, MPI_COMM_WORLD));
     free(mine);
     if (r->rank != 0)
         return;
@@ -538,9 +548,10 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
     sb_printf(b, ",\n  \"checkpoint\": {\"format\": \"%s\", \"driver\": \"%s\", \"checkpoints\": [", ckpt_format(mine),
               ckpt_driver(mine));
     for (int64_t i = 0; i < k->n; i++) {
-        sb_printf(b, "%s\n    {\"kind\": \"%s\", \"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, "
-                  "\"%s\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", i ? "," : "",
-                  mine->ev[i].load ? "load" : "save", (long long)mine->ev[i].epoch,
+        sb_printf(b,
+                  "%s\n    {\"kind\": \"%s\", \"epoch\": %lld, \"step\": %lld, \"files\": %.0f, \"bytes\": %.0f, "
+                  "\"%s\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ",
+                  i ? "," : "", mine->ev[i].load ? "load" : "save", (long long)mine->ev[i].epoch,
                   (long long)mine->ev[i].step, k->sum[i][0], k->sum[i][1], mine->ev[i].load ? "reads" : "writes",
                   k->sum[i][2], k->sum[i][3]);
         json_num(b, "%.9g", rate(k->sum[i][1], k->sum[i][3]));
@@ -548,9 +559,10 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
             sb_printf(b, ", \"ranks\": [");
             for (int q = 0; q < nranks; q++) {
                 const double *m = k->all + ((size_t)q * (size_t)k->n + (size_t)i) * NC;
-                sb_printf(b, "%s{\"rank\": %d, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, \"seconds\": %.9g, "
-                          "\"bandwidth_bytes_per_s\": ", q ? ", " : "", q, m[C_FILES], m[C_BYTES], m[C_WRITES],
-                          m[C_END] - m[C_START]);
+                sb_printf(b,
+                          "%s{\"rank\": %d, \"files\": %.0f, \"bytes\": %.0f, \"writes\": %.0f, \"seconds\": %.9g, "
+                          "\"bandwidth_bytes_per_s\": ",
+                          q ? ", " : "", q, m[C_FILES], m[C_BYTES], m[C_WRITES], m[C_END] - m[C_START]);
                 json_num(b, "%.9g", m[C_FILES] > 0 || m[C_BYTES] > 0 ? rate(m[C_BYTES], m[C_END] - m[C_START]) : NAN);
                 sb_printf(b, "}");
             }
@@ -560,8 +572,8 @@ static void json_ckpt(sb_t *b, const ckpt_res_t *k, const ckpt_t *mine, int nran
     }
     double files = 0, bytes = 0, secs = 0;
     for (int64_t i = 0; i < k->n; i++) files += k->sum[i][0], bytes += k->sum[i][1], secs += k->sum[i][3];
-    sb_printf(b, "],\n    \"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", files, bytes,
-              secs);
+    sb_printf(b, "],\n    \"files\": %.0f, \"bytes\": %.0f, \"seconds\": %.9g, \"bandwidth_bytes_per_s\": ", files,
+              bytes, secs);
     json_num(b, "%.9g", rate(bytes, secs));
     sb_printf(b, "}");
 }
@@ -578,7 +590,7 @@ static void json_mlperf(sb_t *b, const results_t *r, const ckpt_res_t *k)
     const ckpt_t *mine = r->ckpt;
     double size = 0, wend = -INFINITY, rstart = INFINITY, t0 = r->t_start - r->clock_offset;
     double st[2][3] = {{0}}; /* per kind: n, sum of throughputs, sum of their squares */
-    double du[2][2] = {{0}};  /* per kind: sum of durations, of their squares */
+    double du[2][2] = {{0}}; /* per kind: sum of durations, of their squares */
     for (int64_t i = 0; i < k->n && size == 0; i++) size = k->sum[i][1];
     size /= 1024.0 * 1024.0 * 1024.0;
     for (int64_t i = 0; i < k->n; i++) {
@@ -594,26 +606,32 @@ static void json_mlperf(sb_t *b, const results_t *r, const ckpt_res_t *k)
                 rstart = m[C_START];
         }
     }
-    sb_printf(b, ",\n  \"mlperf\": {\"note\": \"what MLPerf Storage v3.0 would compute from this run "
-              "(DLIO 3.x statscounter); not a submission\", \"checkpoint_size_GiB\": %.9g", size);
+    sb_printf(b,
+              ",\n  \"mlperf\": {\"note\": \"what MLPerf Storage v3.0 would compute from this run "
+              "(DLIO 3.x statscounter); not a submission\", \"checkpoint_size_GiB\": %.9g",
+              size);
     const char *kind[2] = {"save", "load"};
     for (int l = 0; l < 2; l++) {
         double n = st[l][0];
         if (!n)
             continue;
         double mt = st[l][1] / n, md = du[l][0] / n;
-        sb_printf(b, ", \"%s_checkpoint_io_mean_GiB_per_second\": %.9g, \"%s_checkpoint_io_stdev_GiB_per_second\": "
+        sb_printf(b,
+                  ", \"%s_checkpoint_io_mean_GiB_per_second\": %.9g, \"%s_checkpoint_io_stdev_GiB_per_second\": "
                   "%.9g, \"%s_checkpoint_duration_mean_seconds\": %.9g, \"%s_checkpoint_duration_stdev_seconds\": %.9g",
                   kind[l], mt, kind[l], sqrt(fmax(0, st[l][2] / n - mt * mt)), kind[l], md, kind[l],
                   sqrt(fmax(0, du[l][1] / n - md * md)));
     }
     double gap = st[1][0] ? (st[0][0] ? rstart - wend : rstart - t0) : NAN;
     sb_printf(b, ", \"phase_gap_kind\": \"%s\", \"phase_gap_seconds\": ",
-              !st[1][0] ? "no read phase" : st[0][0] ? "write end to read start, one launch"
-                                                     : "launch start to read start (a lower bound)");
+              !st[1][0]  ? "no read phase"
+              : st[0][0] ? "write end to read start, one launch"
+                         : "launch start to read start (a lower bound)");
     json_num(b, "%.9g", gap);
     sb_printf(b, ", \"phase_gap_rule_seconds\": 30, \"phase_gap_within_rule\": %s}",
-              isnan(gap) ? "null" : gap <= 30 ? "true" : "false");
+              isnan(gap)  ? "null"
+              : gap <= 30 ? "true"
+                          : "false");
 }
 
 /* The hosts of the job and the memory of the first one, as DLIO 3.x's summary.json has them (statscounter.py:58-59,
@@ -651,8 +669,8 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
 {
     double au_s = 0, au_q = 0, th_s = 0, th_q = 0, n = (double)p->n;
     sb_printf(b, ",\n  \"mlperf\": {\"note\": \"what MLPerf Storage v3.0 would compute from this run (DLIO 3.x "
-              "statscounter, the first step excluded; mlpstorage's dataset-size rule); not a submission\", "
-              "\"train_au_percentage\": [");
+                 "statscounter, the first step excluded; mlpstorage's dataset-size rule); not a submission\", "
+                 "\"train_au_percentage\": [");
     for (int64_t e = 0; e < p->n; e++) {
         double au = 0, th = 0;
         for (int q = 0; q < p->nranks; q++) au += fld(p, q, e, F_AU), th += fld(p, q, e, F_THR3);
@@ -674,7 +692,9 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
     sb_printf(b, ", \"train_au_stdev_percentage\": ");
     json_num(b, "%.9g", asd);
     sb_printf(b, ", \"train_au_expectation_percentage\": %.9g, \"train_au_meet_expectation\": %s", c->au * 100.0,
-              isnan(am) ? "null" : am >= c->au * 100.0 ? "\"success\"" : "\"fail\"");
+              isnan(am)             ? "null"
+              : am >= c->au * 100.0 ? "\"success\""
+                                    : "\"fail\"");
     sb_printf(b, ", \"train_throughput_mean_samples_per_second\": ");
     json_num(b, "%.9g", tm);
     sb_printf(b, ", \"train_throughput_stdev_samples_per_second\": ");
@@ -688,7 +708,8 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
     double steps = fmax(500.0, floor(files * spf / (bs * acc)));
     double by_steps = steps * bs * acc, by_mem = nhosts * mem_gib * 5.0 * 1024.0 * 1024.0 * 1024.0 / rl;
     double need = (isnan(by_mem) ? by_steps : fmax(by_steps, by_mem)) / spf;
-    sb_printf(b, ",\n    \"dataset_rule\": {\"num_files_train\": %.0f, \"num_hosts\": %.0f, \"host_memory_GB\": ", files,
+    sb_printf(b,
+              ",\n    \"dataset_rule\": {\"num_files_train\": %.0f, \"num_hosts\": %.0f, \"host_memory_GB\": ", files,
               nhosts);
     json_num(b, "%.9g", mem_gib);
     sb_printf(b, ", \"steps_per_epoch\": %.0f, \"min_files_by_steps\": %.9g, \"min_files_by_memory\": ",
@@ -699,10 +720,11 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
     /* each rank's inputs of the formulas above, so that they can be recomputed (tests/test_mlperf_train.py) */
     for (int q = 0; q < p->nranks; q++)
         for (int64_t e = 0; e < p->n; e++)
-            sb_printf(b, "%s{\"rank\": %d, \"epoch\": %lld, \"steps\": %.0f, \"span_s\": %.9g, \"first_step_s\": %.9g, "
-                      "\"compute_after_first_s\": %.9g}", q || e ? ", " : "", q, (long long)p->epoch[e],
-                      fld(p, q, e, F_STEPS), fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0),
-                      fld(p, q, e, F_COMPUTE_AU));
+            sb_printf(b,
+                      "%s{\"rank\": %d, \"epoch\": %lld, \"steps\": %.0f, \"span_s\": %.9g, \"first_step_s\": %.9g, "
+                      "\"compute_after_first_s\": %.9g}",
+                      q || e ? ", " : "", q, (long long)p->epoch[e], fld(p, q, e, F_STEPS),
+                      fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0), fld(p, q, e, F_COMPUTE_AU));
     sb_printf(b, "], \"batch_size\": %lld, \"record_length\": %.0f}", (long long)c->batch_size, rl);
 }
 
@@ -798,7 +820,8 @@ static void print_summary(const results_t *r, const phase_t *ps, const double ge
     }
     if (r->ckpt && r->ckpt->rules == 3 && !c->train)
         printf("  MLPerf (not a submission): see \"mlperf\" in %s/%s.json (checkpoint throughput as DLIO 3.x "
-               "reports it, the gap between the phases against 30 s)\n", c->output_folder, c->output_csv_name);
+               "reports it, the gap between the phases against 30 s)\n",
+               c->output_folder, c->output_csv_name);
     printf("  results: %s/%s.csv, %s/%s.json\n", c->output_folder, c->output_csv_name, c->output_folder,
            c->output_csv_name);
     fflush(stdout);
@@ -862,8 +885,8 @@ int report_write(const results_t *r)
         ps[k].m = xcalloc((size_t)ps[k].n, sizeof *ps[k].m, "the epoch results");
         combine(&ps[k]);
     }
-    double gen[NGM] = {[GM_FILES] = gfiles, [GM_BYTES] = gbytes, [GM_SECONDS] = gsec,
-                       [GM_RATE] = gsec > 0 ? gbytes / gsec : 0.0};
+    double gen[NGM] = {
+        [GM_FILES] = gfiles, [GM_BYTES] = gbytes, [GM_SECONDS] = gsec, [GM_RATE] = gsec > 0 ? gbytes / gsec : 0.0};
 
     /* CSV, h5bench's "metric, value, unit" rows, fixed units per row */
     sb_t csv = {0};

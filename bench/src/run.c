@@ -236,8 +236,8 @@ static int64_t fewest_rank_steps(const runner_t *R, const epoch_plan_t *P)
     int64_t fewest = -1;
     for (int r = 0; r < R->nranks; r++) {
         int64_t start = (int64_t)r * spp, end = start + spp < total ? start + spp : total;
-        int64_t steps = runner_planned_steps(R->cfg, R->L->dlio, P->phase, end > start ? (end - start) / P->bs : 0,
-                                             R->nranks);
+        int64_t steps =
+            runner_planned_steps(R->cfg, R->L->dlio, P->phase, end > start ? (end - start) / P->bs : 0, R->nranks);
         if (fewest < 0 || steps < fewest)
             fewest = steps;
     }
@@ -381,8 +381,8 @@ static void plan_round_robin(const runner_t *Rc, epoch_plan_t *P)
     P->order = R->rr_order;
     P->nout = n;
     P->batches = n / P->bs;
-    P->steps = c->total_training_steps > 0 && c->total_training_steps < P->batches ? c->total_training_steps
-                                                                                  : P->batches;
+    P->steps =
+        c->total_training_steps > 0 && c->total_training_steps < P->batches ? c->total_training_steps : P->batches;
     P->fetched = P->steps < P->batches ? P->steps + 1 : P->steps;
     P->barriered = P->steps;
 }

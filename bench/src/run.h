@@ -75,26 +75,26 @@ struct runner {
     sample_reader_t reader; /* in-rank loader */
     pool_t *pool;           /* reader-process loader */
     sampler_t sampler[NPHASES];
-    nprand_t compute_rng; /* compute/eval-time jitter: its own stream */
-    FILE *samples_log;    /* record-samples */
-    ckpt_t *ckpt;         /* checkpointing: DLIO's checkpoints after training steps (NULL: none) */
-    int64_t last_step;    /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
-    int64_t reads_done;   /* fault-skip-read bookkeeping */
-    int64_t seed;         /* random_seed (another one on one rank: MUTANT rank-seed) */
-    int64_t *mut;         /* a mutated batch (mutate.h; NULL: no mutant) */
-    struct {              /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
+    nprand_t compute_rng;  /* compute/eval-time jitter: its own stream */
+    FILE *samples_log;     /* record-samples */
+    ckpt_t *ckpt;          /* checkpointing: DLIO's checkpoints after training steps (NULL: none) */
+    int64_t last_step;     /* DLIO's overall_step when the last training loop ended (its epoch checkpoint's step) */
+    int64_t reads_done;    /* fault-skip-read bookkeeping */
+    int64_t seed;          /* random_seed (another one on one rank: MUTANT rank-seed) */
+    int64_t *mut;          /* a mutated batch (mutate.h; NULL: no mutant) */
+    struct {               /* DLIO 2.0.0's TF path (ordering "tf"): the epoch's plan, and the persistent file list */
         int64_t *files[2]; /* file_list_train, file_list_eval: shuffled in place, train then eval from one seeding,
                             * at every epoch with file_shuffle (compounds; utils/config.py:368-376) */
         int64_t *list, *order, *boff, *blen;
         int32_t *bthr;
         uint8_t *bflags;
-        nprand_t rng;     /* numpy's global stream, reseeded as DLIO's reconfigure reseeds it */
+        nprand_t rng; /* numpy's global stream, reseeded as DLIO's reconfigure reseeds it */
     } tf;
-    shard_t shard;        /* DLIO 3.x (ordering round-robin): every rank's file list, as of shard.epoch */
-    int64_t *rr_order;    /* the rank's samples of the planned epoch */
+    shard_t shard;             /* DLIO 3.x (ordering round-robin): every rank's file list, as of shard.epoch */
+    int64_t *rr_order;         /* the rank's samples of the planned epoch */
     struct prefetch *prefetch; /* key vol-async-prefetch: the async loader's statistics (prefetch.c), kept past
                                 * runner_free for the report: prefetch_free */
-    struct {              /* DLIO 3.x's loader pre-warms (run_prewarm): reads outside the epochs */
+    struct {                   /* DLIO 3.x's loader pre-warms (run_prewarm): reads outside the epochs */
         io_acc_t io;
         int64_t samples, n;
     } prewarm;

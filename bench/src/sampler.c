@@ -28,8 +28,7 @@ void sampler_init(sampler_t *s, int mode, int shuffle, int seed_change_epoch, ui
     s->out = malloc((size_t)(s->nlist + 1) * sizeof *s->out);
     if (!s->list || !s->out)
         die(EXIT_RUNTIME, "out of memory for %lld sample indices", (long long)s->nlist);
-    for (int64_t i = 0; i < s->nlist; i++)
-        s->list[i] = start + i;
+    for (int64_t i = 0; i < s->nlist; i++) s->list[i] = start + i;
     nprand_seed(&s->rng, shuffle == SHUFFLE_RANDOM ? random_seed : seed);
 }
 
@@ -50,11 +49,9 @@ void sampler_epoch(sampler_t *s, int64_t epoch)
         return;
     }
     int64_t q = s->total / s->nranks, n = 0;
-    for (int64_t i = s->rank * q; i < (s->rank + 1) * q; i++)
-        s->out[n++] = s->list[i];
+    for (int64_t i = s->rank * q; i < (s->rank + 1) * q; i++) s->out[n++] = s->list[i];
     s->main_part = n;
-    for (int64_t i = s->nranks * q + s->rank; i < s->total; i += s->nranks)
-        s->out[n++] = s->list[i];
+    for (int64_t i = s->nranks * q + s->rank; i < s->total; i += s->nranks) s->out[n++] = s->list[i];
     s->nout = n;
 }
 

@@ -14,9 +14,9 @@ typedef struct {
     int mode, shuffle, seed_change_epoch;
     int64_t total, rank, nranks;
     uint32_t seed;
-    int64_t *list;   /* persistent list the shuffle is applied to */
+    int64_t *list; /* persistent list the shuffle is applied to */
     int64_t nlist;
-    int64_t *out;    /* this epoch's order for this rank */
+    int64_t *out; /* this epoch's order for this rank */
     int64_t nout;
     int64_t main_part; /* h5bench: samples in the main (barriered) part; dlio: nout */
     nprand_t rng;

@@ -11,10 +11,10 @@
 
 typedef struct {
     int nranks;
-    int64_t per_rank;  /* floor(N/R): files each rank holds */
-    int64_t *lists;    /* nranks x per_rank: rank q's files (global file indices) in order */
-    int64_t *tmp;      /* the same size: the exchange */
-    int64_t epoch;     /* the epoch the lists were last reconfigured for (0: the initial listing) */
+    int64_t per_rank; /* floor(N/R): files each rank holds */
+    int64_t *lists;   /* nranks x per_rank: rank q's files (global file indices) in order */
+    int64_t *tmp;     /* the same size: the exchange */
+    int64_t epoch;    /* the epoch the lists were last reconfigured for (0: the initial listing) */
 } shard_t;
 
 /* The initial listing of nfiles files over nranks ranks: rank q holds listing positions q, q+R, ..., per_rank of

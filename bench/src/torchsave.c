@@ -32,9 +32,9 @@ static const struct {
     const char *name, *storage; /* DLIO's name; the storage class torch's pickle names (measured, torch 2.x) */
     int size;
 } DTYPES[TS_NDTYPES] = {
-    [TS_INT8] = {"int8", "torch\nCharStorage\n", 1},    [TS_UINT8] = {"uint8", "torch\nByteStorage\n", 1},
-    [TS_FP16] = {"fp16", "torch\nHalfStorage\n", 2},    [TS_BF16] = {"bf16", "torch\nBFloat16Storage\n", 2},
-    [TS_FP32] = {"fp32", "torch\nFloatStorage\n", 4},   [TS_FP64] = {"fp64", "torch\nDoubleStorage\n", 8},
+    [TS_INT8] = {"int8", "torch\nCharStorage\n", 1},  [TS_UINT8] = {"uint8", "torch\nByteStorage\n", 1},
+    [TS_FP16] = {"fp16", "torch\nHalfStorage\n", 2},  [TS_BF16] = {"bf16", "torch\nBFloat16Storage\n", 2},
+    [TS_FP32] = {"fp32", "torch\nFloatStorage\n", 4}, [TS_FP64] = {"fp64", "torch\nDoubleStorage\n", 8},
 };
 
 int ts_dtype_parse(const char *name)
@@ -95,13 +95,13 @@ static void put_le(bytes_t *o, uint64_t v, int n)
 
 typedef struct {
     bytes_t out;
-    uint32_t memo;                                   /* next memo index */
-    int64_t storage_str, cpu_str, rebuild, odict;    /* memo index of each shared object, or -1 */
-    int64_t storage_cls[TS_NDTYPES];                 /* one GLOBAL per storage class, then BINGETs */
-    int64_t literal_memo[64];                        /* per node: memo index of its literal key, or -1 */
+    uint32_t memo;                                /* next memo index */
+    int64_t storage_str, cpu_str, rebuild, odict; /* memo index of each shared object, or -1 */
+    int64_t storage_cls[TS_NDTYPES];              /* one GLOBAL per storage class, then BINGETs */
+    int64_t literal_memo[64];                     /* per node: memo index of its literal key, or -1 */
     char literal_key[64][40];
     int nliteral;
-    int64_t next_storage;                            /* storage keys '0', '1', ... in first-use order */
+    int64_t next_storage; /* storage keys '0', '1', ... in first-use order */
 } pickler_t;
 
 /* BINPUT / LONG_BINPUT: remember the object just written */
@@ -239,7 +239,8 @@ static void put_dict(pickler_t *p, const ts_state_t *s, int d)
         return;
     if (items == 1) {
         for (int k = 1; k < s->nn; k++)
-            if (s->n[k].parent == d) put_key(p, &s->n[k]), put_value(p, s, k);
+            if (s->n[k].parent == d)
+                put_key(p, &s->n[k]), put_value(p, s, k);
         put1(&p->out, 's');
         return;
     }
@@ -248,7 +249,8 @@ static void put_dict(pickler_t *p, const ts_state_t *s, int d)
         i = 0;
         put1(&p->out, '(');
         for (; k < s->nn && i < 1000; k++)
-            if (s->n[k].parent == d) put_key(p, &s->n[k]), put_value(p, s, k), i++;
+            if (s->n[k].parent == d)
+                put_key(p, &s->n[k]), put_value(p, s, k), i++;
         put1(&p->out, 'u');
     } while (i == 1000);
 }
@@ -277,11 +279,11 @@ typedef struct {
     char name[64];
     const uint8_t *data; /* NULL: a tensor's `size` bytes */
     int64_t size;
-    int dtype;           /* a tensor's */
+    int dtype; /* a tensor's */
 } record_t;
 
-#define ALIGN 64                 /* torch's kFieldAlignment */
-#define U32MAX 0xFFFFFFFFu        /* miniz switches a field to zip64 at >= MZ_UINT32_MAX */
+#define ALIGN 64           /* torch's kFieldAlignment */
+#define U32MAX 0xFFFFFFFFu /* miniz switches a field to zip64 at >= MZ_UINT32_MAX */
 
 /* tensors of dict d in the order put_dict writes them (depth first, items in insertion order) */
 static void collect(const ts_state_t *s, int d, int *order, int *t)
@@ -490,7 +492,11 @@ static void put_elem(uint8_t *p, int dtype, int fill, uint64_t *rng)
         memcpy(p, &h, 2);
         break;
     }
-    case TS_BF16: { uint16_t h = (uint16_t)(fb >> 16); memcpy(p, &h, 2); break; }
+    case TS_BF16: {
+        uint16_t h = (uint16_t)(fb >> 16);
+        memcpy(p, &h, 2);
+        break;
+    }
     case TS_FP32: memcpy(p, &fb, 4); break;
     default: {
         double d = fill == TS_RANDOM ? (double)(u >> 11) * (1.0 / 9007199254740992.0) : 1.0;
@@ -557,7 +563,10 @@ typedef struct {
     int64_t ofs;
 } written_t;
 
-int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io) { return ts_save_fill(s, fd, bufsize, TS_ZEROS, io); }
+int ts_save(const ts_state_t *s, int fd, size_t bufsize, ts_io_t *io)
+{
+    return ts_save_fill(s, fd, bufsize, TS_ZEROS, io);
+}
 
 /* The zip's central directory: one entry per record (w: where each record's local header is, its CRC). */
 static void central_directory(bytes_t *cd, const record_t *r, const written_t *w, int n)
@@ -579,8 +588,10 @@ static void central_directory(bytes_t *cd, const record_t *r, const written_t *w
         if (ex) {
             uint8_t *q = x + 4;
             le16(x, 1), le16(x + 2, (uint32_t)(ex - 4));
-            if ((uint64_t)R->size >= U32MAX) le64(q, (uint64_t)R->size), le64(q + 8, (uint64_t)R->size), q += 16;
-            if ((uint64_t)w[i].ofs >= U32MAX) le64(q, (uint64_t)w[i].ofs);
+            if ((uint64_t)R->size >= U32MAX)
+                le64(q, (uint64_t)R->size), le64(q + 8, (uint64_t)R->size), q += 16;
+            if ((uint64_t)w[i].ofs >= U32MAX)
+                le64(q, (uint64_t)w[i].ofs);
             put(cd, x, (size_t)ex);
         }
     }
@@ -618,9 +629,9 @@ int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t 
     pview_t v[TS_NDTYPES];
     for (int d = 0; d < TS_NDTYPES; d++) v[d] = (pview_t){.fd = -1};
     /* zeros: read-only anonymous pages, every page the kernel's shared zero page, whatever the size */
-    uint8_t *zeros = fill == TS_ZEROS ? mmap(NULL, (size_t)most, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                                             -1, 0)
-                                      : NULL;
+    uint8_t *zeros = fill == TS_ZEROS
+                         ? mmap(NULL, (size_t)most, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                         : NULL;
     written_t *w = xcalloc((size_t)n, sizeof *w, "checkpoint records");
     pyfile_t f = {.fd = fd, .buf = xmalloc(bufsize, "the checkpoint write buffer"), .cap = bufsize, .io = io};
     bytes_t cd = {0};
@@ -640,15 +651,17 @@ int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t 
         le16(h + 28, (uint32_t)(L.zip64_extra + 4 + L.pad));
         w[i].ofs = ofs;
         const uint8_t *src = R->data ? R->data : fill == TS_ZEROS ? zeros : v[R->dtype].base;
-        w[i].crc = R->data ? (uint32_t)crc32(crc32(0L, Z_NULL, 0), R->data, (uInt)R->size)
-               : fill == TS_ZEROS ? crc_periodic(zeros, 65536, R->size)
-                                  : crc_periodic(v[R->dtype].block, PBLOCK, R->size);
+        w[i].crc = R->data            ? (uint32_t)crc32(crc32(0L, Z_NULL, 0), R->data, (uInt)R->size)
+                   : fill == TS_ZEROS ? crc_periodic(zeros, 65536, R->size)
+                                      : crc_periodic(v[R->dtype].block, PBLOCK, R->size);
         if (L.zip64_extra) {
             le16(z64, 1), le16(z64 + 2, (uint32_t)(L.zip64_extra - 4));
             uint8_t *q = z64 + 4;
             /* the local field holds the size and a compressed size of 0 (miniz writes it before the data) */
-            if ((uint64_t)R->size >= U32MAX) le64(q, (uint64_t)R->size), le64(q + 8, 0), q += 16;
-            if ((uint64_t)ofs >= U32MAX) le64(q, (uint64_t)ofs);
+            if ((uint64_t)R->size >= U32MAX)
+                le64(q, (uint64_t)R->size), le64(q + 8, 0), q += 16;
+            if ((uint64_t)ofs >= U32MAX)
+                le64(q, (uint64_t)ofs);
         }
         fb[0] = 'F', fb[1] = 'B';
         le16(fb + 2, (uint32_t)L.pad);
@@ -658,9 +671,9 @@ int ts_save_fill(const ts_state_t *s, int fd, size_t bufsize, int fill, ts_io_t 
             le64(d + 8, (uint64_t)R->size), le64(d + 16, (uint64_t)R->size);
         else
             le32(d + 8, (uint32_t)R->size), le32(d + 12, (uint32_t)R->size);
-        if (py_write(&f, h, 30) || py_write(&f, R->name, nl) || (L.zip64_extra && py_write(&f, z64, (size_t)L.zip64_extra)) ||
-            py_write(&f, fb, 4 + (size_t)L.pad) || py_write(&f, src, (size_t)R->size) ||
-            py_write(&f, d, (size_t)L.desc))
+        if (py_write(&f, h, 30) || py_write(&f, R->name, nl) ||
+            (L.zip64_extra && py_write(&f, z64, (size_t)L.zip64_extra)) || py_write(&f, fb, 4 + (size_t)L.pad) ||
+            py_write(&f, src, (size_t)R->size) || py_write(&f, d, (size_t)L.desc))
             goto out;
         ofs += 30 + (int64_t)nl + L.zip64_extra + 4 + L.pad + R->size + L.desc;
     }
@@ -701,7 +714,10 @@ static int64_t rd_raw_read(pyreader_t *r, uint8_t *p, int64_t n)
     return k;
 }
 static int64_t rd_readahead(const pyreader_t *r) { return r->read_end != -1 ? r->read_end - r->pos : 0; }
-static int64_t rd_raw_offset(const pyreader_t *r) { return r->raw_pos >= 0 && r->read_end != -1 ? r->raw_pos - r->pos : 0; }
+static int64_t rd_raw_offset(const pyreader_t *r)
+{
+    return r->raw_pos >= 0 && r->read_end != -1 ? r->raw_pos - r->pos : 0;
+}
 
 /* _bufferedreader_fill_buffer: read(2) of what is left of the buffer after read_end */
 static int64_t rd_fill(pyreader_t *r)
@@ -783,8 +799,8 @@ int ts_load(const ts_state_t *s, int fd, int64_t file_size, size_t bufsize, ts_i
     bytes_t pkl = {0};
     record_t *r = NULL;
     int n = records(s, &pkl, &r), rc = -1;
-    int64_t *ofs = xcalloc((size_t)n, sizeof *ofs, "checkpoint records"), *dofs = xcalloc((size_t)n, sizeof *dofs,
-                                                                                            "checkpoint records");
+    int64_t *ofs = xcalloc((size_t)n, sizeof *ofs, "checkpoint records"),
+            *dofs = xcalloc((size_t)n, sizeof *dofs, "checkpoint records");
     int64_t at = 0, cdlen = 0, most = 4096;
     for (int i = 0; i < n; i++) {
         rec_layout_t L = rec_layout(&r[i], at);
@@ -796,8 +812,12 @@ int ts_load(const ts_state_t *s, int fd, int64_t file_size, size_t bufsize, ts_i
     }
     int64_t S = at + cdlen + 56 + 20 + 22;
     most = cdlen > most ? cdlen : most;
-    pyreader_t rd = {.fd = fd, .buf = xmalloc(bufsize, "the checkpoint read buffer"), .cap = (int64_t)bufsize,
-                     .read_end = -1, .raw_pos = -1, .io = io};
+    pyreader_t rd = {.fd = fd,
+                     .buf = xmalloc(bufsize, "the checkpoint read buffer"),
+                     .cap = (int64_t)bufsize,
+                     .read_end = -1,
+                     .raw_pos = -1,
+                     .io = io};
     pview_t v;
     if (file_size != S) {
         errno = EINVAL;

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 typedef struct {
-    int parent;      /* index of the dict holding it; -1: the root dict (node 0 is the root) */
+    int parent; /* index of the dict holding it; -1: the root dict (node 0 is the root) */
     char key[40];
     int key_literal; /* the key is spelled in DLIO's code ('a', 'b', 'combined'): one str object, pickled once */
     int is_dict;
-    int64_t numel;   /* tensor elements */
-    int dtype;       /* enum ts_dtype */
+    int64_t numel; /* tensor elements */
+    int dtype;     /* enum ts_dtype */
 } ts_node_t;
 
 /* torch dtypes DLIO's checkpoints use (pytorch_checkpointing.py get_torch_datatype at 392621b) */
@@ -48,8 +48,8 @@ int ts_empty(const ts_state_t *s); /* the root dict holds nothing (DLIO: a falsy
 int64_t ts_file_size(const ts_state_t *s);
 
 typedef struct {
-    int64_t writes, bytes; /* write(2) calls and bytes */
-    int64_t reads, rbytes; /* read(2) calls and bytes (ts_load) */
+    int64_t writes, bytes;    /* write(2) calls and bytes */
+    int64_t reads, rbytes;    /* read(2) calls and bytes (ts_load) */
     int mut_split, mut_short; /* MUTANTS ckpt-split, ckpt-short (mutate.h): the first write in two calls; the file's
                                * last byte not written */
 } ts_io_t;

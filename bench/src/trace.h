@@ -6,7 +6,7 @@
 #define H5DLIO_TRACE_H
 void trace_init(void);
 int trace_enabled(void);
-void *trace_begin(const char *name);              /* NULL when tracing is off */
+void *trace_begin(const char *name); /* NULL when tracing is off */
 void trace_int(void *region, const char *key, long long value);
 void trace_end(void *region);
 #endif

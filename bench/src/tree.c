@@ -69,8 +69,8 @@ static int next_event(yaml_parser_t *p, yaml_event_t *ev, const char *name, char
 {
     if (!yaml_parser_parse(p, ev)) {
         snprintf(err, errlen, "%s:%zu:%zu: syntax error: %s%s%s", name, p->problem_mark.line + 1,
-                 p->problem_mark.column + 1, p->problem ? p->problem : "unknown",
-                 p->context ? " " : "", p->context ? p->context : "");
+                 p->problem_mark.column + 1, p->problem ? p->problem : "unknown", p->context ? " " : "",
+                 p->context ? p->context : "");
         return -1;
     }
     return 0;

@@ -9,11 +9,11 @@ enum node_kind { NODE_SCALAR, NODE_MAP, NODE_SEQ };
 typedef struct node {
     enum node_kind kind;
     int line;
-    char *text;           /* scalar value */
-    int quoted;           /* scalar was quoted: a string, never a bool/number by accident */
-    size_t n;             /* map: pairs; seq: items */
-    char **keys;          /* map keys */
-    struct node **items;  /* map values or seq items */
+    char *text;          /* scalar value */
+    int quoted;          /* scalar was quoted: a string, never a bool/number by accident */
+    size_t n;            /* map: pairs; seq: items */
+    char **keys;         /* map keys */
+    struct node **items; /* map values or seq items */
 } node_t;
 
 /* Parse text into a tree; -1 with "FILE:LINE:COL: message" in err on syntax error or duplicate key. */

@@ -71,12 +71,13 @@ static void on_signal(int sig)
     size_t n = strlen(msg);
     for (int v = ctx.rank < 0 ? 0 : ctx.rank, k = 0, first = 1; first || v; first = 0, v /= 10)
         num[k++] = (char)('0' + v % 10), num[k] = 0;
-    for (size_t k = strlen(num); k > 0; k--)
-        msg[n++] = num[k - 1];
-    const char *tail = sig == SIGINT ? ": interrupted (SIGINT)\n" : sig == SIGTERM ? ": terminated (SIGTERM)\n"
-                                                                                   : ": hung up (SIGHUP)\n";
+    for (size_t k = strlen(num); k > 0; k--) msg[n++] = num[k - 1];
+    const char *tail = sig == SIGINT    ? ": interrupted (SIGINT)\n"
+                       : sig == SIGTERM ? ": terminated (SIGTERM)\n"
+                                        : ": hung up (SIGHUP)\n";
     memcpy(msg + n, tail, strlen(tail) + 1);
-    if (ctx.mpi_up && write(STDERR_FILENO, msg, strlen(msg)) < 0) { /* ranks only (reader processes: mpi_up 0) */ }
+    if (ctx.mpi_up && write(STDERR_FILENO, msg, strlen(msg)) < 0) { /* ranks only (reader processes: mpi_up 0) */
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -121,8 +122,8 @@ void h5_fail(int code, const char *call, const char *what, const char *file, int
     if (what && strchr(what, '/') && stat(what, &st) != 0)
         snprintf(gone, sizeof gone, " (the file: %s)", strerror(errno));
     errno = e;
-    die(code, "%s: %s failed: %s%s%s%s [%s:%d]", what ? what : "?", call, h.top, *h.cause ? "; cause: " : "",
-        h.cause, gone, file, line);
+    die(code, "%s: %s failed: %s%s%s%s [%s:%d]", what ? what : "?", call, h.top, *h.cause ? "; cause: " : "", h.cause,
+        gone, file, line);
 }
 
 void agree_or_exit(char *msg, int rank)
@@ -191,8 +192,7 @@ void fill_random(uint8_t *buf, size_t n, uint64_t seed)
         s ^= s >> 7;
         s ^= s << 17;
         uint64_t v = s;
-        for (int k = 0; k < 8 && i < n; k++, i++, v >>= 8)
-            buf[i] = (uint8_t)(((v & 0xff) * 255u) >> 8);
+        for (int k = 0; k < 8 && i < n; k++, i++, v >>= 8) buf[i] = (uint8_t)(((v & 0xff) * 255u) >> 8);
     }
 }
 

@@ -13,8 +13,8 @@
  * the layers above fill it in (main: rank, MPI up; generation: the partial file; a reader process: its hook). This
  * layer knows nothing above it. */
 typedef struct {
-    int rank;            /* MPI rank, for messages only (-1 before MPI_Init) */
-    int mpi_up;          /* MPI is initialized: die() ends the whole job with MPI_Abort */
+    int rank;   /* MPI rank, for messages only (-1 before MPI_Init) */
+    int mpi_up; /* MPI is initialized: die() ends the whole job with MPI_Abort */
     /* A file this process is writing under a temporary name (generation): die() and the signal handlers remove it
      * before ending the job, so a failed generation leaves neither a file that looks whole nor a partial one. */
     const char *partial;
@@ -30,15 +30,15 @@ void cleanup_on_signals(void);
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Every MPI call goes through this: on failure it names the call, the MPI error text, file:line and rank. */
-#define MPI_CHECK(call)                                                                                        \
-    do {                                                                                                       \
-        int rc_ = (call);                                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                                              \
-            char es_[MPI_MAX_ERROR_STRING];                                                                    \
-            int el_ = 0;                                                                                       \
-            MPI_Error_string(rc_, es_, &el_);                                                                  \
-            die(EXIT_RUNTIME, "%s failed: %s (%s:%d)", #call, es_, __FILE__, __LINE__);                       \
-        }                                                                                                      \
+#define MPI_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != MPI_SUCCESS) {                                                                                      \
+            char es_[MPI_MAX_ERROR_STRING];                                                                            \
+            int el_ = 0;                                                                                               \
+            MPI_Error_string(rc_, es_, &el_);                                                                          \
+            die(EXIT_RUNTIME, "%s failed: %s (%s:%d)", #call, es_, __FILE__, __LINE__);                                \
+        }                                                                                                              \
     } while (0)
 
 /* Every HDF5 call whose failure matters goes through H5_CHECK(call, what, code): a negative hid_t/herr_t/int, or a
@@ -48,12 +48,12 @@ _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf,
 _Noreturn void h5_fail(int code, const char *call, const char *what, const char *file, int line);
 static inline int h5_failed_size(size_t r) { return r == 0; }
 static inline int h5_failed_signed(int64_t r) { return r < 0; }
-#define H5_CHECK(call, what, code)                                                                             \
-    ({                                                                                                         \
-        __typeof__(call) r_ = (call);                                                                          \
-        if (_Generic(r_, size_t: h5_failed_size, default: h5_failed_signed)(r_))                               \
-            h5_fail((code), #call, (what), __FILE__, __LINE__);                                                \
-        r_;                                                                                                    \
+#define H5_CHECK(call, what, code)                                                                                     \
+    ({                                                                                                                 \
+        __typeof__(call) r_ = (call);                                                                                  \
+        if (_Generic(r_, size_t : h5_failed_size, default : h5_failed_signed)(r_))                                     \
+            h5_fail((code), #call, (what), __FILE__, __LINE__);                                                        \
+        r_;                                                                                                            \
     })
 
 /* malloc/calloc/realloc that end the job naming what was being allocated (never NULL). */
@@ -77,7 +77,6 @@ int mkdir_p(const char *path);
 void fill_random(uint8_t *buf, size_t n, uint64_t seed);
 /* Write a whole file atomically (temp + rename). Returns 0 or -1 (errno). */
 int write_atomic(const char *path, const char *data, size_t len);
-
 
 /* Growable string for building outputs once, as data. */
 typedef struct {

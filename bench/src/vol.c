@@ -26,7 +26,8 @@ static int vfail(char *err, const char *fmt, ...)
     vsnprintf(err, CFG_ERRLEN, fmt, ap);
     va_end(ap);
     for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20) *p = ' ';
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
     return -1;
 }
 
@@ -41,9 +42,11 @@ int vol_select(vol_t *v, const config_t *c, char *err)
         return vfail(err, "key 'vol-connector': this HDF5 (%d.%d.%d) has no VOL layer", H5_VERS_MAJOR, H5_VERS_MINOR,
                      H5_VERS_RELEASE);
     if (env && *env)
-        return vfail(err, "%s='%s': this HDF5 (%d.%d.%d) has no VOL layer and would ignore it (the files would be read "
+        return vfail(err,
+                     "%s='%s': this HDF5 (%d.%d.%d) has no VOL layer and would ignore it (the files would be read "
                      "by the native library, not by that connector): unset it, or build with the project's HDF5 (make "
-                     "build, without HDF5_DIR)", ENV_CONN, env, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+                     "build, without HDF5_DIR)",
+                     ENV_CONN, env, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
     return 0;
 #else
     v->layer = 1;
@@ -117,11 +120,12 @@ static void plugin_preflight(const vol_t *v, char *msg, size_t n)
                 continue;
             }
             const char *why = dlerror();
-            snprintf(msg, n, "%s%s%s: the VOL connector '%s' cannot be loaded safely: %s holds %s, which HDF5 would open "
+            snprintf(msg, n,
+                     "%s%s%s: the VOL connector '%s' cannot be loaded safely: %s holds %s, which HDF5 would open "
                      "while looking for the connector and which does not link (%.1000s): a connector built against "
                      "another HDF5? (vol-async needs a thread-safe parallel HDF5: docs/vol.md)",
-                     strcmp(v->source, ENV_CONN) ? v->source : "", strcmp(v->source, ENV_CONN) ? " as " : "",
-                     ENV_CONN, v->requested, env && *env ? ENV_PATH : "HDF5's default plugin folder", lib,
+                     strcmp(v->source, ENV_CONN) ? v->source : "", strcmp(v->source, ENV_CONN) ? " as " : "", ENV_CONN,
+                     v->requested, env && *env ? ENV_PATH : "HDF5's default plugin folder", lib,
                      why ? why : "no reason given");
             closedir(d);
             return;
@@ -262,8 +266,10 @@ int vol_probe(vol_t *v, const config_t *c, int rank)
     memcpy(root, v->stack, sizeof root);
     MPI_CHECK(MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, MPI_COMM_WORLD));
     if (strcmp(root, v->stack))
-        snprintf(msg, sizeof msg, "VOL connector stack '%s' here, '%s' on rank 0 (%s: each rank's environment must "
-                 "name the same connector)", v->stack, root, v->source);
+        snprintf(msg, sizeof msg,
+                 "VOL connector stack '%s' here, '%s' on rank 0 (%s: each rank's environment must "
+                 "name the same connector)",
+                 v->stack, root, v->source);
     return agree(msg, rank);
 }
 

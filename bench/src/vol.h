@@ -8,14 +8,14 @@
 #define VOL_DEPTH 8 /* connectors in a stack, at most */
 
 typedef struct {
-    int layer;                        /* this HDF5 has a VOL layer the kernel uses (>= 1.14) */
-    int h5_failed;                    /* HDF5 failed to start on some rank (vol_probe): its state is not to be trusted */
-    char requested[1024];             /* what was asked (messages only; never reported as the stack) */
-    const char *source;               /* "key 'vol-connector'" | "HDF5_VOL_CONNECTOR" | "none" */
-    int n;                            /* connectors in the stack, top first (0 without a VOL layer) */
-    char names[VOL_DEPTH][64];        /* HDF5's names of them ("pass_through", "native") */
-    char info[2048];                  /* the top connector's info as HDF5 serializes it ("" for native) */
-    char stack[VOL_DEPTH * 68];       /* names joined with " > ": "pass_through > native" */
+    int layer;                  /* this HDF5 has a VOL layer the kernel uses (>= 1.14) */
+    int h5_failed;              /* HDF5 failed to start on some rank (vol_probe): its state is not to be trusted */
+    char requested[1024];       /* what was asked (messages only; never reported as the stack) */
+    const char *source;         /* "key 'vol-connector'" | "HDF5_VOL_CONNECTOR" | "none" */
+    int n;                      /* connectors in the stack, top first (0 without a VOL layer) */
+    char names[VOL_DEPTH][64];  /* HDF5's names of them ("pass_through", "native") */
+    char info[2048];            /* the top connector's info as HDF5 serializes it ("" for native) */
+    char stack[VOL_DEPTH * 68]; /* names joined with " > ": "pass_through > native" */
 } vol_t;
 
 /* Before MPI_Init and before any HDF5 call or fork (reader processes inherit the environment): the key becomes

@@ -61,7 +61,8 @@ static void check_values(void)
 {
     config_t c;
     char err[CFG_ERRLEN];
-    const char *p = write_tmp(".json",
+    const char *p = write_tmp(
+        ".json",
         "{\"benchmarks\": [{\"benchmark\": \"write\", \"configuration\": {}},\n"
         "  {\"benchmark\": \"dlio\", \"configuration\": {\"generate-data\": \"true\", \"train\": true,\n"
         "\t\"record-length\": \"1048576\", \"num-files-train\": 8, \"shuffle\": \"true\", \"read-threads\": \"0\",\n"
@@ -86,7 +87,8 @@ static void check_values(void)
     if (rc || c.record_length != 4096 || c.batch_size != 3 || c.computation_time != 0.2 ||
         c.computation_time_stdev != 0.05 || c.random_seed != 7 || c.collective_meta != 1 ||
         /* 2 reader processes asked for with collective-meta: each rank reads its own samples, said in a warning */
-        c.read_threads != 0 || !strstr(c.warnings, "key 'read-threads': 2 reader process(es) asked for with collective-meta") ||
+        c.read_threads != 0 ||
+        !strstr(c.warnings, "key 'read-threads': 2 reader process(es) asked for with collective-meta") ||
         c.epochs != 3 || c.record_samples != 1 || c.train != 1 || c.keep_files != 1 || c.naming != NAMING_DLIO ||
         c.source != SRC_DLIO_YAML) {
         failures++;
@@ -104,7 +106,8 @@ static void runner_fail(const char *name, char **argv, int argc, const char *exp
     char words[256];
     snprintf(words, sizeof words, "%s", expect);
     for (char *w = strtok(words, "|"); rc < 0 && w; w = strtok(NULL, "|"))
-        if (!strstr(err, w)) rc = 0;
+        if (!strstr(err, w))
+            rc = 0;
     if (rc >= 0) {
         failures++;
         fprintf(stderr, "FAIL runner %s: rc=%d error '%s' lacks '%s'\n", name, rc, err, expect);
@@ -113,10 +116,28 @@ static void runner_fail(const char *name, char **argv, int argc, const char *exp
 
 static void check_runner(void)
 {
-    char *argv[] = {"h5bench_dlio", "--generate-data", "--train", "--keep-files", "--shuffle", "--record-length",
-                    "4096", "--data-folder", "st/data", "--total-training-steps", "-1", "--compression", "--chunking",
-                    "--drop-last", "--collective-meta", "false", "--output-data-folder", "st/1a2b3c4d",
-                    "--output-csv-name", "out", "--read-threads", "0"};
+    char *argv[] = {"h5bench_dlio",
+                    "--generate-data",
+                    "--train",
+                    "--keep-files",
+                    "--shuffle",
+                    "--record-length",
+                    "4096",
+                    "--data-folder",
+                    "st/data",
+                    "--total-training-steps",
+                    "-1",
+                    "--compression",
+                    "--chunking",
+                    "--drop-last",
+                    "--collective-meta",
+                    "false",
+                    "--output-data-folder",
+                    "st/1a2b3c4d",
+                    "--output-csv-name",
+                    "out",
+                    "--read-threads",
+                    "0"};
     int argc = (int)(sizeof argv / sizeof *argv), nset = 0;
     char bufs[32][512], *sets[32], err[CFG_ERRLEN] = "";
     for (int i = 1; i < argc;) {
@@ -126,22 +147,25 @@ static void check_runner(void)
             fprintf(stderr, "FAIL runner argv: %s: %s\n", argv[i], err);
             return;
         }
-        if (*bufs[nset]) sets[nset] = bufs[nset], nset++;
+        if (*bufs[nset])
+            sets[nset] = bufs[nset], nset++;
         i += used;
     }
     config_t c;
     int rc = config_load(&c, NULL, nset, sets, err);
     cases++;
-    if (rc || nset != 13 || /* 14 keys, drop-last sets nothing */ !c.generate_data || !c.train || !c.keep_files || c.sample_shuffle != SHUFFLE_SEED ||
-        c.record_length != 4096 || strcmp(c.data_folder, "st/data") || c.total_training_steps != -1 ||
-        !c.compression || !c.chunking || c.collective_meta || strcmp(c.output_folder, "st/1a2b3c4d") ||
-        strcmp(c.output_csv_name, "out") || c.read_threads != 0 || c.evaluation) {
+    if (rc || nset != 13 || /* 14 keys, drop-last sets nothing */ !c.generate_data || !c.train || !c.keep_files ||
+        c.sample_shuffle != SHUFFLE_SEED || c.record_length != 4096 || strcmp(c.data_folder, "st/data") ||
+        c.total_training_steps != -1 || !c.compression || !c.chunking || c.collective_meta ||
+        strcmp(c.output_folder, "st/1a2b3c4d") || strcmp(c.output_csv_name, "out") || c.read_threads != 0 ||
+        c.evaluation) {
         failures++;
         fprintf(stderr, "FAIL runner argv values (rc=%d nset=%d %s)\n", rc, nset, err);
     }
-    char *unknown[] = {"x", "--num-files-trian", "3"}, *maybe[] = {"x", "--train", "maybe"}, *last[] = {"x", "--epochs"},
-         *novalue[] = {"x", "--epochs", "--train"}, *dotted[] = {"x", "--dataset.num_files_train", "3"},
-         *eq[] = {"x", "--epochs=3"}, *drop[] = {"x", "--drop-last", "false"}, *range[] = {"x", "--epochs", "0"},
+    char *unknown[] = {"x", "--num-files-trian", "3"}, *maybe[] = {"x", "--train", "maybe"},
+         *last[] = {"x", "--epochs"}, *novalue[] = {"x", "--epochs", "--train"},
+         *dotted[] = {"x", "--dataset.num_files_train", "3"}, *eq[] = {"x", "--epochs=3"},
+         *drop[] = {"x", "--drop-last", "false"}, *range[] = {"x", "--epochs", "0"},
          *comp[] = {"x", "--compression", "lz4"};
     runner_fail("unknown key", unknown, 3, "'--num-files-trian'|'--num-files-train'");
     runner_fail("yes/no key given maybe", maybe, 3, "--train|'train'|maybe|boolean");
@@ -154,10 +178,11 @@ static void check_runner(void)
     runner_fail("compression lz4", comp, 3, "'compression'|lz4");
 
     /* a suite file with several dlio entries: --entry N, read as the runner reads it */
-    const char *suite = "{\"mpi\": {}, \"vol\": {}, \"file-system\": {}, \"directory\": \"st\", \"benchmarks\": [\n"
-                        " {\"benchmark\": \"dlio\", \"configuration\": {\"generate-data\": \"true\", \"data-folder\": \"d\"}},\n"
-                        " {\"benchmark\": \"write\", \"configuration\": {}},\n"
-                        " {\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\", \"data-folder\": \"d\"}}]}\n";
+    const char *suite =
+        "{\"mpi\": {}, \"vol\": {}, \"file-system\": {}, \"directory\": \"st\", \"benchmarks\": [\n"
+        " {\"benchmark\": \"dlio\", \"configuration\": {\"generate-data\": \"true\", \"data-folder\": \"d\"}},\n"
+        " {\"benchmark\": \"write\", \"configuration\": {}},\n"
+        " {\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\", \"data-folder\": \"d\"}}]}\n";
     const char *p = write_tmp(".json", suite);
     int e1 = config_load_entry(&c, p, 1, 0, NULL, err);
     int ok1 = !e1 && c.generate_data && !c.train && !strcmp(c.data_folder, "st/d");
@@ -168,16 +193,20 @@ static void check_runner(void)
         failures++;
         fprintf(stderr, "FAIL --entry 1/3 values (%d %d %s)\n", e1, e3, err);
     }
-    struct { int entry; const char *expect; } bad[] = {
-        {0, "more than one dlio|entries 1, 3|--entry"}, {2, "--entry 2|not a dlio benchmark|1, 3"},
-        {4, "--entry 4|3 entries"}};
+    struct {
+        int entry;
+        const char *expect;
+    } bad[] = {{0, "more than one dlio|entries 1, 3|--entry"},
+               {2, "--entry 2|not a dlio benchmark|1, 3"},
+               {4, "--entry 4|3 entries"}};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         cases++;
         rc = config_load_entry(&c, p, bad[k].entry, 0, NULL, err);
         char words[256];
         snprintf(words, sizeof words, "%s", bad[k].expect);
         for (char *w = strtok(words, "|"); rc && w; w = strtok(NULL, "|"))
-            if (!strstr(err, w)) rc = 0;
+            if (!strstr(err, w))
+                rc = 0;
         if (!rc) {
             failures++;
             fprintf(stderr, "FAIL --entry %d: '%s' lacks '%s'\n", bad[k].entry, err, bad[k].expect);
@@ -256,19 +285,23 @@ static void check_vol(void)
 #else
     check("vol-connector without a VOL layer", NULL, NULL, 5, s_vol, 1, "'vol-connector'|has no VOL layer");
 #endif
-#define SUITE(VOL, CONF) "{\"mpi\": {}, \"vol\": " VOL ", \"file-system\": {}, \"directory\": \"st\", " \
+#define SUITE(VOL, CONF)                                                                                               \
+    "{\"mpi\": {}, \"vol\": " VOL ", \"file-system\": {}, \"directory\": \"st\", "                                     \
     "\"benchmarks\": [{\"benchmark\": \"dlio\", \"configuration\": {\"train\": \"true\"" CONF "}}]}\n"
     vol_case("empty block", SUITE("{}", ""), "", "", NULL, NULL);
-    vol_case("connector and path", SUITE("{\"connector\": \"async under_vol=0;under_info={}\", \"path\": \"/opt/vol\"}", ""),
+    vol_case("connector and path",
+             SUITE("{\"connector\": \"async under_vol=0;under_info={}\", \"path\": \"/opt/vol\"}", ""),
              "async under_vol=0;under_info={}", "/opt/vol", NULL, NULL);
-    vol_case("the same connector as the entry's key", SUITE("{\"connector\": \"pass_through\"}",
-             ", \"vol-connector\": \"pass_through\""), "pass_through", "", NULL, NULL);
+    vol_case("the same connector as the entry's key",
+             SUITE("{\"connector\": \"pass_through\"}", ", \"vol-connector\": \"pass_through\""), "pass_through", "",
+             NULL, NULL);
     vol_case("library: acts at process start", SUITE("{\"library\": \"/opt/vol/lib\"}", ""), "", "",
              "key 'vol.library' is ignored: it acts at process start", NULL);
     vol_case("unknown vol key", SUITE("{\"conector\": \"async\"}", ""), NULL, NULL, NULL,
              "unknown key 'vol.conector'|connector, path");
     vol_case("vol not an object", SUITE("\"async\"", ""), NULL, NULL, NULL, "key 'vol'|object");
-    vol_case("vol.connector not a string", SUITE("{\"connector\": [1]}", ""), NULL, NULL, NULL, "'vol.connector'|string");
+    vol_case("vol.connector not a string", SUITE("{\"connector\": [1]}", ""), NULL, NULL, NULL,
+             "'vol.connector'|string");
     vol_case("two different connectors", SUITE("{\"connector\": \"async\"}", ", \"vol-connector\": \"pass_through\""),
              NULL, NULL, NULL, "'vol.connector'|'async'|'vol-connector'|'pass_through'");
 #undef SUITE
@@ -296,12 +329,14 @@ int main(void)
     char *s_gzip[] = {"generate-data=true", "compression=gzip"};
     char *s_nothing[] = {"record-length=10"};
     char *s_rt_mpio[] = {"train=true", "num-files-train=4", "batch-size=1", "collective-data=true"};
-    char *s_sample_overflow[] = {"generate-data=true", "record-length=4611686018427387904", "num-samples-per-file=1000"};
+    char *s_sample_overflow[] = {"generate-data=true", "record-length=4611686018427387904",
+                                 "num-samples-per-file=1000"};
     char *s_version[] = {"generate-data=true", "dlio-version=nine"};
     char *s_nearest[] = {"generate-data=true", "dlio-version=2.9"};
     char *s_v3[] = {"generate-data=true", "dlio-version=3.0.2"};
     char *s_v3_eval[] = {"train=true", "evaluation=true", "dlio-version=3.0.2"};
-    char *s_v3_few[] = {"train=true", "num-files-train=9", "num-samples-per-file=1", "batch-size=3", "dlio-version=3.0.2"};
+    char *s_v3_few[] = {"train=true", "num-files-train=9", "num-samples-per-file=1", "batch-size=3",
+                        "dlio-version=3.0.2"};
     char *s_dset_200[] = {"generate-data=true", "num-dset-per-record=2"};
     char *s_dset_nodims[] = {"generate-data=true", "dlio-version=2.0.1", "num-dset-per-record=2"};
     char *s_trim[] = {"train=true", "dlio-version=2.0.1-17", "num-files-train=13", "batch-size=7"};
@@ -364,11 +399,10 @@ int main(void)
     check("yaml checkpoint tensorflow refused", ".yaml",
           "framework: tensorflow\nreader:\n  data_loader: tensorflow\nworkflow:\n  checkpoint: True\n", 0, NULL, 1,
           "'checkpoint'|tf_checkpointing");
-    check("yaml checkpoint 2.0.1 refused", ".yaml", "workflow:\n  checkpoint: True\nh5dlio:\n  dlio_version: 2.0.1\n", 0,
-          NULL, 1, "'checkpoint'|2.0.1|not emulated");
-    check("yaml checkpoint layers vs pipeline", ".yaml",
-          "checkpoint:\n  num_layers: 3\n  pipeline_parallelism: 2\n", 0, NULL, 1,
-          "'num-layers'|pipeline-parallelism|231-238");
+    check("yaml checkpoint 2.0.1 refused", ".yaml", "workflow:\n  checkpoint: True\nh5dlio:\n  dlio_version: 2.0.1\n",
+          0, NULL, 1, "'checkpoint'|2.0.1|not emulated");
+    check("yaml checkpoint layers vs pipeline", ".yaml", "checkpoint:\n  num_layers: 3\n  pipeline_parallelism: 2\n", 0,
+          NULL, 1, "'num-layers'|pipeline-parallelism|231-238");
     check("yaml checkpoint type", ".yaml", "checkpoint:\n  type: some_ranks\n", 0, NULL, 1,
           "'checkpoint-type'|some_ranks|rank_zero|all_ranks");
     check("yaml checkpoint list", ".yaml", "checkpoint:\n  layer_parameters: [1, x]\n", 0, NULL, 1,

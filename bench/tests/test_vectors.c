@@ -11,15 +11,15 @@
 #include <string.h>
 
 static int failures = 0, checks = 0;
-#define EXPECT(cond, ...)                                                                                      \
-    do {                                                                                                       \
-        checks++;                                                                                              \
-        if (!(cond)) {                                                                                         \
-            failures++;                                                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                               \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fputc('\n', stderr);                                                                               \
-        }                                                                                                      \
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+        }                                                                                                              \
     } while (0)
 
 static FILE *open_vec(const char *dir, const char *name)
@@ -45,7 +45,8 @@ static void test_seed_state(const char *dir)
         EXPECT(pos == r.pos, "seed %llu: pos %d vs %d", seed, r.pos, pos);
         for (int i = 0; i < 624; i++) {
             unsigned long long w;
-            if (fscanf(f, "%llu", &w) != 1) exit(2);
+            if (fscanf(f, "%llu", &w) != 1)
+                exit(2);
             if (w != r.mt[i]) {
                 EXPECT(0, "seed %llu: state word %d: %u vs numpy %llu", seed, i, r.mt[i], w);
                 break;
@@ -68,9 +69,11 @@ static void test_random_sample(const char *dir)
         int bad = 0;
         for (int i = 0; i < n; i++) {
             double want;
-            if (fscanf(f, "%lf", &want) != 1) exit(2);
+            if (fscanf(f, "%lf", &want) != 1)
+                exit(2);
             double got = nprand_double(&r);
-            if (got != want && !bad++) EXPECT(0, "seed %llu draw %d: %.17g vs numpy %.17g", seed, i, got, want);
+            if (got != want && !bad++)
+                EXPECT(0, "seed %llu draw %d: %.17g vs numpy %.17g", seed, i, got, want);
         }
         checks++;
         lines++;
@@ -91,9 +94,11 @@ static void test_normal(const char *dir)
         int bad = 0;
         for (int i = 0; i < n; i++) {
             double want;
-            if (fscanf(f, "%lf", &want) != 1) exit(2);
+            if (fscanf(f, "%lf", &want) != 1)
+                exit(2);
             double got = nprand_normal(&r, loc, scale);
-            if (got != want && !bad++) EXPECT(0, "normal seed %llu #%d: %.17g vs numpy %.17g", seed, i, got, want);
+            if (got != want && !bad++)
+                EXPECT(0, "normal seed %llu #%d: %.17g vs numpy %.17g", seed, i, got, want);
         }
         checks++;
         lines++;
@@ -111,7 +116,8 @@ static void test_dims(const char *dir)
         config_t c;
         char err[CFG_ERRLEN];
         char *sets[1] = {"dlio-version=2.0.0"};
-        if (config_load(&c, NULL, 1, sets, err)) exit(2);
+        if (config_load(&c, NULL, 1, sets, err))
+            exit(2);
         c.record_length = rl;
         c.record_length_stdev = rls;
         c.num_files_train = ntr;
@@ -121,13 +127,14 @@ static void test_dims(const char *dir)
         int bad = 0;
         for (long long k = 0; k < 2 * (ntr + nev); k++) {
             long long want;
-            if (fscanf(f, "%lld", &want) != 1) exit(2);
+            if (fscanf(f, "%lld", &want) != 1)
+                exit(2);
             int ph = k / 2 < ntr ? PH_TRAIN : PH_EVAL;
             int64_t i = ph == PH_TRAIN ? k / 2 : k / 2 - ntr, d1, d2;
             layout_dims(&L, ph, i, &d1, &d2);
             int64_t got = k % 2 ? d2 : d1;
-            if (got != want && !bad++) EXPECT(0, "dims rl=%lld stdev=%lld #%lld: %lld vs DLIO %lld", rl, rls, k,
-                                              (long long)got, want);
+            if (got != want && !bad++)
+                EXPECT(0, "dims rl=%lld stdev=%lld #%lld: %lld vs DLIO %lld", rl, rls, k, (long long)got, want);
         }
         checks++;
         layout_free(&L);
@@ -147,7 +154,8 @@ static void test_sampler(const char *dir)
     long long cur[3] = {-1, -1, -1};
     while (fscanf(f, "%lld %lld %lld %lld %lld %lld", &total, &ranks, &rank, &seed, &epoch, &n) == 6) {
         if (!have || cur[0] != total || cur[1] != ranks || cur[2] != rank || epoch == 1) {
-            if (have) sampler_free(&s);
+            if (have)
+                sampler_free(&s);
             sampler_init(&s, ORDER_DLIO, SHUFFLE_SEED, 0, (uint32_t)seed, 0, total, (int)rank, (int)ranks);
             have = 1;
             cur[0] = total, cur[1] = ranks, cur[2] = rank;
@@ -158,7 +166,8 @@ static void test_sampler(const char *dir)
         int bad = 0;
         for (long long i = 0; i < n; i++) {
             long long want;
-            if (fscanf(f, "%lld", &want) != 1) exit(2);
+            if (fscanf(f, "%lld", &want) != 1)
+                exit(2);
             if (i < s.nout && s.out[i] != want && !bad++)
                 EXPECT(0, "sampler T=%lld R=%lld r=%lld e=%lld pos %lld: %lld vs DLIO %lld", total, ranks, rank, epoch,
                        i, (long long)s.out[i], want);
@@ -166,7 +175,8 @@ static void test_sampler(const char *dir)
         checks++;
         lines++;
     }
-    if (have) sampler_free(&s);
+    if (have)
+        sampler_free(&s);
     EXPECT(lines > 40, "dlio_sampler.txt: %d lines", lines);
     fclose(f);
 }
@@ -182,7 +192,8 @@ static void test_dlio3_reshard(const char *dir)
     long long cur[4] = {-1, -1, -1, -1};
     while (fscanf(f, "%lld %lld %lld %lld %lld %lld %lld", &nf, &ranks, &seed, &sce, &epoch, &rank, &n) == 7) {
         if (!have || cur[0] != nf || cur[1] != ranks || cur[2] != seed || cur[3] != sce) {
-            if (have) shard_free(&s);
+            if (have)
+                shard_free(&s);
             shard_init(&s, nf, (int)ranks, 0);
             have = 1;
             cur[0] = nf, cur[1] = ranks, cur[2] = seed, cur[3] = sce;
@@ -195,7 +206,8 @@ static void test_dlio3_reshard(const char *dir)
         int bad = 0;
         for (long long i = 0; i < n; i++) {
             long long want;
-            if (fscanf(f, "%lld", &want) != 1) exit(2);
+            if (fscanf(f, "%lld", &want) != 1)
+                exit(2);
             if (i < s.per_rank && l[i] != want && !bad++)
                 EXPECT(0, "reshard N=%lld R=%lld seed=%lld e=%lld rank %lld pos %lld: file %lld vs DLIO %lld", nf,
                        ranks, seed, epoch, rank, i, (long long)l[i], want);
@@ -203,7 +215,8 @@ static void test_dlio3_reshard(const char *dir)
         checks++;
         lines++;
     }
-    if (have) shard_free(&s);
+    if (have)
+        shard_free(&s);
     EXPECT(lines >= 20, "dlio3_reshard.txt: %d lines", lines);
     fclose(f);
 }
@@ -230,7 +243,8 @@ static void test_dlio3_dims(const char *dir)
         for (long long i = 0; i < ntrain + neval; i++) {
             long long w1, w2;
             int64_t d1, d2;
-            if (fscanf(f, "%lld %lld", &w1, &w2) != 2) exit(2);
+            if (fscanf(f, "%lld %lld", &w1, &w2) != 2)
+                exit(2);
             layout_dims(&L, i < ntrain ? PH_TRAIN : PH_EVAL, i < ntrain ? i : i - ntrain, &d1, &d2);
             if ((d1 != w1 || d2 != w2) && !bad++)
                 EXPECT(0, "3.x dims rl=%lld R=%lld file %lld: %lld x %lld vs DLIO %lld x %lld", rl, ranks, i,
