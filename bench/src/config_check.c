@@ -132,7 +132,8 @@ static int config_validate_tf(const config_t *c, const dlio_entry_t *e, int nran
  * cannot do (the shapes it raises on are refused, naming the line). */
 /* DLIO 2.0.0-52's checks (392621b utils/config.py:284-302, the line numbers cited); 3.x (rules 3) makes the same ones at
  * f6796ed utils/config.py:452-470, and reads back what 2.0.0-52 cannot (its load_state takes no fsync argument) */
-static int ckpt2_validate(const config_t *c, int rules, int nranks, int ranks_known, char *err)
+/* The checkpoint shape and parallelism DLIO accepts (utils/config.py:284-302) */
+static int ckpt2_shape(const config_t *c, int nranks, int ranks_known, char *err)
 {
     const char *dts[3][2] = {{"model-datatype", c->model_datatype}, {"optimizer-datatype", c->optimizer_datatype}};
     for (int i = 0; i < 2; i++)
@@ -174,8 +175,13 @@ static int ckpt2_validate(const config_t *c, int rules, int nranks, int ranks_kn
                     "key 'num-checkpoints-read': %lld is more than num-checkpoints-write %lld (DLIO refuses it: "
                     "utils/config.py:300-302)",
                     (long long)c->num_checkpoints_read, (long long)c->num_checkpoints_write);
-    if (!c->checkpoint)
-        return 0;
+    return 0;
+}
+
+/* What the kernel replays of a checkpointing run (the release's rules): the model, the workflow, the reads */
+static int ckpt2_replayed(const config_t *c, int rules, char *err)
+{
+    int64_t pp = c->pipeline_parallelism;
     if (c->num_attention_heads < 1 || c->hidden_size < 1)
         return fail(err, "key 'num-attention-heads': must be >= 1");
     if (c->n_layer_parameters > 0 && c->num_layers > 0)
@@ -210,6 +216,13 @@ static int ckpt2_validate(const config_t *c, int rules, int nranks, int ranks_kn
     if (strlen(c->checkpoint_folder) + 200 > 4095)
         return fail(err, "key 'checkpoint-folder': checkpoint paths would exceed 4095 characters");
     return 0;
+}
+
+static int ckpt2_validate(const config_t *c, int rules, int nranks, int ranks_known, char *err)
+{
+    if (ckpt2_shape(c, nranks, ranks_known, err))
+        return -1;
+    return c->checkpoint ? ckpt2_replayed(c, rules, err) : 0;
 }
 
 /* The kernel's checkpoint format keys (ckpth5.c): values, and what each needs */
