@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import resources
 
 CFG = {"dataset": {"num_files_train": 148000, "num_samples_per_file": 1, "record_length": 4096}}
@@ -38,3 +40,43 @@ def test_refuses_more_dlio_ranks_than_memory_holds_unless_dlio_is_reused():
 def test_no_reading_no_refusal():
     n = resources.need(CFG, 64)
     assert resources.refuse("unet3d", "field", n, 64, Path("/r"), free=None, avail=None) is None
+
+
+def field_config(name: str) -> dict:
+    """A reference config's overlay merged with its field scale (DLIO's base adds no dataset key these need but
+    num_samples_per_file, which is 1 in every base concerned and resources.need's default)."""
+    import yaml
+
+    from harness.workload import REFERENCE_CONFIGS, deep_merge
+    ref = yaml.safe_load((REFERENCE_CONFIGS / f"{name}.yaml").read_text())
+    return deep_merge(ref.get("overlay") or {}, ref["scales"]["field"])
+
+
+# (workload, files per side, disk for both sides in GB rounded as gb() prints it): computed by hand from the field
+# shapes docs/scale.md states, not from the code: files x (samples x bytes + 8 KiB) x 2 sides.
+FIELD_SHAPES = [
+    ("unet3d", 148_000, "3.6 GB"),                        # 148,000 x (4,096 + 8,192) x 2 = 3.64 GB
+    ("cosmoflow", 524_288, "12.9 GB"),                    # 524,288 x 12,288 x 2 = 12.88 GB
+    ("resnet50", 1_024, "167.9 GB"),                      # 1,024 x (1,251 x 65,536 + 8,192) x 2 = 167.92 GB
+    ("imagenet_files", 1_281_024, "31.5 GB"),             # 1,281,024 x 12,288 x 2 = 31.48 GB
+]
+
+
+@pytest.mark.parametrize("name,files,disk", FIELD_SHAPES, ids=[s[0] for s in FIELD_SHAPES])
+def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_small(name, files, disk):
+    n = resources.need(field_config(name), 2)
+    assert n.files == files
+    tight = int(n.disk_bytes / resources.HEADROOM) - 1  # one byte short of what fits under the headroom
+    why = resources.refuse(name, "field", n, 2, Path("/r"), free=tight, avail=10**12)
+    assert why and f"{name} (field)" in why and f"its datasets need {disk}" in why and f"{files} files" in why
+    assert resources.refuse(name, "field", n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
+
+
+def test_field_ranks_refused_against_memory_for_every_field_workload():
+    """24 GB available holds 19 DLIO ranks of 1.1 GB under the 90% headroom (21.6 / 1.1): 20 are refused, 19 not."""
+    for name, _, _ in FIELD_SHAPES:
+        cfg = field_config(name)
+        why = resources.refuse(name, "field", resources.need(cfg, 20), 20, Path("/r"), free=10**14, avail=24 * 10**9)
+        assert why and "20 DLIO ranks" in why and "at most 19 ranks fit here" in why, name
+        assert resources.refuse(name, "field", resources.need(cfg, 19), 19, Path("/r"), free=10**14,
+                                avail=24 * 10**9) is None, name
