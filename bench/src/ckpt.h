@@ -36,6 +36,11 @@ typedef struct {
      * mapping of zeros for the writes, one chunk to read into, one CPython read buffer (st_blksize) */
     uint8_t *zeros, *rbuf, *pybuf;
     size_t pybuf_len;
+    /* rules 3, checkpoint_stream mlpstorage_streaming (MLPerf v3.0's StreamingCheckpointing): one chunk of random
+     * bytes for the writes and its generator's state, one 128 MiB mapping the reader threads pread into */
+    int mlps;
+    uint8_t *rnd, *rread;
+    uint64_t rng;
 } ckpt_t;
 
 /* Every rank: the folder (DLIO: os.makedirs(exist_ok=True) on every rank), this rank's states. */
