@@ -20,7 +20,8 @@ typedef struct {
     int rank, nranks;
     int writer;                         /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
     int rules;                          /* the entry's checkpoint_rules: 1 (2.0.0), 2 (2.0.0-52), 3 (3.x: the
-                                           * states of 2, streamed as raw bytes: SimpleStreamingCheckpointing) */
+                                           * states of 2, streamed as raw bytes: SimpleStreamingCheckpointing, or
+                                           * mlpstorage's StreamingCheckpointing when mlps) */
     ts_state_t model, optimizer, layer; /* DLIO's model_state, optimization_state, layer_state */
     /* rules 2: 3-D parallel ranks (base_checkpointing.py:57-67), the layers of this rank, one state per layer
      * (ZeRO 1/2 with pipeline parallelism saves layer by layer), what the tensors hold (enum ts_fill) */
