@@ -202,7 +202,8 @@ def test_the_harness_picks_the_mlpstorage_entry_by_behaviour():
     import harness.dlio as hdlio
     known = hdlio.kernel_entries(Path(kernel.BIN))
     assert hdlio.match(found(LINEAGES["f6796ed"]), known)["entry"] == "3.0.2"
-    lin = {**LINEAGES["f6796ed"], "rules": {**LINEAGES["f6796ed"]["rules"], "checkpoint_stream": "mlpstorage_streaming"}}
+    rules = {**LINEAGES["f6796ed"]["rules"], "checkpoint_stream": "mlpstorage_streaming"}
+    lin = {**LINEAGES["f6796ed"], "rules": rules}
     assert hdlio.match(found(lin), known)["entry"] == ENTRY
     lin["rules"]["checkpoint_stream"] = "SomeOtherStream"
     m = hdlio.match(found(lin), known)
