@@ -17,17 +17,30 @@ DLIO_SPEC_ABS = $(if $(wildcard $(DLIO)),$(abspath $(DLIO)),$(DLIO))
 # 2.0.0 with the wheel h5py keeps the historical stamp (the venv `make dlio-venv` builds); others get their own
 DLIO_SLUG = $(if $(and $(filter 2.0.0,$(DLIO)),$(filter wheel,$(DLIO_H5PY))),,.$(shell echo -n "$(DLIO_SPEC_ABS)$(if $(filter mpi,$(DLIO_H5PY)),:h5py-mpi:$(HDF5_DIR))$(if $(filter wheel==%,$(DLIO_H5PY)),:h5py-$(DLIO_H5PY))" | sha256sum | cut -c1-10))
 DLIO_STAMP = build/.dlio-venv$(DLIO_SLUG)
+# DLIO_VENV=<venv>: a DLIO environment made elsewhere, used as it is, never built or changed here: MLPerf Storage
+# v3.0's own (mlpstorage installed with DLIO 3.x, so DLIO checkpoints through mlpstorage's StreamingCheckpointing)
+DLIO_VENV ?=
+ifneq ($(DLIO_VENV),)
+DLIO_STAMP = build/.dlio-venv.$(shell echo -n "venv:$(abspath $(DLIO_VENV))" | sha256sum | cut -c1-10)
+endif
 # the DLIO 2.0.0 venv with the MPI h5py, when made (`make test` hands it to the live Darshan test)
 DLIO_MPI_STAMP = build/.dlio-venv.$(shell echo -n "2.0.0:h5py-mpi:$(HDF5_DIR)" | sha256sum | cut -c1-10)
 
 .PHONY: dlio-venv-spec fidelity fidelity-run
 
-## the reference venv of DLIO=<PyPI version | source checkout> (DLIO_H5PY=wheel|wheel==X|mpi)
+## the reference venv of DLIO=<PyPI version | source checkout> (DLIO_H5PY=wheel|wheel==X|mpi), or DLIO_VENV=<venv> as is
 dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
 	@mkdir -p build
-	@DLIO_SPEC="$(DLIO_SPEC_ABS)" DLIO_H5PY="$(DLIO_H5PY)" \
+	@if [ -n "$(DLIO_VENV)" ]; then \
+	  [ -x "$(DLIO_VENV)/bin/dlio_benchmark" ] && [ -x "$(DLIO_VENV)/bin/python" ] || { \
+	    echo "DLIO_VENV=$(DLIO_VENV): no bin/dlio_benchmark and bin/python there (a venv where DLIO is installed)" >&2; \
+	    exit 2; }; \
+	  echo "$(abspath $(DLIO_VENV))" > $(DLIO_STAMP); \
+	else \
+	  DLIO_SPEC="$(DLIO_SPEC_ABS)" DLIO_H5PY="$(DLIO_H5PY)" \
 	  H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix 2>/dev/null)" \
-	  bash scripts/deps-dlio.sh > $(DLIO_STAMP).tmp && tail -n1 $(DLIO_STAMP).tmp > $(DLIO_STAMP) && rm -f $(DLIO_STAMP).tmp
+	  bash scripts/deps-dlio.sh > $(DLIO_STAMP).tmp && tail -n1 $(DLIO_STAMP).tmp > $(DLIO_STAMP) && rm -f $(DLIO_STAMP).tmp; \
+	fi
 
 # `make validate` itself also takes DLIO=<spec> once its recipe reads $(DLIO_STAMP) (see docs/fidelity.md)
 validate: dlio-venv-spec

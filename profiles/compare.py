@@ -106,8 +106,10 @@ def where(path: str, roots: Roots) -> tuple[str, str]:
 DIR_CALLS = ("mkdir", "opendir", "readdir", "closedir")
 STAT_CALLS = ("stat", "lstat", "fstat", "fstatat", "newfstatat", "statx", "access", "faccessat", "xstat", "lxstat",
               "fxstat", "__xstat", "__lxstat", "__fxstat", "xstat64", "lxstat64", "fxstat64")
+# dirfd: CPython starting a helper process closes the inherited descriptors by listing /proc/self/fd (_posixsubprocess;
+# DLIO 3.x with mlpstorage_py starts multiprocessing's resource tracker and forkserver so): no file of the run
 PROC_CALLS = ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
-              "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit")
+              "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit", "dirfd")
 PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint file until it is whole
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
 
@@ -151,7 +153,8 @@ CLASSES = [
     (lambda c, k, r, s: k == STREAM, "standard streams (console output)"),
     (lambda c, k, r, s: k == NOFILE and c in PROC_CALLS,
      "process management, no file (DFTracer 2.x records it): the kernel forks its reader processes, DLIO 3.x spawns "
-     "its readers (exec of the interpreter, and its waits)"),
+     "its readers (exec of the interpreter, and its waits) and, with mlpstorage_py, a checkpoint writer process per "
+     "file (multiprocessing's forkserver)"),
     (lambda c, k, r, s: k == OTHER and re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", r) is not None,
      "a Python library's temporary file (tempfile's random name under /tmp)"),
 ]

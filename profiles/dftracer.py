@@ -55,7 +55,8 @@ from profiles.features import ReadStats, access_sizes, metadata_rate
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
 CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
          "__fxstat": "fstat", "__fxstat64": "fstat", "fstat64": "fstat", "__lxstat": "lstat", "__lxstat64": "lstat",
-         "lstat64": "lstat", "__xstat": "stat", "__xstat64": "stat", "stat64": "stat", "openat64": "openat"}
+         "lstat64": "lstat", "__xstat": "stat", "__xstat64": "stat", "stat64": "stat", "openat64": "openat",
+         "posix_fadvise64": "posix_fadvise"}
 READS = {"pread", "read"}
 
 
@@ -222,14 +223,15 @@ WRITES = {"write", "pwrite"}
 
 class CheckpointTable:
     """Per checkpoint file (name relative to the launch's checkpoint folder, the kernel's partial name mapped to its
-    final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, reads (torch.load's
-    read(2) calls), bytes read, the multiset of read sizes, lseeks (torch.load's and Python's buffered reader's), and
-    every call. Fed one normalized event at a time."""
+    final one): opens, closes, writes, bytes written, the multiset of write sizes, fsyncs, posix_fadvise calls, reads
+    (read(2) and pread(2) calls), bytes read, the multiset of read sizes, lseeks (torch.load's and Python's buffered
+    reader's), and every call. Fed one normalized event at a time."""
 
     def __init__(self, ckpt_dir: Path) -> None:
         self.root = str(ckpt_dir).rstrip("/") + "/"
         self.files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "writes": 0, "bytes": 0,
-                                                           "fsyncs": 0, "write_sizes": Counter(), "reads": 0,
+                                                           "fsyncs": 0, "fadvises": 0, "write_sizes": Counter(),
+                                                           "reads": 0,
                                                            "read_bytes": 0, "read_sizes": Counter(), "seeks": 0,
                                                            "calls": Counter(), "write_time_s": 0.0,
                                                            "read_time_s": 0.0})
@@ -256,6 +258,8 @@ class CheckpointTable:
             row["read_time_s"] += e["dur"]
         elif e["name"] in ("fsync", "fdatasync"):
             row["fsyncs"] += 1
+        elif e["name"] == "posix_fadvise":  # mlpstorage's StreamingCheckpointing (MLPerf v3.0): DONTNEED, RANDOM
+            row["fadvises"] += 1
         elif e["name"] == "lseek":
             row["seeks"] += 1
 
@@ -491,7 +495,7 @@ DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
 
 
 CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes", "reads", "read_bytes", "read_sizes",
-               "seeks")
+               "seeks", "fadvises")
 
 
 def _classify_both(call: str, rel: str, roots: dict, kind: str, x: int, y: int) -> str | None:
@@ -503,8 +507,9 @@ def _classify_both(call: str, rel: str, roots: dict, kind: str, x: int, y: int) 
 
 def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: list, roots: dict) -> tuple[list, dict]:
     """dftracer.checkpoints: per checkpoint file of the launch, opens, closes, writes, bytes, fsyncs, the multiset of
-    write sizes, reads, bytes read, the multiset of read sizes and lseeks equal on both sides; other calls on them go
-    to the classified differences, as do the calls on what neither side opened (the per-checkpoint folders)."""
+    write sizes, reads, bytes read, the multiset of read sizes, lseeks and posix_fadvise calls equal on both sides;
+    other calls on them go to the classified differences, as do the calls on what neither side opened (the
+    per-checkpoint folders)."""
     if not (run.cfg.get("workflow") or {}).get("checkpoint"):
         return [], result("dftracer.checkpoints", SKIP, detail="checkpointing is off in this workload")
     if d is None or k is None:
@@ -526,7 +531,8 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
             bad.append({"file": n, "fields": {f: {"dlio": a.get(f), "kernel": b.get(f)} for f in wrong}})
         for call in sorted(set(a.get("calls", {})) | set(b.get("calls", {})) if a and b else ()):
             # a file only one side wrote fails dftracer.checkpoints itself; its other calls are not differences
-            if call in ("open", "openat", "close", "write", "pwrite", "fsync", "fdatasync", "read", "pread", "lseek"):
+            if call in ("open", "openat", "close", "write", "pwrite", "fsync", "fdatasync", "read", "pread", "lseek",
+                        "posix_fadvise"):
                 continue
             x, y = a.get("calls", {}).get(call, 0), b.get("calls", {}).get(call, 0)
             if x != y:
@@ -538,7 +544,7 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
     n = len({r["file"] for r in rows})
     return rows, result("dftracer.checkpoints", PASS if not bad else FAIL, n, n - len(bad),
                         f"{n} checkpoint files: opens, closes, writes, bytes, fsyncs, write sizes, reads, bytes read, "
-                        "read sizes and lseeks equal" if not bad
+                        "read sizes, lseeks and posix_fadvise calls equal" if not bad
                         else f"{len(bad)} of {n} checkpoint files differ; first: {bad[0]}")
 
 

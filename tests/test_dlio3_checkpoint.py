@@ -218,22 +218,6 @@ def test_read_only_launch_reports_the_gap_from_its_start(tmp_path):
     assert 0.3 <= m["phase_gap_seconds"] < 30 and m["phase_gap_within_rule"] is True
 
 
-def test_a_dlio_that_streams_through_mlpstorage_is_refused():
-    """MLPerf v3.0's own environment imports mlpstorage_py, and DLIO 3.x then writes through its
-    StreamingCheckpointing (pytorch_checkpointing.py:114-119), which the kernel does not replay: such a DLIO matches no
-    kernel entry, and the refusal names the rule."""
-    from test_dlio_probe import LINEAGES, found
-
-    import harness.dlio as hdlio
-    known = hdlio.kernel_entries(Path(kernel.BIN))
-    assert hdlio.match(found(LINEAGES["f6796ed"]), known)["entry"] == "3.0.2"
-    rules = {**LINEAGES["f6796ed"]["rules"], "checkpoint_stream": "mlpstorage_streaming"}
-    lin = {**LINEAGES["f6796ed"], "rules": rules}
-    m = hdlio.match(found(lin), known)
-    assert m["entry"] is None
-    assert "checkpoint_stream probed mlpstorage_streaming (3.0.2: simple_streaming)" in hdlio.refusal("DLIO 3.x", m)
-
-
 # ---------------------------------------------------------------- side by side with the real DLIO 3.x
 
 def dlio3_venv() -> Path | None:

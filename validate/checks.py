@@ -167,17 +167,15 @@ def check_checkpoints(run: Run) -> list[dict]:
                    f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")]
 
 
-CKPT_IO_FIELDS = ("bytes", "writes", "write_sizes", "fsyncs", "read_bytes")
-
-
 def check_checkpoint_io(run: Run) -> list[dict]:
     """counts.checkpoint_io.<side>: per checkpoint file, each side's traced POSIX calls (DFTracer: bytes written, write
-    calls, the multiset of write sizes, fsyncs, bytes read back) against the analytic model's (DLIO 3.x's streamed
-    checkpoints: model.checkpoint_io_v3, from DLIO's source). Other releases: their torch.save containers are compared
-    side against side (dftracer.checkpoints), not against the model."""
-    if not (run.cfg.get("workflow") or {}).get("checkpoint") or run.release != "3.0.2":
+    calls, the multiset of write sizes, fsyncs, bytes read back; for MLPerf v3.0's mlpstorage stream also opens,
+    closes, read calls and the multiset of their sizes, lseeks and posix_fadvise calls) against the analytic model's
+    (DLIO 3.x's streamed checkpoints: model.checkpoint_io_v3, from DLIO's and mlpstorage's source). Other releases:
+    their torch.save containers are compared side against side (dftracer.checkpoints), not against the model."""
+    if not (run.cfg.get("workflow") or {}).get("checkpoint") or run.release not in ("3.0.2", "3.0.2+mlpstorage"):
         return []
-    want = model.checkpoint_io_v3(run.cfg, run.ranks)
+    want = model.checkpoint_io_v3(run.cfg, run.ranks, model.release(run.release)["ckpt_stream"])
     out = []
     for side in SIDES:
         t = run.table(f"dftracer-{side}.json")
@@ -185,21 +183,26 @@ def check_checkpoint_io(run: Run) -> list[dict]:
             out.append(result(f"counts.checkpoint_io.{side}", SKIP, detail="dftracer profile not run (or a launch "
                               "failed): no traced checkpoint calls"))
             continue
-        got = t["checkpoints"]
-        bad = []
-        for name in sorted(set(want) | {n for n, r in got.items() if r.get("opens")}):
-            w, g = want.get(name), got.get(name) or {}
-            if w is None:
-                bad.append(f"{name}: not in the model")
-                continue
-            wrong = {f: (g.get(f), w[f]) for f in CKPT_IO_FIELDS if g.get(f) != w[f]}
-            if wrong:
-                bad.append(f"{name}: (traced, model) {wrong}")
+        bad = checkpoint_io_mismatches(want, t["checkpoints"])
         out.append(result(f"counts.checkpoint_io.{side}", FAIL if bad else PASS, len(want), len(want) - len(bad),
                           "; ".join(bad)[:800] if bad else
-                          f"{len(want)} checkpoint files: bytes, write calls and sizes, fsyncs and bytes read back as "
-                          "the model's"))
+                          f"{len(want)} checkpoint files: {', '.join(next(iter(want.values()), {}))} as the model's"))
     return out
+
+
+def checkpoint_io_mismatches(want: dict[str, dict], got: dict[str, dict]) -> list[str]:
+    """Per checkpoint file (the model's, and every traced one with opens), each field of the model's row that the
+    traced row does not equal: one line per differing file, empty when all agree."""
+    bad = []
+    for name in sorted(set(want) | {n for n, r in got.items() if r.get("opens")}):
+        w, g = want.get(name), got.get(name) or {}
+        if w is None:
+            bad.append(f"{name}: not in the model")
+            continue
+        wrong = {f: (g.get(f), w[f]) for f in w if g.get(f) != w[f]}
+        if wrong:
+            bad.append(f"{name}: (traced, model) {wrong}")
+    return bad
 
 
 def _stats(xs: list[float]) -> dict:

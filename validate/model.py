@@ -41,8 +41,11 @@ RELEASES = {
     "2.0.1": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True, **_2X},
     "2.0.1-17": {"shuffles": False, "cap_on_fetch": True, "trim": True, "bytes_keys": True, "v201_keys": True, **_2X},
     "3.0.2": {"shuffles": False, "cap_on_fetch": True, "trim": False, "bytes_keys": True, "v201_keys": True,
-              **dict.fromkeys(NEW_3X, True)},
+              **dict.fromkeys(NEW_3X, True), "ckpt_stream": "simple_streaming"},
 }
+# 3.0.2 where mlpstorage_py imports (MLPerf Storage v3.0's own environment): its checkpoint files are written and read
+# by mlpstorage's StreamingCheckpointing (pytorch_checkpointing.py:114-137); everything else as 3.0.2
+RELEASES["3.0.2+mlpstorage"] = {**RELEASES["3.0.2"], "ckpt_stream": "mlpstorage_streaming"}
 
 
 class UnknownRelease(ValueError):
@@ -579,7 +582,7 @@ def checkpoint_files(cfg: dict, ranks: int, rel: str | None = None) -> dict[str,
         return {}
     if rel == "2.0.0-52":
         return checkpoint_files_v2(cfg, ranks)
-    if rel == "3.0.2":
+    if rel in ("3.0.2", "3.0.2+mlpstorage"):
         return checkpoint_files_v3(cfg, ranks)
     if rel not in (None, "2.0.0"):
         raise UnknownRelease(f"the analytic model has checkpoint rules for DLIO 2.0.0, 2.0.0-52 and 3.0.2 only, not "
@@ -759,19 +762,58 @@ def checkpoint_files_v3(cfg: dict, ranks: int) -> dict[str, int]:
     return {n: b for n, st in transformer_states(cfg, ranks, "3.x").items() if (b := state_bytes(st)) > 0}
 
 
-def checkpoint_io_v3(cfg: dict, ranks: int) -> dict[str, dict]:
-    """Per checkpoint file, the POSIX calls DLIO 3.x's SimpleStreamingCheckpointing makes on it: writes of
-    min(remaining, 32 MiB) zeros (simple_streaming_checkpointing.py:299-304: one write(2) per chunk), one fsync
-    whatever checkpoint.fsync says (:305-306; the key lands in args.checkpoint_sync, utils/config.py:1767-1768), and
-    the read-back: main.py:579-597 _checkpoint_read loads steps 1..num_checkpoints_read, each file read whole once
-    (:308-322), so its bytes read are its size (0 for the files of later steps)."""
+def _pieces(b: int, size: int) -> Counter:
+    """b bytes cut into pieces of `size` and the rest: {str(piece size): count}."""
+    out: Counter = Counter({str(size): b // size})
+    if b % size:
+        out[str(b % size)] += 1
+    return +out
+
+
+# mlcommons/storage mlpstorage_py/checkpointing/streaming_checkpoint.py (3e5a631) StreamingCheckpointing as DLIO 3.x
+# builds it (pytorch_checkpointing.py:130-137): num_parallel_readers 4, read_chunk_size its default 4 x chunk_size
+MLPS_READERS = 4
+MLPS_READ_CHUNK = 4 * V3_CHUNK
+
+
+def mlps_reads(b: int) -> dict:
+    """StreamingCheckpointing.load of a b-byte file: blocks of ceil(b / 4) bytes (at most 4), one FileStorageReader
+    each (storage_readers/file_reader.py: os.open, posix_fadvise(0, 0, RANDOM)), each block read by os.pread of
+    min(128 MiB, what is left of it), each followed by posix_fadvise(DONTNEED); then each reader closed."""
+    bs = -(-b // MLPS_READERS)
+    blocks = [min(bs, b - p) for p in range(0, b, bs)][:MLPS_READERS]
+    sizes: Counter = Counter()
+    for n in blocks:
+        sizes += _pieces(n, MLPS_READ_CHUNK)
+    reads = sum(sizes.values())
+    return {"opens": len(blocks), "closes": len(blocks), "reads": reads, "read_bytes": b, "read_sizes": dict(sizes),
+            "fadvises": len(blocks) + reads}
+
+
+def checkpoint_io_v3(cfg: dict, ranks: int, stream: str = "simple_streaming") -> dict[str, dict]:
+    """Per checkpoint file, the POSIX calls DLIO 3.x makes on it, by the stream its _get_streaming() builds.
+    simple_streaming (SimpleStreamingCheckpointing, mlpstorage_py not importable): writes of min(remaining, 32 MiB)
+    zeros (simple_streaming_checkpointing.py:299-304: one write(2) per chunk), one fsync whatever checkpoint.fsync says
+    (:305-306; the key lands in args.checkpoint_sync, utils/config.py:1767-1768), and the read-back: main.py:579-597
+    _checkpoint_read loads steps 1..num_checkpoints_read, each file read whole once (:308-322), so its bytes read are
+    its size (0 for the files of later steps).
+    mlpstorage_streaming (MLPerf v3.0: mlpstorage's StreamingCheckpointing): the same chunks written by its writer
+    process (storage_writers/file_writer.py: one os.open, one os.write per chunk, each followed by
+    posix_fadvise(DONTNEED), one fsync at close), no lseek anywhere (os.open/os.write/os.pread), and each file of
+    steps 1..num_checkpoints_read read back as mlps_reads says: every call and its size."""
+    if stream not in ("simple_streaming", "mlpstorage_streaming"):
+        raise UnknownRelease(f"the analytic model has no checkpoint stream {stream!r}")
     nread = int(dotted_get(cfg, "checkpoint.num_checkpoints_read", -1))
     out = {}
     for name, b in checkpoint_files_v3(cfg, ranks).items():
-        sizes: Counter = Counter({str(V3_CHUNK): b // V3_CHUNK})
-        if b % V3_CHUNK:
-            sizes[str(b % V3_CHUNK)] += 1
+        sizes = _pieces(b, V3_CHUNK)
         step = int(name.split("/", 1)[0].rsplit("step", 1)[1])
-        out[name] = {"bytes": b, "writes": sum(sizes.values()), "write_sizes": dict(+sizes), "fsyncs": 1,
-                     "read_bytes": b if step <= nread else 0}
+        row = {"bytes": b, "writes": sum(sizes.values()), "write_sizes": dict(sizes), "fsyncs": 1,
+               "read_bytes": b if step <= nread else 0}
+        if stream == "mlpstorage_streaming":
+            back = mlps_reads(b) if step <= nread else {"opens": 0, "closes": 0, "reads": 0, "read_bytes": 0,
+                                                       "read_sizes": {}, "fadvises": 0}
+            row.update({**back, "opens": 1 + back["opens"], "closes": 1 + back["closes"], "seeks": 0,
+                        "fadvises": row["writes"] + back["fadvises"]})
+        out[name] = row
     return out

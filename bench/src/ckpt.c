@@ -1,7 +1,8 @@
 /* DLIO's checkpoints: 2.0.0's (checkpointing/base_checkpointing.py, pytorch_checkpointing.py; main.py:274-302),
  * 2.0.0-52's, MLPerf Storage v2.0's DLIO (392621b: transformer-sized states, one folder per checkpoint, the
  * checkpoint-only workflow writing N then reading N) and 3.x's (f6796ed: the states and files of 2.0.0-52, each file
- * streamed as its raw byte count by SimpleStreamingCheckpointing). The entry's checkpoint_rules chooses. */
+ * streamed as its raw byte count by SimpleStreamingCheckpointing, or, where mlpstorage_py imports as in MLPerf
+ * Storage v3.0, by mlpstorage's StreamingCheckpointing). The entry's checkpoint_rules and checkpoint_stream choose. */
 #define _GNU_SOURCE
 #include "ckpt.h"
 #include "mutate.h"
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <time.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,10 @@
 
 /* DLIO 3.x pytorch_checkpointing.py:130-131 chunk_size=32 MiB (simple_streaming_checkpointing.py:280: max(1 MiB, it)) */
 #define STREAM_CHUNK ((size_t)32 << 20)
+/* MLPerf v3.0's stream (mlpstorage's StreamingCheckpointing): pytorch_checkpointing.py:136 num_parallel_readers=4;
+ * StreamingCheckpointing.__init__ read_chunk_size = chunk_size * 4 (not given by DLIO) */
+#define MLPS_READERS 4
+#define MLPS_READ_CHUNK (4 * STREAM_CHUNK)
 
 /* optimization_groups given in the config (both rule sets, base_checkpointing.py:43-50 at 2.0.0, :141-149 at
  * 2.0.0-52): {str(i): {"a": T(g), "b": T(g)} for g > 0, "combined": T(sum of g > 0)}, int8 */
@@ -174,6 +180,8 @@ void ckpt_init(ckpt_t *k, const config_t *c, int rank, int nranks)
     k->cfg = c, k->rank = rank, k->nranks = nranks;
     const dlio_entry_t *e = dlio_entry(c->dlio_entry);
     k->rules = e ? e->checkpoint_rules : 1;
+    k->mlps = e && e->checkpoint_stream && !strcmp(e->checkpoint_stream, "mlpstorage_streaming");
+    k->rng = 0x6a09e667f3bcc909ULL ^ ((uint64_t)rank << 32); /* mlps_save's random bytes: one stream per rank */
     k->hdf5 = !strcmp(c->checkpoint_format, "hdf5");
     if (k->hdf5)
         h5ck_init(&k->h5, c, rank, nranks);
@@ -198,7 +206,9 @@ void ckpt_free(ckpt_t *k)
         ts_free(&k->model), ts_free(&k->optimizer), ts_free(&k->layer);
     if (k->zeros)
         munmap(k->zeros, STREAM_CHUNK);
-    free(k->rbuf), free(k->pybuf);
+    free(k->rbuf), free(k->pybuf), free(k->rnd);
+    if (k->rread)
+        munmap(k->rread, MLPS_READ_CHUNK);
     if (k->layers)
         for (int64_t l = 0; l <= k->end_layer - k->start_layer; l++) ts_free(&k->layers[l]);
     free(k->layers);
@@ -307,49 +317,28 @@ static int write_full(int fd, const uint8_t *p, size_t n, ts_io_t *io)
     return 0;
 }
 
-/* simple_streaming_checkpointing.py:291-306 save: makedirs(parent), open(path, "wb"), write zero chunks of
- * min(remaining, 32 MiB) (a chunk above the buffer goes to write(2) whole, the last one below it at flush: one call
- * each), flush, os.fsync always (the checkpoint.fsync key is not consulted: it lands in args.checkpoint_sync,
- * utils/config.py:1767-1768), close. The zeros come from one read-only mapping of one chunk. */
-static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+/* 3.x: a checkpoint file is written as <name>.partial.<pid> (never over another run's checkpoint: exit 2), opened
+ * with `mode`; the partial name is removed if the kernel dies before close_partial renames it */
+static int open_partial(ckpt_t *k, const char *name, char *tmp, size_t len, mode_t mode)
 {
-    int64_t total = raw_bytes(s);
-    if (total <= 0) /* pytorch_checkpointing.py:239-241: a warning, no file */
-        return;
-    char tmp[4700];
-    snprintf(tmp, sizeof tmp, "%s.partial.%d", name, (int)getpid());
+    snprintf(tmp, len, "%s.partial.%d", name, (int)getpid());
     if (!k->cfg->overwrite && access(name, F_OK) == 0)
         die(EXIT_BADINPUT,
             "key 'checkpoint-folder': %s exists (another run's checkpoint?): remove it, use another folder, or set "
             "overwrite=true to replace it",
             name);
-    if (!k->zeros) {
-        k->zeros = mmap(NULL, STREAM_CHUNK, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (k->zeros == MAP_FAILED)
-            k->zeros = NULL,
-            die(EXIT_RUNTIME, "checkpoint: cannot map %zu bytes of zeros: %s", STREAM_CHUNK, strerror(errno));
-    }
-    void *tr = trace_begin("save_state");
     err_ctx()->partial = tmp;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
         die(EXIT_RUNTIME, "checkpoint %s: open: %s", tmp, strerror(errno));
-    struct stat st; /* CPython's open(): fstat (the buffer size), the position asked */
-    (void)fstat(fd, &st);
-    (void)lseek(fd, 0, SEEK_CUR);
-    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
-    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
-    ts_io_t io = {0};
-    int64_t left = m == MUT_CKPT_SHORT ? total - 1 : total;
-    for (int first = 1; left > 0; first = 0) {
-        size_t n = left < (int64_t)STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
-        size_t cut = first && m == MUT_CKPT_SPLIT && n > 1 ? n / 2 : 0; /* MUTANT ckpt-split: two calls */
-        if ((cut && write_full(fd, k->zeros, cut, &io)) || write_full(fd, k->zeros + cut, n - cut, &io))
-            die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
-                (long long)total, strerror(errno));
-        left -= (int64_t)n;
-    }
-    if (fsync(fd) != 0) /* simple_streaming_checkpointing.py:305-306 */
+    return fd;
+}
+
+/* The file's one fsync (both 3.x streams fsync every file), close, the rename to its name. MUTANTS ckpt-fsync (a
+ * second fsync), ckpt-stray (a stray file in the folder): `m`, rank 0's first checkpoint file. */
+static void close_partial(ckpt_t *k, int fd, const char *tmp, const char *name, int m, ckpt_event_t *ev)
+{
+    if (fsync(fd) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
     ev->fsyncs++;
     if (m == MUT_CKPT_FSYNC && fsync(fd) != 0)
@@ -366,6 +355,42 @@ static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_e
             die(EXIT_RUNTIME, "%s: %s", stray, strerror(errno));
     }
     k->mutated |= m != MUT_NONE;
+}
+
+/* simple_streaming_checkpointing.py:291-306 save: makedirs(parent), open(path, "wb"), write zero chunks of
+ * min(remaining, 32 MiB) (a chunk above the buffer goes to write(2) whole, the last one below it at flush: one call
+ * each), flush, os.fsync always (the checkpoint.fsync key is not consulted: it lands in args.checkpoint_sync,
+ * utils/config.py:1767-1768), close. The zeros come from one read-only mapping of one chunk. */
+static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    int64_t total = raw_bytes(s);
+    if (total <= 0) /* pytorch_checkpointing.py:239-241: a warning, no file */
+        return;
+    char tmp[4700];
+    if (!k->zeros) {
+        k->zeros = mmap(NULL, STREAM_CHUNK, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (k->zeros == MAP_FAILED)
+            k->zeros = NULL,
+            die(EXIT_RUNTIME, "checkpoint: cannot map %zu bytes of zeros: %s", STREAM_CHUNK, strerror(errno));
+    }
+    void *tr = trace_begin("save_state");
+    int fd = open_partial(k, name, tmp, sizeof tmp, 0666);
+    struct stat st; /* CPython's open(): fstat (the buffer size), the position asked */
+    (void)fstat(fd, &st);
+    (void)lseek(fd, 0, SEEK_CUR);
+    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
+    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
+    ts_io_t io = {0};
+    int64_t left = m == MUT_CKPT_SHORT ? total - 1 : total;
+    for (int first = 1; left > 0; first = 0) {
+        size_t n = left < (int64_t)STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
+        size_t cut = first && m == MUT_CKPT_SPLIT && n > 1 ? n / 2 : 0; /* MUTANT ckpt-split: two calls */
+        if ((cut && write_full(fd, k->zeros, cut, &io)) || write_full(fd, k->zeros + cut, n - cut, &io))
+            die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
+                (long long)total, strerror(errno));
+        left -= (int64_t)n;
+    }
+    close_partial(k, fd, tmp, name, m, ev); /* simple_streaming_checkpointing.py:305-306: fsync, close */
     trace_end(tr);
     ev->files++, ev->bytes += io.bytes, ev->writes += io.writes;
 }
@@ -452,12 +477,142 @@ static void stream_load(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_e
     ev->files++, ev->bytes += io.rbytes, ev->writes += io.reads;
 }
 
+/* ---------- MLPerf Storage v3.0's stream: mlcommons/storage mlpstorage_py/checkpointing/streaming_checkpoint.py
+ * (3e5a631) StreamingCheckpointing, which DLIO 3.x's _get_streaming() builds when mlpstorage_py imports
+ * (pytorch_checkpointing.py:114-137: chunk_size 32 MiB, num_buffers 4, use_dgen, backend 'file', fadvise_mode
+ * 'dontneed', num_parallel_readers 4; read_chunk_size left at its default, 4 x chunk_size). ---------- */
+
+/* n random bytes into k->rnd (splitmix64, continued across chunks and files: never a repeated chunk) */
+static void random_fill(ckpt_t *k, size_t n)
+{
+    uint64_t x = k->rng, *p = (uint64_t *)k->rnd;
+    for (size_t i = 0; i < (n + 7) / 8; i++) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        p[i] = z ^ (z >> 31);
+    }
+    k->rng = x;
+}
+
+/* StreamingCheckpointing.save as its writer process (multiprocessing forkserver) makes the calls, through
+ * storage_writers/file_writer.py FileStorageWriter: os.open(path, O_WRONLY|O_CREAT|O_TRUNC, 0o644) (the folder made
+ * with makedirs(exist_ok)); per chunk of min(remaining, 32 MiB) (_run_producer) one os.write of it (write_chunk) and
+ * posix_fadvise(its offset, its length, DONTNEED); close(): os.fsync, os.close. DLIO's bytes are dgen-py's
+ * (dedup_ratio 1, compress_ratio 1: random, never repeated); the kernel's are its own random bytes, fresh for every
+ * chunk, from one 32 MiB buffer: the same sizes and calls, not the same bytes. One process makes them here. */
+static void mlps_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    int64_t total = raw_bytes(s);
+    if (total <= 0) /* pytorch_checkpointing.py:239-241: a warning, no file */
+        return;
+    if (!k->rnd)
+        k->rnd = xmalloc(STREAM_CHUNK, "the checkpoint's random chunk");
+    void *tr = trace_begin("save_state");
+    char tmp[4700];
+    int fd = open_partial(k, name, tmp, sizeof tmp, 0644);
+    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE; /* MUTANTS ckpt-* (mutate.h) */
+    ts_io_t io = {0};
+    int64_t left = m == MUT_CKPT_SHORT ? total - 1 : total;
+    for (int first = 1; left > 0; first = 0) {
+        size_t n = left < (int64_t)STREAM_CHUNK ? (size_t)left : STREAM_CHUNK;
+        size_t cut = first && m == MUT_CKPT_SPLIT && n > 1 ? n / 2 : 0; /* MUTANT ckpt-split: two calls */
+        off_t at = (off_t)io.bytes;
+        random_fill(k, n);
+        if ((cut && write_full(fd, k->rnd, cut, &io)) || write_full(fd, k->rnd + cut, n - cut, &io))
+            die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
+                (long long)total, strerror(errno));
+        (void)posix_fadvise(fd, at, (off_t)n, POSIX_FADV_DONTNEED); /* errors ignored, as there */
+        left -= (int64_t)n;
+    }
+    close_partial(k, fd, tmp, name, m, ev);
+    trace_end(tr);
+    ev->files++, ev->bytes += io.bytes, ev->writes += io.writes;
+}
+
+/* One reader's block [start, end) of a checkpoint file, read by one thread */
+typedef struct {
+    int fd, err;
+    int64_t start, end, reads, bytes, at; /* at: the offset of a failed or empty read (err 0: the file ended) */
+    uint8_t *buf;
+    pthread_t th;
+} mlps_block_t;
+
+/* StreamingCheckpointing.load's _read_block (no stream_block on FileStorageReader): os.pread(fd, min(128 MiB,
+ * left), off) (read_chunk, storage_readers/file_reader.py) and posix_fadvise(off, got, DONTNEED) until the block is
+ * read; 0 bytes raises RuntimeError there, stops here */
+static void *mlps_read_block(void *arg)
+{
+    mlps_block_t *b = arg;
+    for (int64_t off = b->start; off < b->end;) {
+        size_t n = b->end - off < (int64_t)MLPS_READ_CHUNK ? (size_t)(b->end - off) : MLPS_READ_CHUNK;
+        ssize_t r;
+        while ((r = pread(b->fd, b->buf, n, (off_t)off)) < 0 && errno == EINTR)
+            ;
+        if (r <= 0) {
+            b->err = r < 0 ? errno : 0, b->at = off;
+            return NULL;
+        }
+        b->reads++, b->bytes += r;
+        (void)posix_fadvise(b->fd, (off_t)off, (off_t)r, POSIX_FADV_DONTNEED);
+        off += r;
+    }
+    b->at = -1;
+    return NULL;
+}
+
+/* StreamingCheckpointing.load: the file cut into blocks of ceil(size / 4) bytes (at most 4); one FileStorageReader
+ * per block made first (os.open O_RDONLY, posix_fadvise(0, 0, RANDOM)), then one thread per block
+ * (ThreadPoolExecutor), then each closed. The threads pread into one shared mapping of 128 MiB whose contents are
+ * never looked at (DLIO: a fresh bytes object per read, dropped): at most 128 MiB resident, whatever the file. */
+static void mlps_load(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    int64_t total = raw_bytes(s);
+    if (total <= 0) /* pytorch_checkpointing.py:248-251 */
+        return;
+    if (!k->rread) {
+        k->rread =
+            mmap(NULL, MLPS_READ_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (k->rread == MAP_FAILED)
+            k->rread = NULL,
+            die(EXIT_RUNTIME, "checkpoint: cannot map the %zu-byte read buffer: %s", MLPS_READ_CHUNK, strerror(errno));
+    }
+    void *tr = trace_begin("load_state");
+    int64_t bs = (total + MLPS_READERS - 1) / MLPS_READERS;
+    mlps_block_t b[MLPS_READERS];
+    int n = 0;
+    for (int64_t pos = 0; pos < total && n < MLPS_READERS; pos += bs, n++) {
+        b[n] = (mlps_block_t){.start = pos, .end = pos + bs < total ? pos + bs : total, .buf = k->rread};
+        if ((b[n].fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+            die(EXIT_RUNTIME, "checkpoint %s: open: %s", name, strerror(errno));
+        (void)posix_fadvise(b[n].fd, 0, 0, POSIX_FADV_RANDOM);
+    }
+    for (int i = 0; i < n; i++)
+        if ((errno = pthread_create(&b[i].th, NULL, mlps_read_block, &b[i])) != 0)
+            die(EXIT_RUNTIME, "checkpoint %s: cannot start reader thread %d: %s", name, i, strerror(errno));
+    for (int i = 0; i < n; i++) pthread_join(b[i].th, NULL);
+    for (int i = 0; i < n; i++) {
+        if (b[i].at >= 0)
+            die(EXIT_RUNTIME, "checkpoint %s: reader %d: %s at offset %lld (the model's %lld bytes)", name, i,
+                b[i].err ? strerror(b[i].err) : "the file ended early", (long long)b[i].at, (long long)total);
+        if (close(b[i].fd) != 0)
+            die(EXIT_RUNTIME, "checkpoint %s: close: %s", name, strerror(errno));
+        ev->bytes += b[i].bytes, ev->writes += b[i].reads;
+    }
+    trace_end(tr);
+    ev->files++;
+}
+
 static void load_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev);
 
 /* A state DLIO saves to file `name` (torch.save; a load: torch.load), or, checkpoint-format hdf5, a group of this
  * checkpoint's HDF5 file: `group`, or the file's name without its folder and .pt */
 static void put_state(ckpt_t *k, const ts_state_t *s, const char *name, const char *group, ckpt_event_t *ev)
 {
+    if (!k->hdf5 && k->rules == 3 && k->mlps) {
+        (ev->load ? mlps_load : mlps_save)(k, s, name, ev);
+        return;
+    }
     if (!k->hdf5 && k->rules == 3) {
         (ev->load ? stream_load : stream_save)(k, s, name, ev);
         return;

@@ -20,7 +20,8 @@ typedef struct {
     int rank, nranks;
     int writer;                         /* this rank writes (DLIO: rank_to_checkpoint == my_rank) */
     int rules;                          /* the entry's checkpoint_rules: 1 (2.0.0), 2 (2.0.0-52), 3 (3.x: the
-                                           * states of 2, streamed as raw bytes: SimpleStreamingCheckpointing) */
+                                           * states of 2, streamed as raw bytes: SimpleStreamingCheckpointing, or
+                                           * mlpstorage's StreamingCheckpointing when mlps) */
     ts_state_t model, optimizer, layer; /* DLIO's model_state, optimization_state, layer_state */
     /* rules 2: 3-D parallel ranks (base_checkpointing.py:57-67), the layers of this rank, one state per layer
      * (ZeRO 1/2 with pipeline parallelism saves layer by layer), what the tensors hold (enum ts_fill) */
@@ -36,6 +37,11 @@ typedef struct {
      * mapping of zeros for the writes, one chunk to read into, one CPython read buffer (st_blksize) */
     uint8_t *zeros, *rbuf, *pybuf;
     size_t pybuf_len;
+    /* rules 3, checkpoint_stream mlpstorage_streaming (MLPerf v3.0's StreamingCheckpointing): one chunk of random
+     * bytes for the writes and its generator's state, one 128 MiB mapping the reader threads pread into */
+    int mlps;
+    uint8_t *rnd, *rread;
+    uint64_t rng;
 } ckpt_t;
 
 /* Every rank: the folder (DLIO: os.makedirs(exist_ok=True) on every rank), this rank's states. */

@@ -203,9 +203,12 @@ int config_load_entry(config_t *c, const char *path, int entry, int nset, char *
     if (e->checkpoint_rules == 3 && c->checkpoint && c->checkpoint_fsync_yaml && !c->checkpoint_fsync)
         warn(c,
              "key 'checkpoint.fsync': DLIO %s stores it in args.checkpoint_sync, which nothing reads "
-             "(utils/config.py:1767-1768); its SimpleStreamingCheckpointing fsyncs every file whatever it says "
-             "(simple_streaming_checkpointing.py:305-306): so does the kernel",
-             e->version);
+             "(utils/config.py:1767-1768); its %s fsyncs every file whatever it says (%s): so does the kernel",
+             e->version,
+             strcmp(e->checkpoint_stream, "mlpstorage_streaming") ? "SimpleStreamingCheckpointing"
+                                                                  : "mlpstorage StreamingCheckpointing",
+             strcmp(e->checkpoint_stream, "mlpstorage_streaming") ? "simple_streaming_checkpointing.py:305-306"
+                                                                  : "storage_writers/file_writer.py close()");
     if (c->checkpoint && !c->train &&
         e->checkpoint_rules < 2) /* DLIO checkpoints inside its training loop (main.py:274-302) */
         warn(c, "key 'checkpoint': checkpoints are written during training, and train is off: none will be written");

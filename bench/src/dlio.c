@@ -177,6 +177,36 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .checkpoint_rules = 3,
      .checkpoint_stream = "simple_streaming",
      .unsupported = NULL},
+    /* 3.0.2 as MLPerf Storage v3.0 runs it: mlpstorage installs DLIO as its dependency, so mlpstorage_py imports and
+     * _get_streaming() (pytorch_checkpointing.py:114-137) builds mlpstorage_py.checkpointing.StreamingCheckpointing
+     * (chunk_size 32 MiB, num_buffers 4, use_dgen, backend 'file', fadvise_mode 'dontneed', num_parallel_readers 4).
+     * mlcommons/storage mlpstorage_py/checkpointing/streaming_checkpoint.py (3e5a631) save(): dgen-py random bytes
+     * into 4 shared-memory buffers, a writer process (forkserver) with storage_writers FileStorageWriter: os.open
+     * O_WRONLY|O_CREAT|O_TRUNC 0644, os.write of min(remaining, 32 MiB) per chunk, posix_fadvise(DONTNEED) over each
+     * write, fsync, close; load(): 4 FileStorageReaders (storage_readers/file_reader.py, a815ef8: os.open O_RDONLY,
+     * posix_fadvise(0, 0, RANDOM)), the file cut into 4 blocks of ceil(size / 4), each read by one thread with
+     * os.pread of min(128 MiB, left) (read_chunk_size = 4 x chunk_size) and posix_fadvise(DONTNEED) over each read
+     * (ckpt.c mlps_save, mlps_load). The other rules are 3.0.2's. A local label: chosen by name or by behaviour
+     * (the probe's checkpoint_stream), never as another version's nearest entry. */
+    {.version = "3.0.2+mlpstorage",
+     .since = "3.0.0",
+     .source = "git mlcommons/DLIO_local_changes main f6796ed (pyproject 3.0.2) with mlcommons/storage's mlpstorage_py",
+     .libver_low = H5F_LIBVER_LATEST,
+     .track_times = 0,
+     .indexed_records = 1,
+     .sampler_shuffles = 0,
+     .cap_checked_on_fetch = 1,
+     .trim_files_to_steps = 0,
+     .slice_clamped = 1,
+     .file_ext = "hdf5",
+     .sample_read = "whole_file",
+     .file_sharding = "round_robin",
+     .file_reshuffle = 1,
+     .prewarm = 1,
+     .gen_seed_per_rank = 1,
+     .checkpoint_rules = 3,
+     .checkpoint_stream = "mlpstorage_streaming",
+     .unsupported = NULL},
     /* The next release: one entry here (and its renamed or new keys in DLIO_KEYS below). */
 };
 // clang-format on
@@ -248,8 +278,9 @@ const dlio_entry_t *dlio_entry_resolve(const char *version, int *nearest)
     if (parse_version(version, v))
         return NULL;
     *nearest = 1;
-    for (size_t i = NENTRIES; i-- > 0;) /* entries in release order: the newest whose range has begun */
-        if (dlio_version_cmp(DLIO_ENTRIES[i].since, version) <= 0)
+    for (size_t i = NENTRIES; i-- > 0;) /* entries in release order: the newest whose range has begun (an entry with
+                                         * a local label, a release in another environment, is never a nearest) */
+        if (!strchr(DLIO_ENTRIES[i].version, '+') && dlio_version_cmp(DLIO_ENTRIES[i].since, version) <= 0)
             return &DLIO_ENTRIES[i];
     return &DLIO_ENTRIES[0];
 }

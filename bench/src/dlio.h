@@ -35,7 +35,8 @@ typedef struct {
     int gen_seed_per_rank;     /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
     const char *checkpoint_stream; /* how PyTorch checkpoint files are written: "torch_save" (torch.save of real
                                     * tensors), "simple_streaming" (DLIO 3.x's SimpleStreamingCheckpointing: raw zero
-                                    * bytes; MLCommons' mlpstorage StreamingCheckpointing is another value) */
+                                    * bytes), "mlpstorage_streaming" (MLCommons' mlpstorage StreamingCheckpointing,
+                                    * MLPerf v3.0: random bytes, fadvise, 4 reader threads; ckpt.c mlps_save/load) */
     const char *unsupported; /* NULL: the kernel replays this entry; else the rules it cannot replay yet (a run with
                                * the entry is refused by config_validate naming them; --dlio-entries still lists it) */
 } dlio_entry_t;
