@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 TIER_MARKERS = ("dlio", "darshan", "slurm", "browser", "latex")   # what a test needs; `slow` is about time only
 CACHE = Path(os.environ.get("H5DLIO_CACHE") or Path.home() / ".cache" / "h5dlio")
 DLIO_ENV = ("H5DLIO_DLIO_VENV", "H5DLIO_DLIO_VENV_MPI", "H5DLIO_MLPERF_DLIO_VENV", "H5DLIO_DLIO3_VENV")
-FIXTURES = {"dlio_venv": "dlio", "chromium": "browser", "cluster": "slurm"}
+FIXTURES = {"dlio_venv": "dlio", "chromium": "browser", "cluster": "slurm", "nodes": "slurm"}
 ENV = {**{k: "dlio" for k in DLIO_ENV}, "H5DLIO_CHROMIUM": "browser"}
 PROGRAMS = {
     "browser": {"chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell"},

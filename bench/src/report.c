@@ -780,8 +780,9 @@ typedef struct {
 #define NODE_NAME 64
 
 /* Collective. */
-static void gather_nodes(const results_t *r, nodes_t *n)
+static nodes_t gather_nodes(const results_t *r)
 {
+    nodes_t nodes = {0}, *n = &nodes;
     MPI_Comm node;
     int lr = 0;
     MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
@@ -808,6 +809,7 @@ static void gather_nodes(const results_t *r, nodes_t *n)
     MPI_CHECK(MPI_Gather(host, NODE_NAME, MPI_CHAR, n->names, NODE_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
     MPI_CHECK(MPI_Gather(&lr, 1, MPI_INT, n->local, 1, MPI_INT, 0, MPI_COMM_WORLD));
     MPI_CHECK(MPI_Gather(&n->mem_gib, 1, MPI_DOUBLE, n->mem, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    return nodes;
 }
 
 static void nodes_free(nodes_t *n)
@@ -904,8 +906,8 @@ static void print_summary(const results_t *r, const nodes_t *nodes, const phase_
 }
 
 /* output.json's header: versions, MPI library, a mutant first, the VOL stack, host, ranks, wall time, the resolved
- * configuration */
-static void json_header(sb_t *js, const results_t *r)
+ * configuration, the nodes */
+static void json_header(sb_t *js, const results_t *r, const nodes_t *nodes)
 {
     const config_t *c = r->cfg;
     char host[256] = "unknown";
@@ -934,6 +936,7 @@ static void json_header(sb_t *js, const results_t *r)
     sb_printf(js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
               (long long)c->read_threads, r->wall_s, cj);
     free(cj);
+    json_nodes(js, nodes, r->nranks);
 }
 
 int report_write(const results_t *r)
@@ -947,9 +950,7 @@ int report_write(const results_t *r)
     gather_prewarm(r, pw);
     ckpt_res_t ck;
     gather_ckpt(r, &ck);
-    nodes_t nodes = {0};
-    gather_nodes(r, &nodes); /* collective */
-    double nhosts = nodes.nhosts, mem_gib = nodes.mem_gib;
+    nodes_t nodes = gather_nodes(r); /* collective */
     char pf_line[512];
     char *pf = r->runner ? prefetch_report(r->runner, pf_line, sizeof pf_line) : NULL; /* collective */
     if (r->rank != 0)
@@ -976,8 +977,7 @@ int report_write(const results_t *r)
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
-    json_header(&js, r);
-    json_nodes(&js, &nodes, r->nranks);
+    json_header(&js, r, &nodes);
     if (r->did_gen)
         json_gen(&js, gen);
     for (int k = 0; k < NPHASES; k++)
@@ -989,7 +989,7 @@ int report_write(const results_t *r)
         json_mlperf(&js, r, &ck);
     const dlio_entry_t *de = dlio_entry(c->dlio_entry);
     if (c->train && ps[PH_TRAIN].n && de && de->checkpoint_rules == 3)
-        json_mlperf_train(&js, &ps[PH_TRAIN], c, nhosts, mem_gib);
+        json_mlperf_train(&js, &ps[PH_TRAIN], c, nodes.nhosts, nodes.mem_gib);
     if (pw[W_N] > 0)
         sb_printf(&js,
                   ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
