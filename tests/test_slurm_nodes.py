@@ -4,8 +4,8 @@ stopped after it, interfaces and namespaces included. What is checked: each rank
 and network; MPI traffic between nodes crosses the veths (and traffic within a node does not); the kernel's
 rank->node mapping in its output; `make validate LAUNCHER=srun` across the 2 nodes, 1 rank per node and 2, with the
 nodes.* checks (each side's ranks on the same nodes, each node's local rank 0's report) and a planted divergence
-(the kernel's ranks placed otherwise) that fails them. Skipped, with the reason, where Slurm or the namespaces
-cannot be had (not root, no `ip`/`unshare`)."""
+(the kernel's ranks placed otherwise) that fails them and nothing else. Skipped, with the reason, where Slurm or the
+namespaces cannot be had (not root, no `ip`/`unshare`)."""
 from __future__ import annotations
 
 import json
@@ -199,7 +199,8 @@ def test_validate_across_two_nodes(nodes, tmp_path, ranks):
     2.0.0 and the kernel, timing and Log VFD, 1 then 2 ranks per node: PASS, every launch's ranks on both nodes,
     DLIO's and the kernel's rank->node mapping (DLIO's <rank>_output.json hostnames, the kernel's output.json) the
     same, each node's local rank 0 reporting for it. The negative control: the kernel's launches again with every rank
-    on one node (SLURM_NNODES=1), DLIO's reused: nodes.placement fails, naming the ranks' hosts, and nothing else."""
+    on one node (SLURM_NNODES=1), DLIO's reused: nodes.placement fails naming the ranks' hosts, nodes.local_rank_0
+    fails (one node's report against DLIO's two), and nothing else."""
     if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
         pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
     per = ranks // 2
@@ -221,5 +222,5 @@ def test_validate_across_two_nodes(nodes, tmp_path, ranks):
     _, one = _harness(env, tmp_path, "one", ranks, "--reuse-dlio", str(run_dir))
     v1 = _verdict(one)
     print(f"kernel on one node, DLIO on two: {v1['verdict']} {v1['failed']}")
-    assert v1["failed"] == ["nodes.placement"], v1["failed"]
-    assert N1 in {c["name"]: c for c in v1["checks"]}["nodes.placement"]["detail"]
+    assert v1["failed"] == ["nodes.placement", "nodes.local_rank_0"], v1["failed"]   # 1 node's entry, not 2
+    assert f"kernel ['{N1}', '{N1}']" in {c["name"]: c for c in v1["checks"]}["nodes.placement"]["detail"]
