@@ -169,6 +169,42 @@ def test_pmix_needs_a_node_local_folder(tmp_path):
     assert "spmix_appdir" in logs and "File exists" in logs, logs[-2000:]
 
 
+def test_a_failed_start_leaves_nothing(monkeypatch):
+    """A cluster whose slurmctld cannot start (a select plugin that does not exist): start() raises Unavailable with
+    slurmctld's reason, after removing what it had made: the daemons, the bridge, the veths, the namespaces, the
+    folder."""
+    if os.geteuid() != 0 or not shutil.which("slurmctld"):
+        pytest.skip("needs root and Slurm (the namespaces are made before slurmctld fails)")
+    before = {p.name for p in Path("/tmp").glob("h5dlio-nodes-*")}
+    good = slurm_nodes.config
+    roots: list = []
+
+    def config(root, *a, **k):
+        roots.append(root)
+        return good(root, *a, **k).replace("SelectType=select/cons_tres", "SelectType=select/h5dlio_nosuch")
+    monkeypatch.setattr(slurm_nodes, "config", config)
+    made: list = []
+    real_up = slurm_nodes.Net.up
+
+    def up(net, nodes):   # what the start made, to look for afterwards
+        made.append(net)
+        real_up(net, nodes)
+    monkeypatch.setattr(slurm_nodes.Net, "up", up)
+    with pytest.raises(slurm.Unavailable, match="slurmctld"):
+        slurm_nodes.start()
+    assert len(made) == 1 and not made[0].leftovers() and not made[0].made
+    assert {p.name for p in Path("/tmp").glob("h5dlio-nodes-*")} == before
+    assert not roots[0].exists()
+    assert not [d.name for d in Path("/proc").iterdir() if d.name.isdigit() and str(roots[0]) in _cmd(d)]
+
+
+def _cmd(d: Path) -> str:
+    try:
+        return (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def _harness(env: dict, tmp: Path, name: str, ranks: int, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp / f"{name}.last-run"
     argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d", "--scale", "tiny", "--ranks", str(ranks),
