@@ -1,6 +1,7 @@
 """Timing profile (no profiler): each side's own measurements of a training launch, repeated REPEAT times
 (steps timing, timing-2, ...) -> tables/timing.json, one entry per repetition and side. Its numbers are reported by
-validate's runtime.* rows, not judged: it has no checks of its own."""
+validate's runtime.* rows, not judged: it has no checks of its own; its "nodes" (which rank ran on which node, what each
+node's local rank 0 reported) are judged by validate's nodes.* rows."""
 from __future__ import annotations
 
 import json
@@ -78,8 +79,32 @@ def mlperf_dlio(metric: dict, per_epoch: dict) -> dict | None:
     return out
 
 
+def nodes_dlio(outdir: Path, summ: dict) -> dict | None:
+    """Which node each DLIO rank ran on: the hostname in its <rank>_output.json (2.0.0 utils/statscounter.py:373-375,
+    3.x :507), and what summary.json says per node — num_hosts (size // ranks per node, 2.0.0 :60) and host_memory_GB
+    (one entry per node, given by the node's local rank 0: 2.0.0 :93-97, 3.x :97-103). None without rank files."""
+    hosts = {}
+    for f in outdir.glob("*_output.json"):
+        if f.name.split("_", 1)[0].isdigit():
+            hosts[int(f.name.split("_", 1)[0])] = json.loads(f.read_text()).get("hostname")
+    if not hosts:
+        return None
+    return {"rank_host": [hosts.get(r) for r in range(max(hosts) + 1)], "num_hosts": summ.get("num_hosts"),
+            "host_memory_GiB": summ.get("host_memory_GB")}
+
+
+def nodes_kernel(s: dict) -> dict | None:
+    """The same from the kernel's output.json "nodes" (None from a kernel without it)."""
+    n = s.get("nodes")
+    if not n:
+        return None
+    return {"rank_host": n["rank_host"], "num_hosts": n["count"],
+            "host_memory_GiB": [p["host_memory_GiB"] for p in n["per_node"]]}
+
+
 def parse(outdir: Path, side: str) -> dict:
-    """In-program time of each training epoch (and evaluation, and checkpoint) as the program itself reports it."""
+    """In-program time of each training epoch (and evaluation, and checkpoint) as the program itself reports it, and
+    the nodes the ranks ran on."""
     if side == "kernel":
         s = json.loads((outdir / "output.json").read_text())
         tr = s.get("train", {}).get("epochs", [])
@@ -88,7 +113,7 @@ def parse(outdir: Path, side: str) -> dict:
                 "au_percent": s.get("train", {}).get("au_mean_percent"),
                 "throughput_samples_per_s": s.get("train", {}).get("throughput_mean_samples_per_s"),
                 "wall_s_in_program": s.get("wall_s"), "checkpoints": checkpoints(outdir.parent, side, s, None),
-                "mlperf": s.get("mlperf")}
+                "mlperf": s.get("mlperf"), "nodes": nodes_kernel(s)}
     stats = outdir / "per_epoch_stats.json"
     if not stats.exists():  # DLIO >= 2.0.1 writes one per rank: <rank>_per_epoch_stats.json
         stats = outdir / "0_per_epoch_stats.json"
@@ -101,7 +126,8 @@ def parse(outdir: Path, side: str) -> dict:
     return {"train_epoch_s": train, "eval_s": evals, "au_percent": m.get("train_au_mean_percentage"),
             "throughput_samples_per_s": m.get("train_throughput_mean_samples_per_second"),
             "wall_s_in_program": None, "checkpoints": checkpoints(outdir.parent, side, None, per),
-            "mlperf": mlperf_dlio(m, per) or mlperf_train_dlio(summ, _hydra_config(outdir))}
+            "mlperf": mlperf_dlio(m, per) or mlperf_train_dlio(summ, _hydra_config(outdir)),
+            "nodes": nodes_dlio(outdir, summ)}
 
 
 def _hydra_config(outdir: Path) -> dict | None:

@@ -104,6 +104,7 @@ FAMILIES = {
     "dlio": "which kernel entry stands for the installed DLIO, from what it was seen to do",
     "steps": "every launch exited 0",
     "dataset": "the generated files: names, datasets, shapes, dtypes, layout; each side reads the other's",
+    "nodes": "each side's ranks on the same nodes, and what each node's local rank 0 reported",
     "logvfd": "HDF5 reads of each file open, in order where DLIO's order is deterministic (Log VFD)",
     "counts": "opens, reads and bytes per rank, and the checkpoint files, against the analytic model",
     "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",

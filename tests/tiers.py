@@ -32,7 +32,7 @@ TIER_MARKERS = ("dlio", "darshan", "slurm", "browser", "latex")   # what a test 
 CACHE = Path(os.environ.get("H5DLIO_CACHE") or Path.home() / ".cache" / "h5dlio")
 DLIO_ENV = ("H5DLIO_DLIO_VENV", "H5DLIO_DLIO_VENV_MPI", "H5DLIO_MLPERF_DLIO_VENV", "H5DLIO_DLIO3_VENV",
             "H5DLIO_DLIO3_MLPS_VENV")
-FIXTURES = {"dlio_venv": "dlio", "chromium": "browser", "cluster": "slurm"}
+FIXTURES = {"dlio_venv": "dlio", "chromium": "browser", "cluster": "slurm", "nodes": "slurm"}
 ENV = {**{k: "dlio" for k in DLIO_ENV}, "H5DLIO_CHROMIUM": "browser"}
 PROGRAMS = {
     "browser": {"chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell"},

@@ -2,7 +2,7 @@
 with every profile's checks (profiles.registry(): each profile says what it compares) over a run directory. Each
 check is a function of the run returning its rows {name, status, expected, observed, detail, required}; a table a
 check derives (tables/files-<profile>.json) is handed to run.put_table and stored by one writer after the checks.
-Names start with what they use: steps., dataset., dlio., logvfd., counts., dftracer., darshan., similarity,
+Names start with what they use: steps., dataset., dlio., logvfd., counts., dftracer., darshan., nodes., similarity,
 runtime."""
 from __future__ import annotations
 
@@ -205,6 +205,47 @@ def checkpoint_io_mismatches(want: dict[str, dict], got: dict[str, dict]) -> lis
     return bad
 
 
+def _partition(hosts: list) -> list[int]:
+    """Each rank's node as an index in the order the nodes first appear: the placement, whatever the nodes' names."""
+    seen: dict = {}
+    return [seen.setdefault(h, len(seen)) for h in hosts]
+
+
+def _placement_row(d: dict, k: dict) -> dict:
+    dp, kp = _partition(d["rank_host"]), _partition(k["rank_host"])
+    shown = f"DLIO {d['rank_host']}, kernel {k['rank_host']}"
+    if dp != kp or d.get("num_hosts") != k["num_hosts"]:
+        bad = next((r for r, (a, b) in enumerate(zip(dp, kp, strict=False)) if a != b), min(len(dp), len(kp)))
+        return result("nodes.placement", FAIL, dp, kp, f"the ranks ran on other nodes: from rank {bad} ({shown}; "
+                      f"num_hosts DLIO {d.get('num_hosts')}, kernel {k['num_hosts']})")
+    return result("nodes.placement", PASS, dp, kp, f"{k['num_hosts']} node(s), the same ranks on each ({shown})")
+
+
+def _local_rank_0_row(d: dict, k: dict) -> dict:
+    dm, km = d.get("host_memory_GiB"), k["host_memory_GiB"]
+    if dm is None:
+        return result("nodes.local_rank_0", SKIP, detail="DLIO's summary.json has no host_memory_GB")
+    if len(dm) != len(km) or any(abs(a - b) > 1e-3 * max(abs(a), 1.0) for a, b in zip(dm, km, strict=True)):
+        return result("nodes.local_rank_0", FAIL, dm, km, "what each node's local rank 0 reported (its MemTotal, "
+                      f"GiB) differs: DLIO {dm}, kernel {km}")
+    return result("nodes.local_rank_0", PASS, dm, km, f"one entry per node from its local rank 0, equal ({km} GiB)")
+
+
+def check_nodes(run: Run) -> list[dict]:
+    """The timing launch of each side ran the same ranks on the same nodes (compared as a partition: two launches
+    may get other nodes of a cluster), and what DLIO's summary lists per node, from each node's local rank 0
+    (host_memory_GB), the kernel lists the same (output.json "nodes"). DLIO 2.0.0 does nothing else per node: no
+    I/O by local rank 0, no node-local path (3.x's drop_caches is by global rank 0, main.py:742)."""
+    t = run.table("timing.json") or {}
+    d = next((r.get("nodes") for r in t.get("dlio", []) if r.get("nodes")), None)
+    k = next((r.get("nodes") for r in t.get("kernel", []) if r.get("nodes")), None)
+    if not d or not k:
+        why = "no timing launch of a side" if not t.get("dlio") or not t.get("kernel") else \
+            f"no per-rank hostnames from {'DLIO (<rank>_output.json)' if not d else 'the kernel (output.json nodes)'}"
+        return [result("nodes.placement", SKIP, detail=why), result("nodes.local_rank_0", SKIP, detail=why)]
+    return [_placement_row(d, k), _local_rank_0_row(d, k)]
+
+
 def _stats(xs: list[float]) -> dict:
     n = len(xs)
     m = sum(xs) / n
@@ -244,7 +285,7 @@ def check_runtime(run: Run) -> list[dict]:
 def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
-    return [check_dlio_version, check_steps, check_dataset, check_checkpoints, check_checkpoint_io,
+    return [check_dlio_version, check_steps, check_dataset, check_checkpoints, check_checkpoint_io, check_nodes,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 

@@ -634,28 +634,6 @@ static void json_mlperf(sb_t *b, const results_t *r, const ckpt_res_t *k)
                           : "false");
 }
 
-/* The hosts of the job and the memory of the first one, as DLIO 3.x's summary.json has them (statscounter.py:58-59,
- * :97-103: num_hosts = the MPI nodes, host_memory_GB[node] = psutil's total memory, i.e. /proc/meminfo's MemTotal).
- * Collective. mem_gib: NAN where there is no /proc/meminfo. */
-static void gather_hosts(double *nhosts, double *mem_gib)
-{
-    MPI_Comm node;
-    int lr = 0;
-    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    MPI_CHECK(MPI_Comm_rank(node, &lr));
-    MPI_CHECK(MPI_Comm_free(&node));
-    double one = lr == 0, kb = NAN;
-    MPI_CHECK(MPI_Allreduce(&one, nhosts, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    *mem_gib = kb / (1024.0 * 1024.0);
-}
-
 /* What MLPerf Storage would report for a training launch of DLIO 3.x, computed as DLIO 3.x computes its summary.json
  * (utils/statscounter.py): per rank and epoch AU = compute of steps 2.. / (end - start - proc[0]) and throughput =
  * (steps - 1) / (end - start - proc[0]) x batch (:440-470, the first step excluded: config.py:142-143; one block per
@@ -787,14 +765,114 @@ static void csv_header(sb_t *csv, const results_t *r)
     sb_printf(csv, "vol connector, \"%s\",\n", r->vol->stack); /* HDF5's answer (vol_probe), not the request */
 }
 
-/* The human summary on stdout: a line for the job, the generation, each phase, the prefetcher (pf_line, NULL: none)
- * and the checkpoints; where the results are. */
-static void print_summary(const results_t *r, const phase_t *ps, const double gen[NGM], const char *pf_line,
-                          const ckpt_res_t *ck)
+/* The job's nodes as DLIO sees them: the ranks that share memory (MPI_COMM_TYPE_SHARED) are one node, and the rank of
+ * each in that communicator its local rank (DLIO 2.0.0 utils/utility.py:137-141; 3.x utils/utility.py:245-248). The
+ * local rank 0 of each node gives the node's memory: psutil's total memory, i.e. /proc/meminfo's MemTotal, in GiB
+ * (2.0.0 utils/statscounter.py:93-97 host_memory_GB[node]; 3.x :97-103). Rank 0 gets every rank's hostname and local
+ * rank (NULL on the others): output.json's "nodes" and the summary's nodes line. */
+typedef struct {
+    double nhosts;  /* DLIO 3.x's num_hosts: the local rank 0s */
+    double mem_gib; /* this rank's MemTotal in GiB, NAN where there is no /proc/meminfo */
+    char *names;    /* rank 0: nranks x NODE_NAME bytes, each rank's gethostname */
+    int *local;     /* rank 0: each rank's local rank */
+    double *mem;    /* rank 0: each rank's mem_gib */
+} nodes_t;
+#define NODE_NAME 64
+
+/* Collective. */
+static nodes_t gather_nodes(const results_t *r)
+{
+    nodes_t nodes = {0}, *n = &nodes;
+    MPI_Comm node;
+    int lr = 0;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_rank(node, &lr));
+    MPI_CHECK(MPI_Comm_free(&node));
+    double one = lr == 0, kb = NAN;
+    MPI_CHECK(MPI_Allreduce(&one, &n->nhosts, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    n->mem_gib = kb / (1024.0 * 1024.0);
+    char host[NODE_NAME] = "unknown";
+    gethostname(host, sizeof host - 1);
+    host[NODE_NAME - 1] = 0;
+    int root = r->rank == 0;
+    size_t nr = (size_t)r->nranks;
+    n->names = root ? xcalloc(nr, NODE_NAME, "the ranks' hostnames") : NULL;
+    n->local = root ? xcalloc(nr, sizeof *n->local, "the ranks' local ranks") : NULL;
+    n->mem = root ? xcalloc(nr, sizeof *n->mem, "the ranks' memory") : NULL;
+    MPI_CHECK(MPI_Gather(host, NODE_NAME, MPI_CHAR, n->names, NODE_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Gather(&lr, 1, MPI_INT, n->local, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Gather(&n->mem_gib, 1, MPI_DOUBLE, n->mem, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    return nodes;
+}
+
+static void nodes_free(nodes_t *n)
+{
+    free(n->names);
+    free(n->local);
+    free(n->mem);
+}
+
+/* output.json's "nodes" (rank 0): each rank's host and local rank, then each node in the order of its local rank 0:
+ * its host, its ranks, the rank that is its local rank 0, and that rank's memory (what DLIO's summary lists per node) */
+static void json_nodes(sb_t *b, const nodes_t *n, int nranks)
+{
+    sb_printf(b, ",\n  \"nodes\": {\"count\": %.0f, \"rank_host\": [", n->nhosts);
+    for (int q = 0; q < nranks; q++) {
+        sb_printf(b, "%s", q ? ", " : "");
+        sb_json_str(b, n->names + (size_t)q * NODE_NAME);
+    }
+    sb_printf(b, "], \"local_rank\": [");
+    for (int q = 0; q < nranks; q++) sb_printf(b, "%s%d", q ? ", " : "", n->local[q]);
+    sb_printf(b, "], \"per_node\": [");
+    for (int q = 0, k = 0; q < nranks; q++) {
+        if (n->local[q] != 0)
+            continue;
+        const char *h = n->names + (size_t)q * NODE_NAME;
+        sb_printf(b, "%s{\"host\": ", k++ ? ", " : "");
+        sb_json_str(b, h);
+        sb_printf(b, ", \"local_rank_0\": %d, \"ranks\": [", q);
+        for (int p = 0, m = 0; p < nranks; p++)
+            if (!strcmp(h, n->names + (size_t)p * NODE_NAME))
+                sb_printf(b, "%s%d", m++ ? ", " : "", p);
+        sb_printf(b, "], \"host_memory_GiB\": ");
+        json_num(b, "%.9g", n->mem[q]);
+        sb_printf(b, "}");
+    }
+    sb_printf(b, "]}");
+}
+
+/* The summary's nodes line: "nodes: 2 (h5dlio-n1: rank 0; h5dlio-n2: rank 1)", the ranks of each node in a list */
+static void print_nodes(const nodes_t *n, int nranks)
+{
+    printf("  nodes     %.0f (", n->nhosts);
+    for (int q = 0, k = 0; q < nranks; q++) {
+        if (n->local[q] != 0)
+            continue;
+        const char *h = n->names + (size_t)q * NODE_NAME;
+        printf("%s%s: rank", k++ ? "; " : "", h);
+        for (int p = 0, m = 0; p < nranks; p++)
+            if (!strcmp(h, n->names + (size_t)p * NODE_NAME))
+                printf("%s %d", m++ ? "," : "", p);
+    }
+    printf(")\n");
+}
+
+/* The human summary on stdout: a line for the job, its nodes, the generation, each phase, the prefetcher (pf_line,
+ * NULL: none) and the checkpoints; where the results are. */
+static void print_summary(const results_t *r, const nodes_t *nodes, const phase_t *ps, const double gen[NGM],
+                          const char *pf_line, const ckpt_res_t *ck)
 {
     const config_t *c = r->cfg;
     printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, VOL %s, %.3f s wall\n", r->nranks,
            (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
+    print_nodes(nodes, r->nranks);
     if (r->did_gen)
         stdout_gen(gen);
     for (int k = 0; k < NPHASES; k++) {
@@ -828,8 +906,8 @@ static void print_summary(const results_t *r, const phase_t *ps, const double ge
 }
 
 /* output.json's header: versions, MPI library, a mutant first, the VOL stack, host, ranks, wall time, the resolved
- * configuration */
-static void json_header(sb_t *js, const results_t *r)
+ * configuration, the nodes */
+static void json_header(sb_t *js, const results_t *r, const nodes_t *nodes)
 {
     const config_t *c = r->cfg;
     char host[256] = "unknown";
@@ -858,6 +936,7 @@ static void json_header(sb_t *js, const results_t *r)
     sb_printf(js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
               (long long)c->read_threads, r->wall_s, cj);
     free(cj);
+    json_nodes(js, nodes, r->nranks);
 }
 
 int report_write(const results_t *r)
@@ -871,8 +950,7 @@ int report_write(const results_t *r)
     gather_prewarm(r, pw);
     ckpt_res_t ck;
     gather_ckpt(r, &ck);
-    double nhosts = 1, mem_gib = NAN;
-    gather_hosts(&nhosts, &mem_gib); /* collective */
+    nodes_t nodes = gather_nodes(r); /* collective */
     char pf_line[512];
     char *pf = r->runner ? prefetch_report(r->runner, pf_line, sizeof pf_line) : NULL; /* collective */
     if (r->rank != 0)
@@ -899,7 +977,7 @@ int report_write(const results_t *r)
 
     /* JSON summary: SI base units; DLIO's metrics under their own names */
     sb_t js = {0};
-    json_header(&js, r);
+    json_header(&js, r, &nodes);
     if (r->did_gen)
         json_gen(&js, gen);
     for (int k = 0; k < NPHASES; k++)
@@ -911,7 +989,7 @@ int report_write(const results_t *r)
         json_mlperf(&js, r, &ck);
     const dlio_entry_t *de = dlio_entry(c->dlio_entry);
     if (c->train && ps[PH_TRAIN].n && de && de->checkpoint_rules == 3)
-        json_mlperf_train(&js, &ps[PH_TRAIN], c, nhosts, mem_gib);
+        json_mlperf_train(&js, &ps[PH_TRAIN], c, nodes.nhosts, nodes.mem_gib);
     if (pw[W_N] > 0)
         sb_printf(&js,
                   ",\n  \"prewarm\": {\"prewarms\": %.0f, \"samples\": %.0f, \"opens\": %.0f, \"reads\": %.0f, "
@@ -931,7 +1009,8 @@ int report_write(const results_t *r)
         free(rk.s);
     }
     if (!c->quiet)
-        print_summary(r, ps, gen, pf ? pf_line : NULL, &ck);
+        print_summary(r, &nodes, ps, gen, pf ? pf_line : NULL, &ck);
+    nodes_free(&nodes);
     free(pf);
     free(csv.s);
     free(js.s);
