@@ -218,6 +218,11 @@ HEAD = ["files/s generated", "kernel opens/s (epoch)", "hdf5 loop opens/s", "pos
         "kernel peak RSS KiB"]
 
 
+def _load1(sec: dict, when: str) -> str:
+    v = (sec.get("load") or {}).get(when, {}).get("load1")
+    return f"{v:.1f}" if isinstance(v, int | float) else "?"
+
+
 def markdown(sec: dict) -> list[str]:
     from bench.perf.report import table
     p = sec["preset"]
@@ -227,8 +232,8 @@ def markdown(sec: dict) -> list[str]:
          "`build/h5dlio-limits` over the same files and ranks (`hdf5`: H5Fopen, H5Dopen, H5Dread, close; `posix`: "
          "open, read, close). Epoch rates include DLIO's barrier after every step, which the loops do not have; "
          "the I/O-path ratio compares a rank's time inside opens, reads and closes alone. "
-         f"Goal: kernel >= {GOAL_HDF5:.0%} of the hdf5 loop. Load (1-min): {sec['load']['before'].get('load1', '?')} "
-         f"before, {sec['load']['after'].get('load1', '?')} after.", ""]
+         f"Goal: kernel >= {GOAL_HDF5:.0%} of the hdf5 loop. Load (1-min): {_load1(sec, 'before')} before, "
+         f"{_load1(sec, 'after')} after.", ""]
     L += ["By file count (flat folder):", "", table(["files", *HEAD], _rows(sec["files"], "files")), ""]
     sl = sec.get("slopes") or {}
     L += ["Slopes of log(time) against log(files) (1.0 = linear): " + ", ".join(
