@@ -81,3 +81,15 @@ def test_the_loops_refuse_bad_input_by_name(tmp_path, limits):
     p = subprocess.run([*MPI, "1", str(limits), "--mode", "hdf5", "--list", str(listing)], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 1 and "gone.hdf5" in p.stderr
+
+
+def test_the_committed_results_md_is_what_results_json_renders_to():
+    from bench.perf import report
+    res_dir = REPO / "bench" / "results" / "2026-11-27-scale"
+    res = json.loads((res_dir / "results.json").read_text())
+    assert (res_dir / "scale.png").exists()
+    assert report.markdown(res, {"scale": "scale.png"}) == (res_dir / "results.md").read_text()
+    pts = res["sections"]["scale"]["files"]
+    assert [p["files"] for p in pts] == [1000, 10000, 100000]
+    # each loop read every file it was given, in every repetition
+    assert all(r["files"] == p["files"] for p in pts for side in ("hdf5", "posix") for r in p["runs"][side])
