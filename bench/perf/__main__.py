@@ -27,6 +27,7 @@ from bench.perf import (
     profilers,
     readpath,
     report,
+    scale,
     scaling,
     validation,
     vol,
@@ -36,7 +37,8 @@ from common.fileio import write_json_atomic
 
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
-            "mlperf": mlperf, "vol": vol, "validation": validation, "mlperf3": mlperf3}
+            "mlperf": mlperf, "vol": vol, "validation": validation, "mlperf3": mlperf3,
+            "scale": scale}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -68,6 +70,9 @@ PRESETS = {
         "vol": {"files": 8, "samples_per_file": 4, "record_length": 64 * 1024, "batch_size": 2, "epochs": 1,
                 "ranks": [2], "compute": [0.0, 0.01], "repeat": 1, "cold": False},
         "validation": {"files": [1000], "mem_limit": 4 * 2**30},
+        "scale": {"files": [100, 400], "ranks_files": 1, "record_length": 4096, "repeat": 1, "once_from": 10**6,
+                  "hier": {"files": 400, "subfolders": [0, 10]}, "ranks": [1, 2, 4], "ranks_n": 400,
+                  "dlio_files": [], "dlio_ranks": 2, "dlio_timeout": 900},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -113,6 +118,13 @@ PRESETS = {
         # MLPerf Storage v3.0 on DLIO 3.x (f6796ed): a unet3d_b200 epoch and the llama3_8b_v3 checkpoint cycle, DLIO
         # against the kernel against dd, 2 interleaved repetitions (6 DLIO launches)
         "mlperf3": {"epoch_scale": "tiny_odirect", "ckpt_scale": "tiny", "ranks": 2, "repeat": 2},
+        # issue 26 item 6: one-sample 4 KiB files, 10^3..10^5 (10^5 measured once) read by 1 rank (the loops' process
+        # count; no step barrier to wait at), MLPerf unet3d's 14 sub-folders and a deeper tree against flat, ranks
+        # 1..64 at 2,000 files (each rank's split), DLIO 2.0.0 at 10^3 and 5 x 10^3
+        "scale": {"files": [1000, 10000, 100000], "ranks_files": 1, "record_length": 4096, "repeat": 2,
+                  "once_from": 10**5, "hier": {"files": 10000, "subfolders": [0, 14, 100]},
+                  "ranks": [1, 2, 4, 8, 16, 32, 64], "ranks_n": 2000, "dlio_files": [1000, 5000], "dlio_ranks": 2,
+                  "dlio_timeout": 3600},
     },
 }
 

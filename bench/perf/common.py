@@ -105,6 +105,24 @@ def can_drop_caches() -> bool:
     return os.access("/proc/sys/vm/drop_caches", os.W_OK)
 
 
+def cached_dlio_venv(env_var: str, prefix: str, revision: str) -> Path | None:
+    """$env_var, or a finished venv scripts/deps-dlio.sh made in the cache (`<prefix>-*`, wheel h5py) for a DLIO
+    source revision starting with `revision`."""
+    env = os.environ.get(env_var)
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("H5DLIO_CACHE", Path.home() / ".cache" / "h5dlio"))
+    for v in sorted(cache.glob(f"{prefix}-*")):
+        try:
+            meta = json.loads((v / ".h5dlio-dlio.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if (v / ".h5dlio-complete").exists() and meta.get("h5py") == "wheel" and \
+                str(meta.get("revision", "")).startswith(revision):
+            return v
+    return None
+
+
 # ---------- launching ----------
 def run(argv: list[str], where: Path, timeout: float = 1800, env: dict | None = None) -> dict:
     """One launch: argv list, copied env, timeout; stdout/stderr to files in `where`; wall time measured here."""

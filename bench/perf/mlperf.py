@@ -11,7 +11,6 @@ may come from memory on both sides."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from datetime import datetime
@@ -19,7 +18,17 @@ from pathlib import Path
 
 import yaml
 
-from bench.perf.common import BenchError, Context, kernel, load_snapshot, ratio, run, summary, wait_for_quiet
+from bench.perf.common import (
+    BenchError,
+    Context,
+    cached_dlio_venv,
+    kernel,
+    load_snapshot,
+    ratio,
+    run,
+    summary,
+    wait_for_quiet,
+)
 from validate.model import checkpoint_files_v2
 
 REVISION = "392621b"
@@ -28,19 +37,7 @@ RULE_S = 30.0   # MLPerf Storage v2.0: the read phase starts within 30 s of the 
 
 def mlperf_venv() -> Path | None:
     """H5DLIO_MLPERF_DLIO_VENV, or the venv scripts/deps-dlio.sh made for 392621b (wheel h5py) in the cache."""
-    env = os.environ.get("H5DLIO_MLPERF_DLIO_VENV")
-    if env:
-        return Path(env)
-    cache = Path(os.environ.get("H5DLIO_CACHE", Path.home() / ".cache" / "h5dlio"))
-    for v in sorted(cache.glob("dlio-2.0.0-52-*")):
-        try:
-            meta = json.loads((v / ".h5dlio-dlio.json").read_text())
-        except (OSError, ValueError):
-            continue
-        if (v / ".h5dlio-complete").exists() and meta.get("h5py") == "wheel" and \
-                str(meta.get("revision", "")).startswith(REVISION):
-            return v
-    return None
+    return cached_dlio_venv("H5DLIO_MLPERF_DLIO_VENV", "dlio-2.0.0-52", REVISION)
 
 
 def _workload(ctx: Context, venv: Path, scale: str) -> tuple[Path, dict]:

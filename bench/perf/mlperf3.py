@@ -25,7 +25,17 @@ from pathlib import Path
 
 import yaml
 
-from bench.perf.common import BenchError, Context, kernel, load_snapshot, ratio, run, summary, wait_for_quiet
+from bench.perf.common import (
+    BenchError,
+    Context,
+    cached_dlio_venv,
+    kernel,
+    load_snapshot,
+    ratio,
+    run,
+    summary,
+    wait_for_quiet,
+)
 
 REVISION = "f6796ed"
 ENTRY = "3.0.2"
@@ -34,19 +44,7 @@ RULE_S = 30.0  # MLPerf Storage v3.0: the read phase starts within 30 s of the w
 
 def dlio3_venv() -> Path | None:
     """H5DLIO_DLIO3_VENV, or the venv scripts/deps-dlio.sh made for f6796ed (wheel h5py) in the cache."""
-    env = os.environ.get("H5DLIO_DLIO3_VENV")
-    if env:
-        return Path(env)
-    cache = Path(os.environ.get("H5DLIO_CACHE", Path.home() / ".cache" / "h5dlio"))
-    for v in sorted(cache.glob("dlio-3.0.2-*")):
-        try:
-            meta = json.loads((v / ".h5dlio-dlio.json").read_text())
-        except (OSError, ValueError):
-            continue
-        if (v / ".h5dlio-complete").exists() and meta.get("h5py") == "wheel" and \
-                str(meta.get("revision", "")).startswith(REVISION):
-            return v
-    return None
+    return cached_dlio_venv("H5DLIO_DLIO3_VENV", "dlio-3.0.2", REVISION)
 
 
 def odirect_ok(folder: Path) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.perf import plots, validation
+from bench.perf import plots, scale, validation
 
 MIB = 1024 * 1024
 
@@ -55,7 +55,7 @@ def figures(res: dict, out: Path) -> dict:
     made = {}
     draws = {"readpath": plots.readpath, "overhead": plots.overhead, "dlio": plots.dlio_breakdown,
              "generation": plots.generation, "scaling": plots.scaling, "profilers": plots.profilers,
-             "vol": plots.vol, "validation": validation.plot}
+             "vol": plots.vol, "validation": validation.plot, "scale": scale.plot}
     for name, draw in draws.items():
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
@@ -407,6 +407,7 @@ SECTIONS = (
     ("vol", "cases", _vol),
     ("validation", "points", validation.markdown),
     ("mlperf3", "sides", _mlperf3),
+    ("scale", "files", scale.markdown),
 )
 
 
