@@ -147,13 +147,14 @@ def test_validate_runs_a_runtime_profiles_checks_in_its_order(tmp_path, echo):
 
 def test_without_the_profile_the_verdict_is_todays(tmp_path):
     """Same run directory, no runtime profile: the same checks in the same order as the committed verdict (which
-    predates the dlio.version check and the checkpoint checks, skipped here: the run has checkpointing off)."""
+    predates the dlio.version check, the checkpoint checks, skipped here: the run has checkpointing off, and vol.kernel,
+    skipped: its manifest predates the kernel's VOL stack)."""
     rd = tmp_path / "run"
     shutil.copytree(RUN_TINY, rd)
-    later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints"}
+    later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "vol.kernel"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"] in later - {"dlio.version"}} == {
-        "counts.checkpoints": "skip", "dftracer.checkpoints": "skip"}
+        "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "vol.kernel": "skip"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want
