@@ -135,3 +135,21 @@ def test_vol_kernel_fails_naming_the_launch(tmp_path, case, kw, words):
 def test_vol_kernel_skips_a_run_from_before_it():
     [row] = check_vol(SimpleNamespace(manifest={"steps": {}}))
     assert row["status"] == "skip" and "before the harness recorded" in row["detail"]
+
+
+@pytest.mark.parametrize("threadsafe", [True, False])
+def test_darshan_names_why_it_skips_the_vol_kernel(tmp_path, monkeypatch, threadsafe):
+    """Darshan's HDF5 module forwards to the libhdf5 it was built against (the project's, `make darshan`): the vol
+    kernel loads the thread-safe one, so its side is a named skip saying so; another HDF5 keeps the old hint (the
+    control: the thread-safe reason is not given to every mismatch)."""
+    from profiles import darshan
+    ts = tmp_path / "hdf5-ts"
+    (ts / "include").mkdir(parents=True)
+    (ts / "lib").mkdir()
+    (ts / "include" / "H5pubconf.h").write_text("#define H5_HAVE_THREADSAFE 1\n" if threadsafe else "/* none */\n")
+    monkeypatch.setattr(darshan, "linked_hdf5", lambda binary: ts / "lib" / "libhdf5.so.310")
+    monkeypatch.setattr(darshan, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
+    info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": str(tmp_path / "hdf5")}
+    why = darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"]["skip"]
+    assert ("a thread-safe HDF5" in why and "not compared under vol-async" in why) == threadsafe, why
+    assert ("build the kernel with HDF5_DIR=" in why) == (not threadsafe), why
