@@ -69,6 +69,10 @@ def check_resumable(rd: Path) -> str | None:
     wl_missing = [k for k in ("name", "scale", "base", "config", "base_path") if k not in m.get("workload", {})]
     if missing or wl_missing or not isinstance(m["steps"], dict):
         return f"--resume {rd}: manifest.json lacks {missing + ['workload.' + k for k in wl_missing] or ['steps']}"
+    kb = (m.get("vol") or {}).get("kernel_bin")
+    if kb and Path(kb) != KERNEL_BIN:  # the rest of the kernel side must run the same kernel (VOL=async: the vol one)
+        return (f"--resume {rd}: its kernel side ran {kb} (VOL={m['vol'].get('requested')}), this harness "
+                f"{KERNEL_BIN}: resume with H5DLIO_KERNEL_BIN={kb}")
     return None
 
 

@@ -153,3 +153,17 @@ def test_darshan_names_why_it_skips_the_vol_kernel(tmp_path, monkeypatch, thread
     why = darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"]["skip"]
     assert ("a thread-safe HDF5" in why and "not compared under vol-async" in why) == threadsafe, why
     assert ("build the kernel with HDF5_DIR=" in why) == (not threadsafe), why
+
+
+def test_a_run_resumes_only_with_the_kernel_it_ran(tmp_path, monkeypatch):
+    """A VOL=async run's kernel side ran the vol kernel: resuming it with another kernel (build/h5dlio, which cannot
+    load vol-async) is refused naming the one to give; the same kernel resumes."""
+    m = {"workload": {k: "x" for k in ("name", "scale", "base", "config", "base_path")}, "ranks": 2,
+         "launcher": "mpirun", "profiles": [], "kernel_sets": [], "steps": {},
+         "vol": hvol.manifest_block(hvol.stack("async-prefetch"), "/p/lib", tmp_path / "vol-h5dlio")}
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    monkeypatch.setattr(hrun, "KERNEL_BIN", tmp_path / "h5dlio")
+    why = hrun.check_resumable(tmp_path)
+    assert why and f"H5DLIO_KERNEL_BIN={tmp_path / 'vol-h5dlio'}" in why and "VOL=async-prefetch" in why, why
+    monkeypatch.setattr(hrun, "KERNEL_BIN", tmp_path / "vol-h5dlio")
+    assert hrun.check_resumable(tmp_path) is None
