@@ -4,7 +4,8 @@
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, LAUNCHER=mpirun|srun, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
-#   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run).
+#   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
+#   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md).
 SHELL := /bin/bash
 # a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
 .SHELLFLAGS := -o pipefail -c
@@ -46,10 +47,12 @@ LAST_RUN ?= build/.last-run
 RUNS_DIR ?= runs
 HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
   --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
-  $(if $(LAUNCHER),--launcher $(LAUNCHER))
+  $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(VOL),--vol $(VOL))
+# VOL=async, async-prefetch: the kernel built against the thread-safe HDF5 (mk/vol.mk vol-kernel, a prerequisite then)
+VOL_ASYNC := $(filter async async-prefetch,$(VOL))
 define start_run
 rm -f "$(LAST_RUN)"; \
-$(VENV)/bin/python -m harness run $(HARNESS_RUN) --print-run-dir "$(LAST_RUN)"; hrc=$$?; \
+$(if $(VOL_ASYNC),H5DLIO_KERNEL_BIN="$$(cat build/.vol-kernel)") $(VENV)/bin/python -m harness run $(HARNESS_RUN) --print-run-dir "$(LAST_RUN)"; hrc=$$?; \
 case $$hrc in 0|1) ;; *) exit $$hrc;; esac; \
 [ -s "$(LAST_RUN)" ] || { echo "make: the harness (exit $$hrc) named no run directory" >&2; exit 1; }; \
 run="$$(cat "$(LAST_RUN)")"
@@ -109,7 +112,7 @@ test-c: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure
 
 ## every pytest test, all tiers (installs the DLIO venv, Chromium, LaTeX, Slurm, Darshan); MARK=<expr>: one tier
-test-py: build venv dlio-venv chromium latex slurm lmod darshan-for-tests
+test-py: build venv dlio-venv chromium latex slurm lmod darshan-for-tests vol-for-tests
 	@H5DLIO_DARSHAN_PREFIX="$$(cat build/.darshan-prefix 2>/dev/null)" H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs $(if $(MARK),-m "$(MARK)") tests
 

@@ -33,8 +33,10 @@ FAMILIES = {
 }
 NOT_HERE = {
     "dlio3": "needs an MLCommons DLIO 3.x checkout (DLIO=<checkout>), not installed on this machine",
-    "async": "needs vol-async and a kernel built against the thread-safe HDF5 (make vol-deps); DLIO has no async "
-             "reads to compare with: tests/test_vol.py compares a sync and an async kernel run under strace",
+    "async": "needs vol-async, the kernel built against the thread-safe HDF5 and the harness's --vol async-prefetch "
+             "(make vol-kernel), which make mutants does not pass: against DLIO, tests/test_validation_e2e.py kills it "
+             "(logvfd.sequence.rt0.rank0, counts.kernel.logvfd-rt0.rank0); against a sync kernel run, "
+             "tests/test_vol.py",
 }
 
 

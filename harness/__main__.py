@@ -14,6 +14,7 @@ from common.fileio import write_text_atomic
 from common.rundir import MANIFEST, RunDir
 from harness import resources, sweep
 from harness import run as hrun
+from harness import vol as hvol
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
 from profiles import Context, registry
 
@@ -34,6 +35,10 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--runs-dir", type=Path, default=REPO / "runs")
     r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
                    help="extra kernel --set for training launches (negative controls: the run must then fail)")
+    r.add_argument("--vol", default=None, metavar="STACK",
+                   help=f"the kernel side's HDF5 VOL connector stack: {', '.join(hvol.STACKS)} (default native; "
+                        "DLIO's side stays native; async stacks need H5DLIO_KERNEL_BIN at the kernel built against "
+                        "the thread-safe HDF5, `make vol-kernel`; docs/vol.md)")
     r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
     r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
@@ -135,8 +140,11 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
     for s in a.kernel_set:
         if "=" not in s:
             raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+    hvol.refuse_env()
+    vol = hvol.stack(a.vol)
     return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                        timeout=a.timeout, reuse_dlio=a.reuse_dlio, repeat=a.repeat,
+                        vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
+                        repeat=a.repeat,
                         found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
                         skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                         for side, why in sides.items()}},

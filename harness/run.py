@@ -17,6 +17,7 @@ import yaml
 
 from common.proc import command_output
 from common.rundir import RunDir
+from harness import vol as hvol
 from harness.dlio import describe
 from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.paths import KERNEL_BIN, REPO
@@ -42,9 +43,16 @@ class Options:
     dlio_version: str | None = None                    # the kernel entry whose rules the reference DLIO matches
     dlio_keys: dict | None = None                      # {option: the yaml key the probe saw DLIO honour}
     dlio_rules: dict = field(default_factory=dict)     # {rule: what the probe saw the reference DLIO do}
+    vol: hvol.Stack = hvol.STACKS["native"]            # the kernel side's VOL connector stack (VOL=, harness/vol.py)
+    vol_plugins: str = ""                              # its plugin folder (HDF5_PLUGIN_PATH of the kernel's ranks)
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
+
+
+def _in_rank(cfg: dict, read_threads_0: bool) -> bool:
+    """Does the kernel read in its ranks in this launch (read-threads 0)?"""
+    return read_threads_0 or int((cfg.get("reader") or {}).get("read_threads", 1)) == 0
 
 
 def check_resumable(rd: Path) -> str | None:
@@ -61,6 +69,10 @@ def check_resumable(rd: Path) -> str | None:
     wl_missing = [k for k in ("name", "scale", "base", "config", "base_path") if k not in m.get("workload", {})]
     if missing or wl_missing or not isinstance(m["steps"], dict):
         return f"--resume {rd}: manifest.json lacks {missing + ['workload.' + k for k in wl_missing] or ['steps']}"
+    kb = (m.get("vol") or {}).get("kernel_bin")
+    if kb and Path(kb) != KERNEL_BIN:  # the rest of the kernel side must run the same kernel (VOL=async: the vol one)
+        return (f"--resume {rd}: its kernel side ran {kb} (VOL={m['vol'].get('requested')}), this harness "
+                f"{KERNEL_BIN}: resume with H5DLIO_KERNEL_BIN={kb}")
     return None
 
 
@@ -92,33 +104,52 @@ def own_checkpoint_format(dry_run_stdout: str) -> str | None:
     return None
 
 
+def _dry_run(wl: Workload, opt: Options, config: Path, rt0: bool) -> subprocess.CompletedProcess | None:
+    """`h5dlio --dry-run --ranks N` of a training launch as plan() builds it (the VOL connector's sets and plugin
+    folder included: the kernel's dry run probes the stack, so a connector HDF5 cannot set up, or explicit async reads
+    the launch cannot do, is refused here); rt0: its read_threads=0 variant. None: it could not run."""
+    sets = ["generate-data=true", *hvol.kernel_sets(opt.vol, _in_rank(merged_config(wl), rt0)), *opt.kernel_sets] + \
+        (["read-threads=0"] if rt0 else []) + ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else [])
+    argv = kernel_argv(KERNEL_BIN, config, sets, options=["--dry-run", "--ranks", str(opt.ranks)])
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **hvol.kernel_env(opt.vol, opt.vol_plugins,
+                                                                   _in_rank(merged_config(wl), rt0))})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 def precheck(wl: Workload, opt: Options, dlio_side: bool = True) -> str | None:
-    """Validate the workload (and --kernel-set) with the kernel's own validator for opt.ranks ranks, before anything
-    is launched or written: `h5dlio --dry-run --ranks N`, one process, no I/O. Returns the kernel's message when it
-    refuses the workload (exit 2), or, with dlio_side, when it says the emulated DLIO release cannot run this shape
+    """Validate the workload (and --kernel-set, and the VOL stack) with the kernel's own validator for opt.ranks
+    ranks, before anything is launched or written: `h5dlio --dry-run --ranks N`, one process, no I/O (with explicit
+    async reads and reader processes, once more as the read_threads=0 launches run). Returns the kernel's message when
+    it refuses the workload (exit 2), or, with dlio_side, when it says the emulated DLIO release cannot run this shape
     (DLIO 2.0.0 crashes on some ranks and hangs on the others: no comparison can come of it); None when it accepts it
     or cannot tell (any other failure: the run will say)."""
     import tempfile
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="h5dlio-precheck-") as f:
         f.write(yaml.safe_dump(merged_config(wl), sort_keys=False))
         f.flush()
-        argv = kernel_argv(KERNEL_BIN, Path(f.name), ["generate-data=true", *opt.kernel_sets] +
-                           ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []),
-                           options=["--dry-run", "--ranks", str(opt.ranks)])
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired):
+        variants = [False] + ([True] if opt.vol.prefetch and not _in_rank(merged_config(wl), False) else [])
+        for rt0 in variants:
+            p = _dry_run(wl, opt, Path(f.name), rt0)
+            if p is None:
+                return None
+            if p.returncode == 2:
+                break
+            if p.returncode != 0:
+                return None
+            own = own_checkpoint_format(p.stdout) if dlio_side and not rt0 else None
+            if own:
+                return f"workload {wl.name} ({wl.scale}): {own}"
+            shape = DLIO_CANNOT_RUN.search(p.stderr) if dlio_side and not rt0 else None
+            if shape:
+                return f"workload {wl.name} ({wl.scale}) at {opt.ranks} ranks (RANKS): {shape.group(1)}"
+        else:
             return None
-    own = own_checkpoint_format(p.stdout) if dlio_side and p.returncode == 0 else None
-    if own:
-        return f"workload {wl.name} ({wl.scale}): {own}"
-    shape = DLIO_CANNOT_RUN.search(p.stderr) if dlio_side and p.returncode == 0 else None
-    if shape:
-        return f"workload {wl.name} ({wl.scale}) at {opt.ranks} ranks (RANKS): {shape.group(1)}"
-    if p.returncode != 2:
-        return None
     msg = " ".join(ln.removeprefix("h5dlio: error: ") for ln in p.stderr.splitlines() if ln.startswith("h5dlio:"))
-    return f"workload {wl.name} ({wl.scale}) refused by the kernel for {opt.ranks} ranks: " + \
+    return f"workload {wl.name} ({wl.scale}) refused by the kernel for {opt.ranks} ranks" + \
+        (f" (VOL={opt.vol.name}, its read_threads=0 launches)" if rt0 else "") + ": " + \
         (msg.replace(f.name, "workload") or p.stderr.strip()[-500:])
 
 
@@ -195,17 +226,21 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
             wd = rd / side / spec.step
             gen = prof is None
             src = data[side] if spec.data == "own" else data[OTHER[side]]
+            lenv = {}
             if side == "kernel":
                 sets = ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []) + \
                     kernel_sets(src, wd / "out", gen, spec.read_threads_0, checkpoint_dir(wd)) + \
+                    ([] if gen else hvol.kernel_sets(opt.vol, _in_rank(wl.config, spec.read_threads_0))) + \
                     ([] if gen else opt.kernel_sets)
                 base = kernel_argv(KERNEL_BIN, rd / "workload.yaml", sets)
+                in_rank = _in_rank(wl.config, spec.read_threads_0)
+                lenv = {} if gen else hvol.kernel_env(opt.vol, opt.vol_plugins, in_rank)
             else:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),
                         f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0,
                                                                        shape.reads_data)
-            w = Wrapped(base, {}) if prof is None else \
-                prof.wrap(Launch(side, spec.step, base, {}, wd, src, opt.found.get(prof.name, {})))
+            w = Wrapped(base, lenv) if prof is None else \
+                prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {})))
             env = w.env
             if side == "dlio" and "DFTRACER_ENABLE" not in env:
                 # pydftracer 1.0.2 (DLIO 2.0.0's dependency) is ON unless DFTRACER_ENABLE=0: its Python-level
@@ -231,6 +266,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
+            "vol": hvol.manifest_block(opt.vol, opt.vol_plugins, KERNEL_BIN),
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
@@ -278,10 +314,38 @@ def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
         except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
             errors[name] = f"{type(e).__name__}: {e}"
     m["collect_errors"] = errors
+    m.setdefault("vol", hvol.manifest_block(hvol.STACKS["native"], "", KERNEL_BIN))["kernel_launches"] = \
+        kernel_vol(rd, m)
     reg = registry()
     for pname, ps in parts.items():
         for table, obj in reg[pname].merge(ps).items():
             rdir.write_table(table, obj)
+
+
+def kernel_vol(rd: Path, m: dict) -> dict:
+    """Per finished kernel launch, the VOL stack its output.json says HDF5 used and its explicit async reads
+    (async_prefetch: mode, training batches), as the kernel reported them (None: no output.json, or a kernel from
+    before the vol block)."""
+    out = {}
+    for name, rec in sorted(m["steps"].items()):
+        side, step = name.split(".", 1)
+        if side != "kernel" or rec.get("status") != "ok":
+            continue
+        f = Path(rec["workdir"]) / "out" / "output.json"
+        try:
+            o = json.loads(f.read_text())
+        except (OSError, ValueError):
+            out[step] = None
+            continue
+        pf = o.get("async_prefetch")
+        sets = [x for x in rec.get("argv", []) if isinstance(x, str)]
+        asked = {"connector": next((x.split("=", 1)[1] for x in sets if x.startswith("vol-connector=")), "native"),
+                 "prefetch": "vol-async-prefetch=true" in sets}
+        vol = o.get("vol") or {}
+        out[step] = {"asked": asked, "stack": vol.get("stack"), "selected_by": vol.get("selected_by"),
+                     "async_prefetch": {"mode": pf.get("mode"), "train_batches": (pf.get("train") or {}).get("batches")}
+                     if pf else None, "mutant": o.get("mutant")}
+    return out
 
 
 def _collect_dataset(rdir: RunDir, side: str, dlio_venv: Path) -> None:
@@ -302,6 +366,8 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         opt.dlio_version = (m.get("dlio") or {}).get("entry") or opt.dlio_version
         opt.dlio_rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or opt.dlio_rules
         opt.repeat = m.get("repeat", 1)
+        vol = m.get("vol") or {}
+        opt.vol, opt.vol_plugins = hvol.stack(vol.get("requested")), vol.get("plugin_path", "")
     else:
         assert wl is not None
         m = prepare(rd, wl, opt, dlio_venv)

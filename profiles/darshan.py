@@ -100,6 +100,15 @@ def h5py_build(dlio_venv: Path) -> dict:
     return {"mpi": out[0] == "True", "hdf5": next((x for x in libs if x is not None), None)}
 
 
+def _threadsafe(libhdf5: Path) -> bool:
+    """Is this libhdf5 a thread-safe build (its install's include/H5pubconf.h defines H5_HAVE_THREADSAFE)?"""
+    try:
+        conf = (libhdf5.parent.parent / "include" / "H5pubconf.h").read_text(errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^#\s*define H5_HAVE_THREADSAFE 1", conf, re.M) is not None
+
+
 def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
     """Per side, what to preload ({"preload": [...]}) or why the side cannot run under this Darshan ({"skip": why}).
     Darshan's HDF5 module wraps H5F/H5D calls and forwards them to the libhdf5 it was built against: a side runs
@@ -113,6 +122,11 @@ def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
     k = linked_hdf5(kernel_bin)
     if k is None:
         out["kernel"] = {"skip": f"cannot tell which libhdf5 {kernel_bin} loads (ldd)"}
+    elif want is not None and k != want and _threadsafe(k):
+        out["kernel"] = {"skip": f"the kernel loads {k}, a thread-safe HDF5 (the kernel of the async VOL connector, "
+                                 f"VOL=async: make vol-kernel), Darshan's HDF5 module was built against {want} (make "
+                                 "darshan builds against the project's own HDF5 only): Darshan is not compared under "
+                                 "vol-async here (docs/vol.md)"}
     elif want is not None and k != want:
         out["kernel"] = {"skip": f"the kernel loads {k}, Darshan's HDF5 module was built against {want}: build the "
                                  f"kernel with HDF5_DIR={info['hdf5_path']}"}

@@ -34,6 +34,7 @@ from reports.tables import (
     similarity_score,
     status_cell,
     value,
+    vol_cell,
 )
 
 MAX_FILE_ROWS = 200
@@ -90,6 +91,8 @@ def workload_section(run: RunData) -> list[Block]:
         # (its probed rules next to the entry's are the dlio.version check's detail, in the checks table)
         info.append(("DLIO reference", value({k: v for k, v in m["dlio"].items()
                                               if not isinstance(v, dict | list)})))
+    if isinstance(m.get("vol"), dict) and m["vol"].get("kernel_launches") is not None:
+        info.append(("kernel VOL connector stack (each launch's output.json)", vol_cell(m["vol"])))
     out.append(Table("tbl-run", ["item", "value"], [[k, value(x)] for k, x in info], "The run (manifest.json)"))
     out.append(Para(f"Both sides ran one merged workload: DLIO's bundled `{wl.get('base')}` overlaid with "
                     f"`reference-configs/{wl.get('name')}.yaml` at scale `{wl.get('scale')}`:"))

@@ -76,6 +76,19 @@ def plain(v) -> str:
     return str(v)
 
 
+def vol_cell(vol: dict) -> str:
+    """The kernel side's VOL connector stacks as its launches reported them (manifest vol.kernel_launches, collected
+    from each output.json), grouped: "async > native: timing, logvfd (explicit async reads: logvfd-rt0); native:
+    generate", then what was asked (VOL=) and DLIO's side."""
+    by: dict[str, list[str]] = {}
+    for step, got in (vol.get("kernel_launches") or {}).items():
+        by.setdefault(" > ".join((got or {}).get("stack") or ["not reported"]), []).append(step)
+    explicit = [s for s, g in (vol.get("kernel_launches") or {}).items() if g and g.get("async_prefetch")]
+    parts = [f"{stack}: {', '.join(steps)}" for stack, steps in by.items()]
+    return "; ".join(parts) + (f" (explicit async reads: {', '.join(explicit)})" if explicit else "") + \
+        f"; asked VOL={vol.get('requested', 'native')}; DLIO: {vol.get('dlio', 'native')}"
+
+
 def status_cell(status: str) -> str:
     return {"pass": "PASS", "fail": "FAIL", "skip": "skip"}.get(status, status)
 

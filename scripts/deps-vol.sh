@@ -20,6 +20,18 @@ grep -Eq '^# *define H5_HAVE_THREADSAFE 1' "$hdf5/include/H5pubconf.h" 2>/dev/nu
   { echo "deps-vol: error: HDF5_TS_PREFIX=$hdf5 is not a thread-safe HDF5 (no H5_HAVE_THREADSAFE in include/H5pubconf.h)" >&2; exit 2; }
 grep -Eq '^# *define H5_HAVE_PARALLEL 1' "$hdf5/include/H5pubconf.h" ||
   { echo "deps-vol: error: HDF5_TS_PREFIX=$hdf5 is not a parallel HDF5" >&2; exit 2; }
+# Argobots' autogen.sh runs autoreconf with libtool (a fresh Debian 12 has autoconf and automake through other
+# packages, but not libtool: "Libtool library used but 'LIBTOOL' is undefined"); installed like scripts/deps-system.sh
+missing=()
+for p in autoconf automake libtool; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps-vol: installing ${missing[*]} (Argobots' autogen.sh)" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
 key=$( { sha256sum "$abt_tgz" "$async_tgz" ${cache_tgz:+"$cache_tgz"} | cut -d' ' -f1; echo "$hdf5"; } | sha256sum | cut -c1-12)
 prefix="$cache/vol-$key"
 if [ -f "$prefix/.h5dlio-complete" ]; then

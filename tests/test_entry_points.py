@@ -31,6 +31,7 @@ CASES = [
      ["does not fit this machine", "250 DLIO ranks", "ranks fit here (RANKS)"]),
     ("REPEAT zero", ["validate", "REPEAT=0"], ["REPEAT=0", "at least 1"]),
     ("LAUNCHER unknown", ["validate", "LAUNCHER=pbs"], ["LAUNCHER=pbs", "invalid choice"]),
+    ("VOL unknown", ["validate", "VOL=asyncc"], ["VOL=asyncc", "unknown connector stack", "known:"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
     ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
     ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),

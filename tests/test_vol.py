@@ -61,6 +61,10 @@ UNKNOWN = [
      ["'nosuch_vol'", "HDF5_PLUGIN_PATH '@empty'"]),
     ("pass-through with an unknown connector below", {"vol-connector": "pass_through under_vol=4242;under_info={}"},
      {}, ["'pass_through under_vol=4242;under_info={}'"]),
+    # vol-cache 1.2.1 over async (its README's stack), refused before HDF5 starts (measured: docs/vol.md)
+    ("vol-cache on async", {}, {"HDF5_VOL_CONNECTOR": "cache_ext config=c.cfg;under_vol=512;under_info={under_vol=0;"
+                                "under_info={}}"},
+     ["HDF5_VOL_CONNECTOR 'cache_ext config=c.cfg;", "is refused", "H5VLcache_ext.c:3609-3611"]),
 ]
 
 

@@ -2,8 +2,8 @@
 with every profile's checks (profiles.registry(): each profile says what it compares) over a run directory. Each
 check is a function of the run returning its rows {name, status, expected, observed, detail, required}; a table a
 check derives (tables/files-<profile>.json) is handed to run.put_table and stored by one writer after the checks.
-Names start with what they use: steps., dataset., dlio., logvfd., counts., dftracer., darshan., nodes., similarity,
-runtime."""
+Names start with what they use: steps., vol., dataset., dlio., logvfd., counts., dftracer., darshan., nodes.,
+similarity, runtime."""
 from __future__ import annotations
 
 import json
@@ -246,6 +246,49 @@ def check_nodes(run: Run) -> list[dict]:
     return [_placement_row(d, k), _local_rank_0_row(d, k)]
 
 
+def _vol_launch(step: str, got: dict | None, want: list) -> str:
+    """Why one kernel launch's reported VOL stack is not the one it was given ("" when it is): the run's stack where
+    the launch was given the connector key, native where not (generation; reader processes under async-prefetch)."""
+    if not got or not got.get("stack"):
+        return f"{step}: its output.json names no VOL stack"
+    asked = got.get("asked") or {}
+    prefetch_asked = bool(asked.get("prefetch"))
+    exp = ["native"] if asked.get("connector", "native") == "native" else want
+    if got["stack"] != exp:
+        return f"{step}: HDF5 reported {' > '.join(got['stack'])}, asked {' > '.join(exp)}"
+    pf = got.get("async_prefetch")
+    if prefetch_asked and not (pf and pf.get("mode") == "explicit" and pf.get("train_batches")):
+        return f"{step}: explicit async reads asked (vol-async-prefetch), none reported ({pf})"
+    if not prefetch_asked and pf:
+        return f"{step}: explicit async reads reported ({pf}), not asked"
+    return ""
+
+
+def check_vol(run: Run) -> list[dict]:
+    """vol.kernel: the VOL connector stack each kernel launch's output.json says HDF5 used (the kernel asks HDF5,
+    bench/src/vol.c), against the stack the run asked for (VOL=, manifest vol.expected_stack) where the launch was
+    given the connector key, native where not (generation; reader processes under async-prefetch), at least one
+    launch given it, and explicit async reads (async_prefetch) in exactly the launches asked to make them. DLIO's side
+    is h5py on HDF5's native connector: not asked, not judged."""
+    v = run.manifest.get("vol")
+    if not isinstance(v, dict) or v.get("kernel_launches") is None:
+        return [result("vol.kernel", SKIP, detail="a run from before the harness recorded the kernel's VOL stack")]
+    want = v.get("expected_stack") or ["native"]
+    launches = v["kernel_launches"]
+    bad = [why for step, got in sorted(launches.items()) if (why := _vol_launch(step, got, want))]
+    if want != ["native"] and not any(((g or {}).get("asked") or {}).get("connector", "native") != "native"
+                                      for g in launches.values()):
+        bad.append(f"VOL={v.get('requested')}: no kernel launch was given the connector")
+    seen = sorted({" > ".join(g["stack"]) for g in launches.values() if g and g.get("stack")})
+    explicit = sorted(s for s, g in launches.items() if g and g.get("async_prefetch"))
+    given = ", ".join(s for s, g in sorted(launches.items()) if g and g.get("stack") != ["native"]) or "none"
+    detail = "; ".join(bad)[:800] if bad else (
+        f"VOL={v.get('requested')}: {len(launches)} kernel launches, each on the stack it was given, as HDF5 reported "
+        f"it ({' > '.join(want)}: {given})" + (f"; explicit async reads in {', '.join(explicit)}" if explicit else "")
+        + f"; DLIO: {v.get('dlio', 'native')}")
+    return [result("vol.kernel", FAIL if bad or not launches else PASS, " > ".join(want), seen, detail)]
+
+
 def _stats(xs: list[float]) -> dict:
     n = len(xs)
     m = sum(xs) / n
@@ -285,7 +328,8 @@ def check_runtime(run: Run) -> list[dict]:
 def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
-    return [check_dlio_version, check_steps, check_dataset, check_checkpoints, check_checkpoint_io, check_nodes,
+    return [check_dlio_version, check_steps, check_vol, check_dataset, check_checkpoints, check_checkpoint_io,
+            check_nodes,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 

@@ -62,6 +62,16 @@ int vol_select(vol_t *v, const config_t *c, char *err)
         v->source = ENV_CONN;
         snprintf(v->requested, sizeof v->requested, "%s", env);
     }
+    /* vol-cache 1.2.1 ('cache_ext'), measured here (docs/vol.md#vol-cache-refused): refused before HDF5 starts (its
+     * init would crash the job or MPI_Abort it, exit 1, H5VLcache_ext.c:905-915) */
+    if (strstr(v->requested, "cache_ext"))
+        return vfail(err,
+                     "%s '%s': the cache VOL connector (vol-cache 1.2.1, 'cache_ext') is refused: it keeps a dataset's "
+                     "cached copy only while that dataset is open (removed at H5Dclose and H5Fclose, "
+                     "H5VLcache_ext.c:3609-3611, 4481-4482), and DLIO opens and closes a file per sample, so no epoch "
+                     "could read from it; it takes its communicator from an MPI-IO file access list (:5856) the sec2 "
+                     "readers do not have; and here it crashes at start (docs/vol.md)",
+                     v->source, v->requested);
     if (*c->vol_plugin_path) {
         if (path && *path && strcmp(path, c->vol_plugin_path))
             return vfail(err, "key 'vol.path' ('%s') and %s='%s' name different plugin folders: set one of them",

@@ -1,0 +1,169 @@
+"""The harness's VOL connector stacks (`make validate VOL=...`, harness/vol.py, docs/vol.md#validated-against-dlio):
+what the kernel's launches are given, what the manifest collects from each launch's output.json, and validate's
+vol.kernel check with its negative controls (a launch reporting another stack, explicit async reads missing or
+unasked). No launch: the end-to-end async validation is in tests/test_validation_e2e.py."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from test_harness import _setup
+
+from harness import run as hrun
+from harness import vol as hvol
+from harness.workload import WorkloadError, load
+from validate.checks import check_vol
+
+
+def test_an_unknown_stack_is_refused_naming_vol():
+    with pytest.raises(WorkloadError, match=r"VOL=asyncc \(--vol\): unknown connector stack \(known: native, "):
+        hvol.stack("asyncc")
+    assert hvol.stack(None).name == hvol.stack("").name == "native"
+
+
+def test_a_connector_in_the_harness_environment_is_refused():
+    """It would reach DLIO's h5py as well as the kernel: the harness refuses it, naming the variable."""
+    with pytest.raises(WorkloadError, match=r"HDF5_VOL_CONNECTOR='pass_through under_vol=0;under_info=\{\}' is set"):
+        hvol.refuse_env({"HDF5_VOL_CONNECTOR": "pass_through under_vol=0;under_info={}"})
+    hvol.refuse_env({"HDF5_VOL_CONNECTOR": ""})  # empty: HDF5's default, accepted
+
+
+def test_the_plugin_folder_is_the_users_else_the_built_one_else_refused(monkeypatch, tmp_path):
+    s = hvol.stack("async")
+    assert hvol.plugin_path(s, {"HDF5_PLUGIN_PATH": "/opt/vol/lib"}) == "/opt/vol/lib"
+    assert hvol.plugin_path(hvol.stack("pass_through"), {}) == ""  # built into HDF5
+    monkeypatch.setattr(hvol, "_stamp", lambda name: "")
+    with pytest.raises(WorkloadError, match=r"VOL=async \(--vol\): no vol-async plugin folder"):
+        hvol.plugin_path(s, {})
+    (tmp_path / "lib").mkdir()
+    monkeypatch.setattr(hvol, "_stamp", lambda name: str(tmp_path) if name == ".vol-prefix" else "")
+    assert hvol.plugin_path(s, {}) == str(tmp_path / "lib")
+
+
+def _plan(tmp_path, name: str, read_threads: int = 4) -> dict:
+    tmp_path.mkdir(exist_ok=True)
+    base = {"model": "m", "framework": "pytorch", "dataset": {"format": "hdf5", "num_files_train": 8},
+            "reader": {"batch_size": 2, "read_threads": read_threads}, "workflow": {"checkpoint": False}}
+    dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
+    wl = load("w", "tiny", dl, refs)
+    opt = hrun.Options(profiles=["timing", "logvfd"], vol=hvol.stack(name), vol_plugins="/p/lib")
+    return {s.name: s for s in hrun.plan(tmp_path / "run", wl, opt, tmp_path / "venv")}
+
+
+@pytest.mark.parametrize("name", ["async", "async-prefetch"])
+def test_the_kernels_training_launches_get_the_connector_dlio_and_generation_do_not(tmp_path, name):
+    """async: every kernel training launch names the connector by key and gets the plugin folder (implicit);
+    async-prefetch: only the launches whose ranks read themselves (the Log VFD's read_threads=0 variant), with explicit
+    async reads, the ones with reader processes stay native; generation and every DLIO launch get neither (DLIO's
+    side is unchanged)."""
+    steps = _plan(tmp_path, name)
+    conn = "vol-connector=async under_vol=0;under_info={}"
+    for step, st in steps.items():
+        kernel_train = st.side == "kernel" and st.profile != "generate"
+        given = kernel_train and (name == "async" or st.profile == "logvfd-rt0")
+        assert (conn in st.argv) == given, step
+        assert ("vol-async-prefetch=true" in st.argv) == (given and name == "async-prefetch"), step
+        assert (st.env_changes.get("HDF5_PLUGIN_PATH") == "/p/lib") == given, step
+        assert "HDF5_VOL_CONNECTOR" not in st.env_changes, step
+    assert set(steps) >= {"kernel.timing", "kernel.logvfd", "kernel.logvfd-rt0", "dlio.logvfd-rt0"}
+
+
+def test_native_plans_as_before_and_in_rank_workloads_prefetch_everywhere(tmp_path):
+    steps = _plan(tmp_path / "a", "native")
+    assert not any("vol-connector" in " ".join(map(str, s.argv)) or "HDF5_PLUGIN_PATH" in s.env_changes
+                   for s in steps.values())
+    steps = _plan(tmp_path / "b", "async-prefetch", read_threads=0)
+    assert all("vol-async-prefetch=true" in s.argv for s in steps.values()
+               if s.side == "kernel" and s.profile != "generate")
+
+
+def _launch(rd: Path, step: str, stack: list, prefetch: dict | None, argv: list) -> tuple[str, dict]:
+    wd = rd / "kernel" / step
+    (wd / "out").mkdir(parents=True)
+    out = {"vol": {"stack": stack, "selected_by": "key 'vol-connector'"}}
+    if prefetch:
+        out["async_prefetch"] = {"mode": "explicit", "train": {"batches": prefetch["batches"]}}
+    (wd / "out" / "output.json").write_text(json.dumps(out))
+    return f"kernel.{step}", {"status": "ok", "workdir": str(wd), "argv": argv}
+
+
+ASYNC_ARGV = ["h5dlio", "--set", "vol-connector=async under_vol=0;under_info={}"]
+
+
+def _collected(tmp_path, rt0_stack=("async", "native"), rt0_batches=8, timing_prefetch=None,
+               rt0_argv=ASYNC_ARGV + ["--set", "vol-async-prefetch=true"]) -> SimpleNamespace:
+    """A run asked for async-prefetch whose launches' output.json say what the arguments give (timing: reader
+    processes, left native), collected as the harness collects them (kernel_vol), as validate sees it."""
+    rd = tmp_path / "run"
+    steps = dict([_launch(rd, "generate", ["native"], None, ["h5dlio"]),
+                  _launch(rd, "timing", ["native"], timing_prefetch, ["h5dlio"]),
+                  _launch(rd, "logvfd-rt0", list(rt0_stack), {"batches": rt0_batches} if rt0_batches else None,
+                          rt0_argv)])
+    steps["dlio.timing"] = {"status": "ok", "workdir": str(rd / "dlio" / "timing"), "argv": []}
+    m = {"steps": steps, "vol": hvol.manifest_block(hvol.stack("async-prefetch"), "/p/lib", Path("k"))}
+    m["vol"]["kernel_launches"] = hrun.kernel_vol(rd, m)
+    return SimpleNamespace(manifest=m)
+
+
+def test_vol_kernel_passes_on_what_the_launches_reported(tmp_path):
+    run = _collected(tmp_path)
+    kl = run.manifest["vol"]["kernel_launches"]
+    assert set(kl) == {"generate", "timing", "logvfd-rt0"}  # the kernel's launches only
+    assert kl["logvfd-rt0"]["async_prefetch"] == {"mode": "explicit", "train_batches": 8}
+    assert kl["logvfd-rt0"]["asked"] == {"connector": "async under_vol=0;under_info={}", "prefetch": True}
+    [row] = check_vol(run)
+    assert row["name"] == "vol.kernel" and row["status"] == "pass", row
+    assert row["expected"] == "async > native" and row["observed"] == ["async > native", "native"]
+    assert "explicit async reads in logvfd-rt0" in row["detail"]
+
+
+@pytest.mark.parametrize("case,kw,words", [
+    ("a launch on native", {"rt0_stack": ("native",)}, "logvfd-rt0: HDF5 reported native, asked async > native"),
+    ("explicit reads asked, none made", {"rt0_batches": 0}, "logvfd-rt0: explicit async reads asked"),
+    ("explicit reads not asked", {"timing_prefetch": {"batches": 3}}, "timing: explicit async reads reported"),
+    ("no launch given the connector", {"rt0_stack": ("native",), "rt0_batches": 0, "rt0_argv": ["h5dlio"]},
+     "VOL=async-prefetch: no kernel launch was given the connector"),
+])
+def test_vol_kernel_fails_naming_the_launch(tmp_path, case, kw, words):
+    """Negative controls: what the kernel's output.json says, not what was asked, decides."""
+    [row] = check_vol(_collected(tmp_path, **kw))
+    assert row["status"] == "fail" and words in row["detail"], row
+
+
+def test_vol_kernel_skips_a_run_from_before_it():
+    [row] = check_vol(SimpleNamespace(manifest={"steps": {}}))
+    assert row["status"] == "skip" and "before the harness recorded" in row["detail"]
+
+
+@pytest.mark.parametrize("threadsafe", [True, False])
+def test_darshan_names_why_it_skips_the_vol_kernel(tmp_path, monkeypatch, threadsafe):
+    """Darshan's HDF5 module forwards to the libhdf5 it was built against (the project's, `make darshan`): the vol
+    kernel loads the thread-safe one, so its side is a named skip saying so; another HDF5 keeps the old hint (the
+    control: the thread-safe reason is not given to every mismatch)."""
+    from profiles import darshan
+    ts = tmp_path / "hdf5-ts"
+    (ts / "include").mkdir(parents=True)
+    (ts / "lib").mkdir()
+    (ts / "include" / "H5pubconf.h").write_text("#define H5_HAVE_THREADSAFE 1\n" if threadsafe else "/* none */\n")
+    monkeypatch.setattr(darshan, "linked_hdf5", lambda binary: ts / "lib" / "libhdf5.so.310")
+    monkeypatch.setattr(darshan, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
+    info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": str(tmp_path / "hdf5")}
+    why = darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"]["skip"]
+    assert ("a thread-safe HDF5" in why and "not compared under vol-async" in why) == threadsafe, why
+    assert ("build the kernel with HDF5_DIR=" in why) == (not threadsafe), why
+
+
+def test_a_run_resumes_only_with_the_kernel_it_ran(tmp_path, monkeypatch):
+    """A VOL=async run's kernel side ran the vol kernel: resuming it with another kernel (build/h5dlio, which cannot
+    load vol-async) is refused naming the one to give; the same kernel resumes."""
+    m = {"workload": {k: "x" for k in ("name", "scale", "base", "config", "base_path")}, "ranks": 2,
+         "launcher": "mpirun", "profiles": [], "kernel_sets": [], "steps": {},
+         "vol": hvol.manifest_block(hvol.stack("async-prefetch"), "/p/lib", tmp_path / "vol-h5dlio")}
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    monkeypatch.setattr(hrun, "KERNEL_BIN", tmp_path / "h5dlio")
+    why = hrun.check_resumable(tmp_path)
+    assert why and f"H5DLIO_KERNEL_BIN={tmp_path / 'vol-h5dlio'}" in why and "VOL=async-prefetch" in why, why
+    monkeypatch.setattr(hrun, "KERNEL_BIN", tmp_path / "vol-h5dlio")
+    assert hrun.check_resumable(tmp_path) is None
