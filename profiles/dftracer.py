@@ -730,6 +730,18 @@ def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch:
     return result(f"dftracer.batches.rank{r}", PASS if ok else FAIL, sum(want.values()), dn, detail)
 
 
+# DLIO's spawned readers under DFTracer 2.x: each event written to the trace as it is logged, uncompressed. torch
+# ends a reader that has not exited within 5 s of its iterator's shutdown with SIGTERM
+# (torch/utils/data/dataloader.py `_shutdown_workers`: join(timeout=MP_STATUS_CHECK_INTERVAL), then terminate()), and
+# a reader's exit (the interpreter's teardown of torch) takes longer than that on a loaded machine: measured with strace
+# on DLIO 3.x (f6796ed), every reader process of a tiny retinanet_b200 or unet3d_b200 run was killed that way, after
+# its last read. DFTracer writes its buffer (16 MiB, gzip) only when full or at its exit handler, which SIGTERM skips:
+# the trace file stays empty. With the buffer at 1 byte (dftracer's BufferManager writes when the event would
+# overflow it) and no compression (a gzip stream cut short loses zlib's pending block), a terminated reader's trace
+# holds every call it completed. DLIO's I/O on its data files is untouched: only the tracer's own writes change.
+UNBUFFERED_TRACE = {"DFTRACER_WRITE_BUFFER_SIZE": "1", "DFTRACER_TRACE_COMPRESSION": "0"}
+
+
 @register
 class DFTracer(Profile):
     name = "dftracer"
@@ -754,6 +766,8 @@ class DFTracer(Profile):
             env.update({"LD_PRELOAD": launch.info["lib"], "DFTRACER_INIT": "PRELOAD",
                         "DFTRACER_LOG_FILE": str(launch.workdir / "trace"),
                         "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
+        if launch.side == "dlio" and launch.info.get("dlio_preload"):
+            env.update(UNBUFFERED_TRACE)
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:
