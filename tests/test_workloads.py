@@ -165,8 +165,10 @@ def _dlio_workloads() -> Path:
 
 
 # reference configs over another DLIO's workload (make validate DLIO=<that DLIO>): name -> its base there
-# MLPerf Storage v2.0's branch (392621b) configs/workload/, and MLCommons DLIO 3.x's (f6796ed) for llama3_8b_v3
-OTHER_DLIO = {"llama3_8b": "llama_8b_zero3", "llama3_8b_v3": "llama_8b_zero3"}
+# MLPerf Storage v2.0's branch (392621b) configs/workload/, and MLCommons DLIO 3.x's (f6796ed) for the llama3 v3.0
+# shapes (llama3_8b_v3, llama3_70b, llama3_405b, llama3_1t)
+OTHER_DLIO = {"llama3_8b": "llama_8b_zero3", "llama3_8b_v3": "llama_8b_zero3", "llama3_70b": "llama_70b_zero3",
+              "llama3_405b": "llama_405b", "llama3_1t": "llama_1t"}
 # reference configs of MLCommons DLIO 3.x's npz and jpeg training (make validate DLIO=<3.x checkout>): refused by 2.0.0
 DLIO3_ONLY = {"unet3d_b200", "retinanet_b200"}
 
