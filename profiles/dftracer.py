@@ -467,9 +467,10 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     feeds = [t.add for t in tables.values()]
     n = 0
     # a process's preload trace (named after its rank) without a single event: the process ended before its tracer
-    # flushed (torch terminates a spawned reader that has not exited within its shutdown wait, under load): what it
-    # read is missing from the counts. (The rank's file before initialize_log renames it, and the app trace of a
-    # process that traced nothing, are empty in every run: not counted.)
+    # flushed (torch terminates a spawned reader that has not exited within its shutdown wait, under load; DLIO's
+    # launches write each event as logged against it: UNBUFFERED_TRACE): what it read is missing from the counts.
+    # (The rank's file before initialize_log renames it, and the app trace of a process that traced nothing, are
+    # empty with DFTracer's buffered defaults: not counted.)
     empty = []
     for p in files:
         raw = 0
