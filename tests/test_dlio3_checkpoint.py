@@ -131,8 +131,8 @@ def test_the_405b_layer_file_by_hand():
 @pytest.mark.parametrize("key,value", [("pipeline", 16), ("tensor", 4), ("zero_stage", 0)])
 def test_a_shape_changed_in_the_record_fails_the_model(key, value):
     """The negative control of the comparison above: the 405B record's workload with one parallelism key changed no
-    longer names (or sizes) the files the real DLIO wrote. (ZeRO 2 would not: with pipelining, data-parallel rank 0 writes
-    the same files under stages 1 and 2, base_checkpointing.py:124-125, :397-404.)"""
+    longer names (or sizes) the files the real DLIO wrote. (ZeRO 2 would not: with pipelining, data-parallel rank 0
+    writes the same files under stages 1 and 2, base_checkpointing.py:124-125, :397-404.)"""
     if "llama3_405b" not in SHAPES:
         pytest.skip("no llama3_405b record")
     rec = _rec("llama3_405b")
