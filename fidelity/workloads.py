@@ -6,7 +6,10 @@ per check family (the DLIO version matrix's rows and families: fidelity/matrix.p
 refused it. A workload whose merged config equals one run before it (unet3d_h100 is unet3d) is not run again: its row
 says which. The thesis configurations (thesis-*.yaml) are not DLIO workloads but DLIO's `default` reshaped, validated
 by `make paper`: they are listed apart, not run. The installed DLIO's bundled workloads that no reference config
-overlays are listed too, so a workload without a reference config is visible.
+overlays are listed too, so a workload without a reference config is visible. Each row names the DLIO it ran against:
+`make workloads WORKLOADS=<w> DLIO=<spec>` runs those workloads against another DLIO (MLCommons DLIO 3.x for MLPerf
+Storage v3.0's unet3d_b200, retinanet_b200 and llama3 shapes) and their rows say so; the bundled workloads listed
+as without a reference config are the main DLIO's (the one most rows ran against).
 
 Exit status: 0 every workload run passed or was refused by the kernel (a refusal is a result), 1 a workload failed,
 2 bad input (an unknown workload, no reference DLIO venv)."""
@@ -117,15 +120,18 @@ def build(names: list[str], scale: str, ranks: int, runs_dir: Path, command: str
 
 def render_md(m: dict) -> str:
     fams = [f for f in FAMILIES if f != "dlio.version"]
+    others = sorted({r["dlio"] for r in m["rows"] if r.get("dlio", m["dlio"]) != m["dlio"]})
     L = ["# Workload matrix", "",
-         f"Written by `make workloads` on {m['date']} (kernel {m['kernel_revision']}, DLIO {m['dlio']}): "
+         f"Written by `make workloads` on {m['date']} (kernel {m['kernel_revision']}, DLIO {m['dlio']}"
+         + (f"; the rows whose DLIO column says so against DLIO {', '.join(others)}" if others else "") + "): "
          f"`make validate WORKLOAD=<w> SCALE={m['scale']} RANKS={m['ranks']}` for every DLIO workload in "
          "`reference-configs/`, one at a time. Columns: the verdict, then the checks of each family by status (see "
          "docs/validation.md); a refused workload: the kernel's reason, given before any launch.", "",
-         "| workload | DLIO base | verdict | " + " | ".join(fams) + " | date | run |",
-         "|" + "---|" * (5 + len(fams))]
+         "| workload | DLIO base | DLIO | verdict | " + " | ".join(fams) + " | date | run |",
+         "|" + "---|" * (6 + len(fams))]
     for r in m["rows"]:
-        L.append(f"| `{r['workload']}` | {('`' + r['base'] + '`') if r.get('base') else '-'} | {verdict_text(r)} | "
+        L.append(f"| `{r['workload']}` | {('`' + r['base'] + '`') if r.get('base') else '-'} | "
+                 f"{r.get('dlio', m['dlio'])} | {verdict_text(r)} | "
                  + " | ".join(_cell(r, f) for f in fams) + f" | {r.get('date') or m['date']} | {r.get('run', '-')} |")
     L += ["", "Failed checks:", ""]
     L += [f"- `{r['workload']}`: " + (", ".join(r.get("failed", [])) or r.get("reason", "none"))
@@ -147,25 +153,29 @@ def _kernel_revision() -> str:
 def write(out: Path, rows: list[dict], names: list[str], thesis: list[str], dlio_workloads: Path,
           ref_dir: Path, scale: str, ranks: int, dlio: str) -> dict:
     """Rows of this invocation replace the same workloads' rows of out/workloads.json; rows of workloads that are no
-    longer reference configs are dropped."""
-    old = {}
+    longer reference configs are dropped. Each row keeps the DLIO it ran against; the matrix's DLIO (and its bundled
+    workloads without a reference config) stay the previous matrix's when this invocation ran another DLIO."""
+    old, prev = {}, {}
     try:
         prev = json.loads((out / "workloads.json").read_text())
         if prev.get("scale") == scale and prev.get("ranks") == ranks:
-            old = {r["workload"]: r for r in prev.get("rows", [])}
+            old = {r["workload"]: {"dlio": prev.get("dlio", "unknown"), **r} for r in prev.get("rows", [])}
+        else:
+            prev = {}
     except (OSError, ValueError):
         pass
-    by = {**{k: v for k, v in old.items() if k in names}, **{r["workload"]: r for r in rows}}
+    by = {**{k: v for k, v in old.items() if k in names}, **{r["workload"]: {**r, "dlio": dlio} for r in rows}}
+    main = prev.get("dlio", dlio)
     bases = set()
     for n in names:
         try:
             bases.add(load(n, scale, dlio_workloads, ref_dir).base)
         except WorkloadError:
             pass
-    m = {"date": time.strftime("%Y-%m-%d"), "kernel_revision": _kernel_revision(), "dlio": dlio, "scale": scale,
-         "ranks": ranks, "rows": [by[n] for n in names if n in by],
-         "without_reference": sorted(p.stem for p in dlio_workloads.glob("*.yaml") if p.stem not in bases),
-         "thesis": thesis}
+    without = (sorted(p.stem for p in dlio_workloads.glob("*.yaml") if p.stem not in bases) if main == dlio
+               else prev.get("without_reference", []))
+    m = {"date": time.strftime("%Y-%m-%d"), "kernel_revision": _kernel_revision(), "dlio": main, "scale": scale,
+         "ranks": ranks, "rows": [by[n] for n in names if n in by], "without_reference": without, "thesis": thesis}
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "workloads.json", m)
     write_text_atomic(out / "workloads.md", render_md(m))

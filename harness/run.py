@@ -278,7 +278,9 @@ def _dlio_block(dlio_venv: Path) -> dict:
 
 
 def _reuse(rd: Path, src: Path, m: dict) -> None:
-    """Copy the DLIO side (and its step records) of an earlier run of the same workload."""
+    """Copy the DLIO side (and its step records) of an earlier run of the same workload. Its path is recorded absolute:
+    collect() matches the reused traces' file names against that run's data folder."""
+    src = src.resolve()
     old = RunDir(src).load()
     if old["workload"]["config"] != m["workload"]["config"] or old["ranks"] != m["ranks"]:
         raise ValueError(f"--reuse-dlio {src}: different workload or ranks")

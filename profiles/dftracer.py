@@ -471,9 +471,10 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     feeds = [t.add for t in tables.values()]
     n = 0
     # a process's preload trace (named after its rank) without a single event: the process ended before its tracer
-    # flushed (torch terminates a spawned reader that has not exited within its shutdown wait, under load): what it
-    # read is missing from the counts. (The rank's file before initialize_log renames it, and the app trace of a
-    # process that traced nothing, are empty in every run: not counted.)
+    # flushed (torch terminates a spawned reader that has not exited within its shutdown wait, under load; DLIO's
+    # launches write each event as logged against it: UNBUFFERED_TRACE): what it read is missing from the counts.
+    # (The rank's file before initialize_log renames it, and the app trace of a process that traced nothing, are
+    # empty with DFTracer's buffered defaults: not counted.)
     empty = []
     for p in files:
         raw = 0
@@ -736,6 +737,18 @@ def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch:
     return result(f"dftracer.batches.rank{r}", PASS if ok else FAIL, sum(want.values()), dn, detail)
 
 
+# DLIO's spawned readers under DFTracer 2.x: each event written to the trace as it is logged, uncompressed. torch
+# ends a reader that has not exited within 5 s of its iterator's shutdown with SIGTERM
+# (torch/utils/data/dataloader.py `_shutdown_workers`: join(timeout=MP_STATUS_CHECK_INTERVAL), then terminate()), and
+# a reader's exit (the interpreter's teardown of torch) takes longer than that on a loaded machine: measured with strace
+# on DLIO 3.x (f6796ed), every reader process of a tiny retinanet_b200 or unet3d_b200 run was killed that way, after
+# its last read. DFTracer writes its buffer (16 MiB, gzip) only when full or at its exit handler, which SIGTERM skips:
+# the trace file stays empty. With the buffer at 1 byte (dftracer's BufferManager writes when the event would
+# overflow it) and no compression (a gzip stream cut short loses zlib's pending block), a terminated reader's trace
+# holds every call it completed. DLIO's I/O on its data files is untouched: only the tracer's own writes change.
+UNBUFFERED_TRACE = {"DFTRACER_WRITE_BUFFER_SIZE": "1", "DFTRACER_TRACE_COMPRESSION": "0"}
+
+
 @register
 class DFTracer(Profile):
     name = "dftracer"
@@ -760,6 +773,8 @@ class DFTracer(Profile):
             env.update({"LD_PRELOAD": launch.info["lib"], "DFTRACER_INIT": "PRELOAD",
                         "DFTRACER_LOG_FILE": str(launch.workdir / "trace"),
                         "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
+        if launch.side == "dlio" and launch.info.get("dlio_preload"):
+            env.update(UNBUFFERED_TRACE)
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:

@@ -281,6 +281,73 @@ def test_dlio_runs_under_the_preload_library_with_pydftracer_2(tmp_path, layout,
             assert w.env["DFTRACER_DATA_DIR"].startswith(str(tmp_path / "data") + ":")
 
 
+def test_only_dlio_under_the_2x_tracer_writes_each_event_as_logged(tmp_path):
+    """DLIO with the 2.x tracer (its readers are spawned, and terminated by torch): each event written as logged,
+    uncompressed; the kernel (its readers exit) and DLIO with pydftracer 1.0 keep DFTracer's buffered gzip."""
+    from profiles import Context, Launch
+    for layout, ver, want in (("lib", "1.0.2", False), ("lib64", "2.0.6", True)):
+        venv = _venv(tmp_path / ver, layout, ver)
+        found = dftracer.DFTracer().available(Context(dlio_venv=venv, kernel_bin=tmp_path / "h5dlio"))
+        for side in ("dlio", "kernel"):
+            w = dftracer.DFTracer().wrap(Launch(side, "dftracer", ["prog"], {}, tmp_path / side, tmp_path / "data",
+                                                found.info))
+            unbuffered = {k: w.env.get(k) for k in dftracer.UNBUFFERED_TRACE}
+            assert (unbuffered == dftracer.UNBUFFERED_TRACE) == (want and side == "dlio"), (ver, side, unbuffered)
+
+
+TERMINATED_CHILD = """
+import multiprocessing as mp, os, sys, time
+def child(path, marker):
+    with open(path, 'rb') as f:
+        f.read()
+    open(marker, 'w').close()   # outside the traced data folder
+    time.sleep(120)
+if __name__ == '__main__':
+    p = mp.get_context('spawn').Process(target=child, args=(sys.argv[1], sys.argv[2]))
+    p.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not os.path.exists(sys.argv[2]):
+        time.sleep(0.1)
+    p.terminate()   # as torch's _shutdown_workers ends a reader that has not exited in time
+    p.join()
+    print(p.exitcode)
+"""
+
+
+@pytest.mark.dlio
+@pytest.mark.parametrize("unbuffered", [True, False])
+def test_a_terminated_spawned_reader_keeps_its_trace_only_unbuffered(tmp_path, unbuffered):
+    """The reason for UNBUFFERED_TRACE, live with the reference venv's tracer: a spawned process that reads a data
+    file and is then ended by SIGTERM (as torch ends DLIO 3.x's readers) leaves its open, reads and close in its trace
+    with each event written as logged; with DFTracer's defaults (16 MiB buffer, gzip) its trace holds none of them
+    (the negative control: every DLIO 3.x reader trace before the setting)."""
+    import os
+    import subprocess
+    venv = os.environ.get("H5DLIO_DLIO_VENV")
+    lib = dftracer.preload_library(Path(venv)) if venv else None
+    if lib is None or "lib64" not in str(lib):
+        pytest.skip("no reference venv with the DFTracer 2.x core (H5DLIO_DLIO_VENV)")
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    out.mkdir()
+    (data / "f").write_bytes(os.urandom(300_000))
+    script = tmp_path / "t.py"
+    script.write_text(TERMINATED_CHILD)
+    env = {**os.environ, "LD_PRELOAD": str(lib), "DFTRACER_ENABLE": "1", "DFTRACER_INIT": "PRELOAD",
+           "DFTRACER_LOG_FILE": str(out / "trace"), "DFTRACER_DATA_DIR": str(data),
+           **(dftracer.UNBUFFERED_TRACE if unbuffered else {})}
+    p = subprocess.run([str(Path(venv) / "bin" / "python"), str(script), str(data / "f"), str(tmp_path / "read")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.stdout.strip() == "-15", (p.stdout, p.stderr[-800:])  # ended by SIGTERM
+    names = Counter(e.get("name") for t in dftracer.trace_files(out) for e in dftracer.iter_events(t)
+                    if e.get("cat") == "POSIX")
+    opened = sum(names[n] for n in ("open", "open64", "openat", "openat64"))
+    if unbuffered:
+        assert opened == 1 and names["close"] == 1 and names["read"] >= 1, names
+    else:
+        assert not names, names
+
+
 def test_no_tracer_in_the_venv_is_a_named_skip(tmp_path):
     from profiles import Context
     (tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "dftracer" / "python").mkdir(parents=True)

@@ -88,6 +88,80 @@ def test_kernel_writes_and_reads_what_the_real_dlio3_did(tmp_path):
     assert m["save_checkpoint_io_mean_GiB_per_second"] > 0 and m["load_checkpoint_io_mean_GiB_per_second"] > 0
 
 
+# MLPerf v3.0's larger shapes (reference-configs/llama3_{70b,405b,1t}.yaml tiny), recorded from the real DLIO 3.x's
+# `make workloads WORKLOADS=<w> DLIO=<f6796ed>` runs (tests/data/dlio3-checkpoint/<w>-tiny.json)
+SHAPES = sorted(p.name[:-len("-tiny.json")] for p in (Path(__file__).parent / "data" / "dlio3-checkpoint").glob(
+    "llama3_*-tiny.json") if not p.name.startswith("llama3_8b"))
+
+
+def _rec(name: str) -> dict:
+    return json.loads((Path(__file__).parent / "data" / "dlio3-checkpoint" / f"{name}-tiny.json").read_text())
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_the_model_predicts_the_real_dlio3_files_of_mlperfs_larger_shapes(name):
+    """70B (tensor 8, ZeRO 3), 405B and 1T (tensor 8, pipelines of 32 and 64, ZeRO 1: one file per layer of stage 0) in
+    subset mode with MLPerf's data parallelism: the model (from DLIO's source) names the real DLIO's files and predicts
+    each one's bytes, write calls and sizes, fsyncs and reads; the checkpoint size is the one DLIO's summary reports."""
+    rec = _rec(name)
+    got = {n: r for n, r in rec["checkpoints"].items() if r["opens"]}
+    io = model.checkpoint_io_v3(rec["workload"], rec["ranks"])
+    assert set(io) == set(got), sorted(set(io) ^ set(got))
+    for n, w in io.items():
+        assert {f: got[n][f] for f in w} == w, n
+    step1 = sum(b for n, b in model.checkpoint_files_v3(rec["workload"], rec["ranks"]).items()
+                if n.startswith("global_epoch1_step1/"))
+    assert step1 / 2**30 == pytest.approx(rec["summary_metric"]["checkpoint_size_GB"], rel=1e-12)
+
+
+def test_the_405b_layer_file_by_hand():
+    """One file of the record computed by hand from DLIO's formulas (base_checkpointing.py:304-329): 405B tiny, hidden
+    1024, 128 heads (head 8), 8 KV heads (K/V columns 64), FFN 3328, tensor 8, ZeRO 1 (no sharding): a transformer
+    layer holds 1024 + 1024 x 1152 / 8 + 1024 x 1024 / 8 + 1024 + 1024 x 2 x 3328 / 8 + 1024 x 3328 / 8 = 1,558,528
+    fp16 parameters = 3,117,056 bytes; rank 1 (tensor rank 1 of stage 0) writes layers 0-4 (126 layers over 32
+    stages: the first 30 stages hold 4)."""
+    if "llama3_405b" not in SHAPES:
+        pytest.skip("no llama3_405b record")
+    files = {n: r["bytes"] for n, r in _rec("llama3_405b")["checkpoints"].items() if r["opens"]}
+    assert files["global_epoch1_step1/layer_1-model_1_model_states.pt"] == 3_117_056
+    assert sorted(n for n in files if n.startswith("global_epoch1_step1/layer_") and "model_1_" in n) == [
+        f"global_epoch1_step1/layer_{i}-model_1_model_states.pt" for i in range(5)]
+
+
+@pytest.mark.parametrize("key,value", [("pipeline", 16), ("tensor", 4), ("zero_stage", 0)])
+def test_a_shape_changed_in_the_record_fails_the_model(key, value):
+    """The negative control of the comparison above: the 405B record's workload with one parallelism key changed no
+    longer names (or sizes) the files the real DLIO wrote. (ZeRO 2 would not: with pipelining, data-parallel rank 0
+    writes the same files under stages 1 and 2, base_checkpointing.py:124-125, :397-404.)"""
+    if "llama3_405b" not in SHAPES:
+        pytest.skip("no llama3_405b record")
+    rec = _rec("llama3_405b")
+    wl = json.loads(json.dumps(rec["workload"]))
+    wl["model"]["parallelism"][key] = value
+    got = {n: r["bytes"] for n, r in rec["checkpoints"].items() if r["opens"]}
+    assert {n: w["bytes"] for n, w in model.checkpoint_io_v3(wl, rec["ranks"]).items()} != got
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_kernel_writes_and_reads_the_real_dlio3_files_of_mlperfs_larger_shapes(tmp_path, name):
+    """The kernel (entry 3.0.2) on the recorded workload at 2 ranks: the same files and sizes on disk as the real DLIO
+    3.x, and per checkpoint the same write and read calls and bytes as DLIO's traced ones."""
+    rec = _rec(name)
+    cfg = tmp_path / "workload.yaml"
+    cfg.write_text(yaml.safe_dump(rec["workload"]))
+    r = kernel.run(tmp_path, rec["ranks"], {"dlio-version": "3.0.2", "checkpoint-folder": str(tmp_path / "ckpt")},
+                   config=cfg)
+    assert r.rc == 0, r.proc.stderr
+    want = {n: w for n, w in rec["checkpoints"].items() if w["opens"]}
+    assert on_disk(tmp_path / "ckpt") == {n: w["bytes"] for n, w in want.items()}
+    for ev in r.summary()["checkpoint"]["checkpoints"]:
+        mine = [w for n, w in want.items() if n.startswith(f"global_epoch{ev['epoch']}_step{ev['step']}/")]
+        assert ev["files"] == len(mine)
+        k = ("bytes", "writes") if ev["kind"] == "save" else ("read_bytes", "reads")
+        assert (ev["bytes"], ev["writes" if ev["kind"] == "save" else "reads"]) == tuple(
+            sum(w[f] for w in mine) for f in k), ev
+
+
 def test_kernel_system_calls_per_file_are_dlio3s(tmp_path):
     """One rank under strace: per checkpoint file the write(2) sizes, fsyncs and read(2) sizes DLIO 3.x made (its
     DFTracer table: rank 0's files), an fsync although nothing reads checkpoint.fsync."""

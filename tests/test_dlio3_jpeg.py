@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -110,6 +111,32 @@ def test_image_refusals_name_the_key(tmp_path, sets, key):
     r = kernel.run(tmp_path, 1, s)
     assert r.rc == 2, r.proc.stderr
     assert key in r.proc.stderr, r.proc.stderr
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("fmt,sets,first", [
+    ("jpeg", [], "key 'dataset.format' (format): jpeg is replayed for DLIO 3.x only"),
+    ("png", [], "key 'dataset.format' (format): png is replayed for DLIO 3.x only"),
+    ("hdf5", ["format=jpeg"], "key 'dataset.format' (format): jpeg is replayed for DLIO 3.x only"),
+    ("hdf5", [], None),                       # a format the entry replays: the key's own error alone
+    ("jpeg", ["dlio-version=3.0.2"], None),   # jpeg where it is replayed: likewise
+])
+def test_an_unreplayed_format_is_named_before_a_bad_key_of_its_file(tmp_path, fmt, sets, first):
+    """A jpeg workload over DLIO 2.0.0's resnet50_h100 inherits its record_length 114660.07, not an integer: the
+    refusal names the format first (the reason the workload cannot run on that entry), the key's error after it
+    ("; also: ..."); where the format is replayed, only the key's error (the negative controls)."""
+    cfg = tmp_path / "w.yaml"
+    cfg.write_text(f"dataset:\n  format: {fmt}\n  data_folder: {tmp_path / 'data'}\nreader:\n  batch_size: 2.5\n")
+    argv = [kernel.BIN, "--config", str(cfg), "--dry-run", "--ranks", "1"]
+    for s in sets:
+        argv += ["--set", s]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    bad_key = "key 'batch-size': '2.5' is not an integer"
+    assert p.returncode == 2 and bad_key in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    if first:
+        assert p.stderr.index(first) < p.stderr.index("; also: ") < p.stderr.index(bad_key), p.stderr
+    else:
+        assert "dataset.format" not in p.stderr and "; also" not in p.stderr, p.stderr
     assert not (tmp_path / "data").exists()
 
 

@@ -158,3 +158,23 @@ def test_a_kernel_entry_the_model_does_not_know_fails_by_name(tmp_path):
     assert "no counterpart in the analytic model" in rows["dlio.version"]["detail"]
     model_rows = [n for n in rows if n.endswith(".model")]
     assert model_rows and all(rows[n]["status"] == "fail" and "'9.9.9'" in rows[n]["detail"] for n in model_rows)
+
+
+def test_a_relative_reuse_dlio_is_recorded_absolute(tmp_path, monkeypatch):
+    """--reuse-dlio runs/<id> (relative, as typed in the repository): the reused steps name the run absolutely, so
+    that collect() matches the reused traces' absolute file names against its data folder (relative, every DLIO
+    data file went unmatched: 'dlio: None' opens for all 96 files of a retinanet_b200 negative control)."""
+    from common.rundir import RunDir
+    from harness.run import _reuse
+    src = tmp_path / "runs" / "old"
+    (src / "dlio" / "dftracer").mkdir(parents=True)
+    m = {"workload": {"config": {"a": 1}}, "ranks": 2, "steps": {}}
+    RunDir(src).save({**m, "steps": {"dlio.dftracer": {"status": "ok", "workdir": str(src / "dlio" / "dftracer")},
+                                     "dlio.timing": {"status": "fail"}}})
+    monkeypatch.chdir(tmp_path)
+    rd = tmp_path / "runs" / "new"
+    rd.mkdir()
+    _reuse(rd, Path("runs/old"), m)
+    assert m["steps"] == {"dlio.dftracer": {"status": "ok", "workdir": str(src / "dlio" / "dftracer"),
+                                            "reused_from": str(src)}}
+    assert (rd / "dlio" / "dftracer").is_dir()

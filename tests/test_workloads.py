@@ -92,11 +92,56 @@ def test_matrix_rows_per_workload(fake, capsys):
     # families by status, counted by hand from the fake's checks
     line = next(ln for ln in md.splitlines() if ln.startswith("| `alpha` "))
     cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[:3] == ["`alpha`", "`a`", "PASS (5 pass, 1 skip)"]
-    assert cells[3:9] == ["2 pass", "1 pass", "1 pass", "1 pass", "-", "1 skip"]  # steps .. darshan
-    assert "| `refused` | `r` | refused: `key 'dataset.num_subfolders_train'" in md
+    assert cells[:4] == ["`alpha`", "`a`", "unknown", "PASS (5 pass, 1 skip)"]  # a fake DLIO: no version
+    assert cells[4:10] == ["2 pass", "1 pass", "1 pass", "1 pass", "-", "1 skip"]  # steps .. darshan
+    assert "| `refused` | `r` | unknown | refused: `key 'dataset.num_subfolders_train'" in md
     assert "= `alpha` (same merged workload): PASS (5 pass, 1 skip)" in md
     assert "- `broken`: counts.kernel.logvfd.rank0" in md
+
+
+def test_rows_against_another_dlio_say_so_and_keep_the_main_dlio(fake, monkeypatch):
+    """make workloads WORKLOADS=<w> DLIO=<3.x>: those rows name the DLIO they ran against; the other rows, the
+    matrix's DLIO and the main DLIO's bundled workloads without a reference config stay the previous matrix's."""
+    tmp, args = fake
+    wm.main(args)
+    first = json.loads((tmp / "out" / "workloads.json").read_text())
+    first["dlio"] = "2.0.0"  # as a real `make workloads` against DLIO 2.0.0 wrote it before rows named their DLIO
+    for r in first["rows"]:
+        del r["dlio"]
+    (tmp / "out" / "workloads.json").write_text(json.dumps(first))
+    other = tmp / "dlio3" / "configs" / "workload"
+    other.mkdir(parents=True)
+    for n in ("b", "y"):  # another DLIO's bundled workloads: y has no reference config, and is not listed
+        (other / f"{n}.yaml").write_text(yaml.safe_dump({"model": n, "dataset": {"num_files_train": 8}}))
+    monkeypatch.setattr(wm.subprocess, "run", _version_run(wm.subprocess.run, "3.0.2"))
+    at = args.index("--dlio-workloads")
+    assert wm.main([*args[:at], *args[at + 2:], "--dlio-venv", str(_fake_venv(tmp)), "--workloads", "broken"]) == 1
+    m = json.loads((tmp / "out" / "workloads.json").read_text())
+    rows = {r["workload"]: r for r in m["rows"]}
+    assert rows["broken"]["dlio"] == "3.0.2" and rows["alpha"]["dlio"] == "2.0.0", rows
+    assert m["dlio"] == "2.0.0" and m["without_reference"] == ["z"], m
+    md = (tmp / "out" / "workloads.md").read_text()
+    assert "DLIO 2.0.0; the rows whose DLIO column says so against DLIO 3.0.2" in md
+    assert "| `broken` | `b` | 3.0.2 | FAIL" in md and "| `alpha` | `a` | 2.0.0 | PASS" in md
+
+
+def _fake_venv(tmp: Path) -> Path:
+    """A venv whose python is this one (dlio_config_dir is asked of it: answered by the monkeypatched run)."""
+    venv = tmp / "venv3"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    return venv
+
+
+def _version_run(real, version: str):
+    """subprocess.run, but the venv's DLIO version and its package folder (tmp/dlio3) are answered."""
+    def run(argv, *a, **kw):
+        if argv and str(argv[0]).endswith("venv3/bin/python"):
+            code = argv[-1]
+            out = version if "dlio-benchmark" in code else str(Path(argv[0]).parents[2] / "dlio3")
+            return subprocess.CompletedProcess(argv, 0, out + "\n", "")
+        return real(argv, *a, **kw)
+    return run
 
 
 def test_matrix_subset_keeps_other_rows_and_refuses_unknown(fake, capsys):
@@ -165,8 +210,10 @@ def _dlio_workloads() -> Path:
 
 
 # reference configs over another DLIO's workload (make validate DLIO=<that DLIO>): name -> its base there
-# MLPerf Storage v2.0's branch (392621b) configs/workload/, and MLCommons DLIO 3.x's (f6796ed) for llama3_8b_v3
-OTHER_DLIO = {"llama3_8b": "llama_8b_zero3", "llama3_8b_v3": "llama_8b_zero3"}
+# MLPerf Storage v2.0's branch (392621b) configs/workload/, and MLCommons DLIO 3.x's (f6796ed) for the llama3 v3.0
+# shapes (llama3_8b_v3, llama3_70b, llama3_405b, llama3_1t)
+OTHER_DLIO = {"llama3_8b": "llama_8b_zero3", "llama3_8b_v3": "llama_8b_zero3", "llama3_70b": "llama_70b_zero3",
+              "llama3_405b": "llama_405b", "llama3_1t": "llama_1t"}
 # reference configs of MLCommons DLIO 3.x's npz and jpeg training (make validate DLIO=<3.x checkout>): refused by 2.0.0
 DLIO3_ONLY = {"unet3d_b200", "retinanet_b200"}
 
@@ -190,9 +237,11 @@ def test_every_dlio_workload_config_is_accepted_or_refused_with_its_reason(tmp_p
                            capture_output=True, text=True, timeout=60)
         if n in DLIO3_ONLY:  # the kernel replays npz and jpeg for DLIO 3.x only
             want = f"key 'dataset.format' (format): {wl.config['dataset']['format']} is replayed for DLIO 3.x only"
-            if n == "retinanet_b200":  # 2.0.0's resnet50_h100 names it record_length (114660.07), which the
-                want = "key 'record-length': '114660.07' is not an integer"  # overlay's 3.x record_length_bytes keeps
             assert p.returncode == 2 and want in p.stderr, (n, p.stderr)
+            if n == "retinanet_b200":  # 2.0.0's resnet50_h100 names it record_length (114660.07), which the
+                also = "; also: "      # overlay's 3.x record_length_bytes keeps: named after the format
+                assert p.stderr.index(want) < p.stderr.index(also) < p.stderr.index("key 'record-length': "
+                                                                                    "'114660.07' is not an integer")
         elif n == "default":  # DLIO's 2 + 2 sub-folders, kept
             assert wl.config["dataset"]["num_subfolders_train"] == 2, wl.config["dataset"]
             assert p.returncode == 0, (n, p.stderr)

@@ -310,14 +310,29 @@ static int check_records(const config_t *c, const dlio_entry_t *e, char *err)
     return 0;
 }
 
-/* The file format, DLIO 3.x's skip_listing and O_DIRECT, and what npz files can hold. */
-static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
+/* The format itself: one the kernel does not write, or one this DLIO entry does not replay (the first reason a
+ * workload is refused: config_load.c names it before an error in a key of the same file). */
+int format_refusal(const char *format, const dlio_entry_t *e, char *err)
 {
-    if (strcmp(c->format, "hdf5") && strcmp(c->format, "npz") && strcmp(c->format, "jpeg") && strcmp(c->format, "png"))
+    if (strcmp(format, "hdf5") && strcmp(format, "npz") && strcmp(format, "jpeg") && strcmp(format, "png"))
         return fail(err,
                     "key 'dataset.format' (format): '%s' is not replayed: the kernel writes and reads hdf5, "
                     "and npz, jpeg, png for DLIO 3.x (entry 3.0.2)",
-                    c->format);
+                    format);
+    if (strcmp(format, "hdf5") && strcmp(e->sample_read, "whole_file"))
+        return fail(err,
+                    "key 'dataset.format' (format): %s is replayed for DLIO 3.x only (entries reading whole "
+                    "files, 3.0.2): DLIO %s decodes %s files (np.load, PIL), which the kernel does not replay; its "
+                    "HDF5 path is replayed (format hdf5)",
+                    format, e->version, format);
+    return 0;
+}
+
+/* The file format, DLIO 3.x's skip_listing and O_DIRECT, and what npz files can hold. */
+static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
+{
+    if (format_refusal(c->format, e, err))
+        return -1;
     if (c->skip_listing && strcmp(e->file_sharding, "round_robin"))
         return fail(err,
                     "key 'skip-listing' (dataset.skip_listing): a DLIO 3.x key (main.py:280-305 at f6796ed); "
@@ -343,12 +358,6 @@ static int check_format(const config_t *c, const dlio_entry_t *e, char *err)
                     strcmp(c->format, "npz") ? "refuses it (reader_factory.py:42-43, :68-69 at f6796ed)"
                                              : "with O_DIRECT is not replayed");
     if (strcmp(c->format, "hdf5")) { /* npz, jpeg, png: DLIO 3.x's generators (npz.c, image.c) */
-        if (strcmp(e->sample_read, "whole_file"))
-            return fail(err,
-                        "key 'dataset.format' (format): %s is replayed for DLIO 3.x only (entries reading whole "
-                        "files, 3.0.2): DLIO %s decodes %s files (np.load, PIL), which the kernel does not replay; its "
-                        "HDF5 path is replayed (format hdf5)",
-                        c->format, e->version, c->format);
         const char *bad = c->naming == NAMING_H5BENCH                                ? "naming"
                           : c->nrecord_dims                                          ? "record-dims"
                           : c->num_dset_per_record > 1                               ? "num-dset-per-record"

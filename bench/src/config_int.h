@@ -75,6 +75,8 @@ void warn(config_t *c, const char *fmt, ...);
 void one_line(char *err);
 int fail(char *err, const char *fmt, ...);
 int lowereq(const char *a, const char *b);
+/* config_check.c: a format the kernel does not write or entry e does not replay: -1 and the refusal in err */
+int format_refusal(const char *format, const dlio_entry_t *e, char *err);
 int parse_bool(const char *s, int *out);
 int parse_i64(const char *s, int64_t *out);
 int parse_dbl(const char *s, double *out);
