@@ -30,9 +30,12 @@ FAMILIES = {
     "tf": ("bert", "DLIO 2.0.0, TensorFlow loader (1 reader thread, file and sample shuffle)"),
     "checkpoint": ("unet3d_checkpoint", "DLIO 2.0.0, PyTorch loader with a checkpoint after each epoch"),
     "tf-eval": ("cosmoflow_eval", "DLIO 2.0.0, TensorFlow loader with evaluation (none of the others evaluates)"),
+    # the 3.x workload whose DLIO side is quickest here (1 read thread; 3.x's unet3d spawns 4 readers per epoch and
+    # pre-warm): npz files read whole, the loader pre-warm before and after the epoch
+    "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole, loader pre-warm"),
 }
 NOT_HERE = {
-    "dlio3": "needs an MLCommons DLIO 3.x checkout (DLIO=<checkout>), not installed on this machine",
+    "dlio3": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not given",
     "async": "needs vol-async and a kernel built against the thread-safe HDF5 (make vol-deps); DLIO has no async "
              "reads to compare with: tests/test_vol.py compares a sync and an async kernel run under strace",
 }
@@ -94,6 +97,11 @@ def _injected(run: Path, name: str) -> bool:
     return bool(outs) and all(json.loads(p.read_text()).get("mutant") == name for p in outs)
 
 
+def venv_for(fam: str, a) -> Path:
+    """The reference venv a family's DLIO side runs in: the 3.x venv for dlio3, else DLIO 2.0.0's."""
+    return a.dlio3_venv if fam == "dlio3" else a.dlio_venv
+
+
 def baseline(fam: str, a, say) -> dict:
     wl = FAMILIES[fam][0]
     runs = a.runs_dir / fam
@@ -110,14 +118,18 @@ def baseline(fam: str, a, say) -> dict:
     else:
         env = {k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}
         say(f"mutants: {fam}: baseline {wl} (both sides) ...")
-        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, a.dlio_venv, runs / "baseline.log", env, [])
+        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env, [])
     row = {"family": fam, "workload": wl, "harness_rc": rc, "run": str(run) if run else None,
            "harness_s": round(wall, 1), "given": bool(given)}
     if run is None or rc != 0:
         return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
     vrc, v, vwall = _validate(run, runs / "baseline.log")
+    man = json.loads((run / MANIFEST).read_text())
     row.update(validate_rc=vrc, validate_s=round(vwall, 1), verdict=(v or {}).get("verdict", "error"),
-               failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"))
+               failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"),
+               dlio=(man.get("dlio") or {}).get("version") or man.get("versions", {}).get("dlio", "unknown"),
+               profiles=man.get("profiles", []),
+               skipped_profiles=man.get("skipped_profiles") or {})
     say(f"mutants: {fam}: baseline verdict {row['verdict']} (DLIO side {row['dlio_side_s']} s, "
         f"run {row['harness_s']} s)")
     return row
@@ -129,7 +141,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     log = runs / f"{mut['name']}.log"
     env = {**os.environ, "H5DLIO_MUTATE": mut["name"]}
     t0 = time.time()
-    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, a.dlio_venv, log, env, ["--reuse-dlio", str(base)])
+    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), log, env, ["--reuse-dlio", str(base)])
     row = {"mutant": mut["name"], "family": fam, "workload": wl, "intended": mut["checks"], "harness_rc": rc,
            "run": str(run) if run else None, "kernel_s": round(wall, 1)}
     if run is None:
@@ -253,11 +265,15 @@ def _int(var: str, opt: str):
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of {','.join(FAMILIES)}")
+    p.add_argument("--families", default="", help=f"comma-separated subset of {','.join(FAMILIES)} (default: every "
+                   "family, dlio3 only with --dlio3-venv)")
     p.add_argument("--mutants", default="", help="comma-separated subset of the kernel's mutants (default: all)")
     p.add_argument("--scale", default="tiny")
     p.add_argument("--ranks", type=_int("RANKS", "--ranks"), default=2)
-    p.add_argument("--dlio-venv", type=Path, default=None, help="the reference DLIO venv (required unless --render)")
+    p.add_argument("--dlio-venv", type=Path, default=None, help="the reference DLIO 2.0.0 venv (required unless "
+                   "--render); with Darshan, one whose h5py is built against the kernel's HDF5 (DLIO_H5PY=mpi)")
+    p.add_argument("--dlio3-venv", type=Path, default=None, help="the reference venv of an MLCommons DLIO 3.x "
+                   "checkout (`make mutants DLIO=<checkout>`): runs the dlio3 family")
     p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
     p.add_argument("--out", type=Path, default=REPO / "fidelity", help="where mutants.json/.md go")
     p.add_argument("--baseline", action="append", default=[], metavar="FAMILY=RUN",
@@ -285,17 +301,32 @@ def _render_only(a: argparse.Namespace) -> int:
     return 0
 
 
+def _check_dlio3(venv: Path | None) -> None:
+    """The dlio3 family needs a DLIO 3.x venv (its .h5dlio-dlio.json, scripts/deps-dlio.sh). Raises Refused."""
+    if venv is None:
+        raise Refused("MUTANT_FAMILIES=dlio3: " + NOT_HERE["dlio3"])
+    try:
+        ver = json.loads((venv / ".h5dlio-dlio.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        raise Refused(f"--dlio3-venv {venv}: no .h5dlio-dlio.json naming its DLIO version (make dlio-venv-spec "
+                      "DLIO=<checkout>)") from None
+    if not str(ver).startswith("3."):
+        raise Refused(f"DLIO={ver} (--dlio3-venv {venv}): the dlio3 family needs an MLCommons DLIO 3.x checkout")
+
+
 def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
     """(families, the kernel's table of mutants, the mutants chosen) once every option is accepted; sets
     a.baselines (family -> the run given as its baseline). Raises Refused."""
     if a.ranks < 1:
         raise Refused(f"RANKS={a.ranks} (--ranks): must be at least 1")
-    fams = [f for f in a.families.split(",") if f]
+    fams = [f for f in a.families.split(",") if f] or [f for f in FAMILIES if f != "dlio3" or a.dlio3_venv]
     bad = [f for f in fams if f not in FAMILIES]
-    if bad or not fams:
-        raise Refused(f"MUTANT_FAMILIES={a.families}: unknown {bad or 'empty list'} (known: {', '.join(FAMILIES)})")
-    if a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists():
+    if bad:
+        raise Refused(f"MUTANT_FAMILIES={a.families}: unknown {bad} (known: {', '.join(FAMILIES)})")
+    if set(fams) - {"dlio3"} and (a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists()):
         raise Refused(f"--dlio-venv {a.dlio_venv}: no bin/dlio_benchmark")
+    if "dlio3" in fams:
+        _check_dlio3(a.dlio3_venv)
     try:
         table = mutant_table()
     except (OSError, RuntimeError, ValueError) as e:
@@ -319,7 +350,7 @@ def _matrix(fams: list[str], chosen: list[dict], a: argparse.Namespace, say) -> 
     cells not run and why)."""
     baselines, results = [], []
     not_run = [{"mutant": t["name"], "family": f, "reason": NOT_HERE[f]} for t in chosen for f in t["families"]
-               if f in NOT_HERE]
+               if f in NOT_HERE and f not in fams]
     for fam in fams:
         muts = [t for t in chosen if fam in t["families"]]
         if not muts:
@@ -335,10 +366,32 @@ def _matrix(fams: list[str], chosen: list[dict], a: argparse.Namespace, say) -> 
     return baselines, results, not_run
 
 
+def _describe_sides(m: dict) -> None:
+    """m's "dlio", "profiles" and "profiles_note" from its baselines (each family's DLIO and its profiles, read from
+    its manifest when the baseline row predates those fields)."""
+    for b in m["baselines"]:
+        man = Path(b["run"]) / MANIFEST if b.get("run") else None
+        if "dlio" not in b and man and man.exists():
+            mm = json.loads(man.read_text())
+            b.update(dlio=mm.get("versions", {}).get("dlio", "unknown"), profiles=mm.get("profiles", []),
+                     skipped_profiles=mm.get("skipped_profiles") or {})
+    ran = [b for b in m["baselines"] if "dlio" in b]
+    if not ran:
+        m["profiles_note"] = "no baseline ran"
+        return
+    by: dict[str, list[str]] = {}
+    for b in ran:
+        by.setdefault(b["dlio"], []).append(b["family"])
+    m["dlio"] = "; ".join(f"{v} ({', '.join(f)})" for v, f in by.items())
+    m["profiles"] = sorted({p for b in ran for p in b["profiles"]}, key=[p for b in ran for p in b["profiles"]].index)
+    m["profiles_note"] = "; ".join(f"{b['family']}: {k} skipped: {v}" for b in ran
+                                   for k, v in b["skipped_profiles"].items()) or "every profile in every family"
+
+
 def _document(a: argparse.Namespace, table: list[dict], chosen: list[dict], matrix: tuple[list, list, list],
               started: str, t0: float) -> dict:
     """mutants.json's content: this invocation, its cells (merged into the existing file with --merge) and what the
-    first baseline's manifest says of DLIO and the profiles."""
+    baselines' manifests say of DLIO and the profiles."""
     baselines, results, not_run = matrix
     inv = {"kernel_revision": _revision(), "started": started,
            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
@@ -350,15 +403,7 @@ def _document(a: argparse.Namespace, table: list[dict], chosen: list[dict], matr
          "not_run": not_run, "findings": json.loads(a.findings.read_text()) if a.findings else []}
     if a.merge and (a.out / "mutants.json").exists():
         m = merged(json.loads((a.out / "mutants.json").read_text()), m, table)
-    man = next((Path(b["run"]) / MANIFEST for b in baselines if b.get("run")), None)
-    if man and man.exists():
-        mm = json.loads(man.read_text())
-        m["dlio"] = mm.get("versions", {}).get("dlio", "unknown")
-        m["profiles"] = mm.get("profiles", m["profiles"])
-        m["profiles_note"] = "; ".join(f"{k} skipped: {v}" for k, v in (mm.get("skipped_profiles") or {}).items()) \
-            or "every profile"
-    else:
-        m["profiles_note"] = "no baseline ran"
+    _describe_sides(m)
     return m
 
 
