@@ -53,7 +53,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
          "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
          "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
          "output folders",
-         "dftracer.explained", "pytorch checkpoint"},
+         "dftracer.explained darshan.explained", "pytorch checkpoint"},
     [MUT_DATA_STAT] = {"data-stat",
                        "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
                        "call on a data file outside the compared reads",
