@@ -212,11 +212,13 @@ def render_md(m: dict) -> str:
                 if "families" in i else "")
         L.append(f"- kernel {i['kernel_revision']}, {i['started']} - {i['finished']}, {i['wall_s']:.0f} s{what}")
     L += ["",
-         "## Baselines", "", "| family | workload | verdict | DLIO side (s) | run (s) | validate (s) |",
-         "|---|---|---|---:|---:|---:|"]
+         "## Baselines", "",
+         "| family | workload | DLIO | profiles | verdict | DLIO side (s) | run (s) | validate (s) |",
+         "|---|---|---|---|---|---:|---:|---:|"]
     for b in m["baselines"]:
-        L.append(f"| {b['family']} | {b['workload']} | {b.get('verdict')} | {b.get('dlio_side_s', '')} | "
-                 f"{b.get('harness_s', '')} | {b.get('validate_s', '')} |")
+        prof = ", ".join(b.get("profiles", [])) + "".join(f" ({k} skipped)" for k in b.get("skipped_profiles", {}))
+        L.append(f"| {b['family']} | {b['workload']} | {b.get('dlio', '')} | {prof} | {b.get('verdict')} | "
+                 f"{b.get('dlio_side_s', '')} | {b.get('harness_s', '')} | {b.get('validate_s', '')} |")
     fams = [b["family"] for b in m["baselines"]]
     L += ["", "## Mutant x family", "",
           "| mutant | what | meant to be caught by | " + " | ".join(fams) + " |",
@@ -375,6 +377,11 @@ def _describe_sides(m: dict) -> None:
             mm = json.loads(man.read_text())
             b.update(dlio=mm.get("versions", {}).get("dlio", "unknown"), profiles=mm.get("profiles", []),
                      skipped_profiles=mm.get("skipped_profiles") or {})
+        elif "dlio" not in b and b.get("verdict") == "pass" and m.get("profiles_note"):
+            # a row of an earlier invocation whose run is gone: what that invocation's header said
+            note = (x.partition(" skipped: ") for x in m["profiles_note"].split("; "))
+            b.update(dlio=m.get("dlio", "unknown"), profiles=m.get("profiles", []),
+                     skipped_profiles={k: v for k, sep, v in note if sep})
     ran = [b for b in m["baselines"] if "dlio" in b]
     if not ran:
         m["profiles_note"] = "no baseline ran"
