@@ -224,12 +224,13 @@ def render_md(m: dict) -> str:
           "| mutant | what | meant to be caught by | " + " | ".join(fams) + " |",
           "|---|---|---|" + "---|" * len(fams)]
     by = {(r["mutant"], r["family"]): r for r in m["results"]}
+    skipped = {(n["mutant"], n["family"]) for n in m["not_run"]}
     for t in m["table"]:
         cells = []
         for f in fams:
             r = by.get((t["name"], f))
             if r is None:
-                cells.append("n/a")
+                cells.append("not run (below)" if (t["name"], f) in skipped else "n/a")
             elif r["status"] in ("killed", "killed-elsewhere"):
                 cells.append(f"{STATUS[r['status']]} by {', '.join(r['killed_by'] or r['failed'][:4])}"
                              + (f" (+{len(r['failed']) - len(r['killed_by'])} more)"
