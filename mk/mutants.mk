@@ -1,26 +1,40 @@
 # The mutation matrix (issue 24): included by the Makefile (-include mk/*.mk).
 #   make mutants    attack the validator with one injected divergence at a time (the kernel's mutants: h5dlio
 #                   --mutants, bench/src/mutate.c): per workload family (pytorch: unet3d, tf: bert, checkpoint:
-#                   unet3d_checkpoint, tf-eval: cosmoflow_eval) one side-by-side run that must PASS gives the DLIO side, reused by every mutant;
+#                   unet3d_checkpoint, tf-eval: cosmoflow_eval; dlio3: unet3d_b200 with DLIO=<3.x checkout>) one
+#                   side-by-side run that must PASS gives the DLIO side, reused by every mutant;
 #                   each mutant's kernel side under every profile here, validated; killed = verdict FAIL, validation
 #                   exit non-zero, and a check meant to catch it among the failures. Results: fidelity/mutants.{json,md}
 #                   (exit 1 if a mutant survived or was caught only by other checks). See docs/mutants.md.
-# Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval),
-#   MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES (FAMILY=RUN_DIR ...: earlier passing runs to take
-#   as baselines), MUTANT_MERGE=1 (replace only this invocation's cells in fidelity/mutants.json, keep the others),
-#   MUTANT_FINDINGS (a JSON list of notes on survivors, kept in mutants.md), SCALE (default tiny), RANKS.
+# Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval,
+#   dlio3; default every family that can run), MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES
+#   (FAMILY=RUN_DIR ...: earlier passing runs to take as baselines), MUTANT_MERGE=1 (replace only this invocation's
+#   cells in fidelity/mutants.json, keep the others), MUTANT_FINDINGS (a JSON list of notes on survivors, kept in
+#   mutants.md), SCALE (default tiny), RANKS, DLIO=<MLCommons DLIO 3.x checkout> (adds the dlio3 family: its own venv,
+#   make dlio-venv-spec), DARSHAN_PREFIX (else the Darshan `make darshan` built, build/.darshan-prefix: with one, the
+#   2.0.0 families' DLIO side runs in the venv whose h5py is built against the kernel's HDF5, DLIO_H5PY=mpi, as
+#   Darshan's HDF5 module needs).
 MUTANTS ?=
-MUTANT_FAMILIES ?= pytorch,tf,checkpoint,tf-eval
+MUTANT_FAMILIES ?=
 MUTANT_RUNS ?= build/mutants
 MUTANT_BASELINES ?=
 MUTANT_FINDINGS ?=
 MUTANT_MERGE ?=
+# the venv of DLIO=<3.x checkout> with the wheel h5py (mk/fidelity.mk's DLIO_STAMP for DLIO_H5PY=wheel)
+MUTANT_DLIO3_STAMP = build/.dlio-venv.$(shell echo -n "$(DLIO_SPEC_ABS)" | sha256sum | cut -c1-10)
 
 .PHONY: mutants
 
 ## the mutation matrix: each mutant (H5DLIO_MUTATE) through validation per workload family; fidelity/mutants.{md,json}
 mutants: build venv dlio-venv
-	@$(VENV)/bin/python -m fidelity.mutants --dlio-venv "$$(cat build/.dlio-venv)" --scale $(or $(SCALE),tiny) \
-	  --ranks "$(RANKS)" --runs-dir "$(MUTANT_RUNS)" --families "$(MUTANT_FAMILIES)" \
+	@darshan="$${DARSHAN_PREFIX:-$$(cat $(DARSHAN_STAMP) 2>/dev/null)}"; venv="$$(cat build/.dlio-venv)"; dlio3=""; \
+	if [ -n "$$darshan" ]; then \
+	  $(MAKE) --no-print-directory dlio-venv-spec DLIO=2.0.0 DLIO_H5PY=mpi || exit $$?; venv="$$(cat $(DLIO_MPI_STAMP))"; fi; \
+	if [ "$(DLIO)" != 2.0.0 ]; then \
+	  $(MAKE) --no-print-directory dlio-venv-spec DLIO="$(DLIO)" DLIO_H5PY=wheel || exit $$?; \
+	  dlio3="$$(cat $(MUTANT_DLIO3_STAMP))"; fi; \
+	DARSHAN_PREFIX="$$darshan" $(VENV)/bin/python -m fidelity.mutants --dlio-venv "$$venv" $${dlio3:+--dlio3-venv "$$dlio3"} \
+	  --scale $(or $(SCALE),tiny) --ranks "$(RANKS)" --runs-dir "$(MUTANT_RUNS)" \
+	  $(if $(MUTANT_FAMILIES),--families "$(MUTANT_FAMILIES)") \
 	  $(if $(MUTANTS),--mutants "$(MUTANTS)") $(foreach b,$(MUTANT_BASELINES),--baseline "$(b)") \
 	  $(if $(MUTANT_FINDINGS),--findings "$(MUTANT_FINDINGS)") $(if $(MUTANT_MERGE),--merge)

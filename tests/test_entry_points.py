@@ -46,6 +46,7 @@ CASES = [
     ("mutants MUTANTS unknown", ["mutants", "MUTANTS=nosuch"], ["MUTANTS=nosuch", "known:"]),
     ("mutants MUTANT_FAMILIES unknown", ["mutants", "MUTANT_FAMILIES=nosuch"], ["MUTANT_FAMILIES=nosuch", "known:"]),
     ("mutants RANKS zero", ["mutants", "RANKS=0"], ["RANKS=0", "at least 1"]),
+    ("mutants DLIO a folder that is not DLIO", ["mutants", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),
     ("mutants MUTANT_BASELINES not a run", ["mutants", "MUTANT_BASELINES=pytorch=/nonexistent"],
      ["MUTANT_BASELINES", "pytorch=/nonexistent"]),
     ("build HDF5_DIR not an install", ["build", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),

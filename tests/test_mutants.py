@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from kernel import BIN, h5tool, run, tiny
 
+from fidelity import mutants as fm
 from fidelity.mutants import killed_by, mutant_table, render_md
 
 FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "async"}
@@ -55,6 +56,33 @@ def test_the_matrix_names_each_cells_outcome():
     assert rows["`b`"].endswith("| **SURVIVED** |")
     assert rows["`c`"].endswith("| caught, not by its check by d |")
     assert "- `z` (dlio3): no 3.x here" in md and "- b: why" in md
+
+
+def _venv(tmp: Path, name: str, version: str) -> Path:
+    """A stand-in reference venv: bin/dlio_benchmark and the .h5dlio-dlio.json scripts/deps-dlio.sh writes."""
+    v = tmp / name
+    (v / "bin").mkdir(parents=True)
+    (v / "bin" / "dlio_benchmark").write_text("")
+    (v / ".h5dlio-dlio.json").write_text(json.dumps({"version": version}))
+    return v
+
+
+def test_the_dlio3_family_runs_only_in_a_3x_venv(tmp_path, capsys):
+    """`make mutants DLIO=<3.x checkout>` hands the 3.x venv over as --dlio3-venv; the dlio3 family is refused
+    (exit 2, naming what is missing) without one or with a venv of another DLIO, and is left out of the default
+    families (its mutants listed as not run) when none is given."""
+    v2, v3 = _venv(tmp_path, "v2", "2.0.0"), _venv(tmp_path, "v3", "3.0.2")
+    out = ["--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs")]
+    assert fm.main(["--dlio-venv", str(v2), "--families", "dlio3", *out]) == 2
+    assert "MUTANT_FAMILIES=dlio3" in capsys.readouterr().err
+    assert fm.main(["--dlio-venv", str(v2), "--dlio3-venv", str(v2), "--families", "dlio3", *out]) == 2
+    assert "DLIO=2.0.0 (--dlio3-venv" in capsys.readouterr().err
+    a = fm.argparse.Namespace(ranks=2, families="", dlio_venv=v2, dlio3_venv=None, mutants="prewarm-dropped",
+                              baseline=[])
+    fams, _, chosen = fm._chosen(a)
+    assert "dlio3" not in fams and [t["name"] for t in chosen] == ["prewarm-dropped"]
+    a.dlio3_venv = v3
+    assert "dlio3" in fm._chosen(a)[0] and fm.venv_for("dlio3", a) == v3 and fm.venv_for("tf", a) == v2
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 #include "util.h"
 #include <string.h>
 
-#define READS "counts.kernel.* logvfd.* dftracer.per_file"
+#define READS "counts.kernel.* logvfd.* dftracer.per_file darshan.per_file"
 
 // clang-format off: a table, kept as written
 const mutant_t MUTANTS[MUT_COUNT] = {
@@ -47,13 +47,13 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_DATA_WRITE] = {"data-write",
                         "after its first training epoch rank 0 creates h5dlio-mutant.tmp in the training "
                         "data folder and writes one byte to it",
-                        "dftracer.explained dftracer.per_file dataset.files", "pytorch tf"},
+                        "dftracer.explained dftracer.per_file dataset.files darshan.explained", "pytorch tf"},
     [MUT_CWD_WRITE] =
         {"cwd-write",
          "after its first training epoch rank 0 creates h5dlio-mutant.tmp in its working "
          "directory (the launch's folder) and writes one byte to it: I/O outside the data, checkpoint and "
          "output folders",
-         "dftracer.explained", "pytorch checkpoint"},
+         "dftracer.explained darshan.explained", "pytorch checkpoint"},
     [MUT_DATA_STAT] = {"data-stat",
                        "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
                        "call on a data file outside the compared reads",
@@ -67,19 +67,19 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_CKPT_STRAY] = {"ckpt-stray",
                         "after rank 0's first checkpoint file, a 1-byte file h5dlio-mutant.stray is "
                         "written into the checkpoint folder",
-                        "counts.checkpoints dftracer.checkpoints", "checkpoint"},
+                        "counts.checkpoints dftracer.checkpoints darshan.checkpoints", "checkpoint"},
     [MUT_CKPT_SHORT] = {"ckpt-short",
                         "rank 0's first checkpoint file is written one byte short (its zip end record "
                         "without its last byte)",
-                        "counts.checkpoints dftracer.checkpoints", "checkpoint"},
+                        "counts.checkpoints dftracer.checkpoints darshan.checkpoints", "checkpoint"},
     [MUT_CKPT_SPLIT] = {"ckpt-split",
                         "the first write(2) of rank 0's first checkpoint file is split in two calls "
                         "(same bytes, same offsets)",
-                        "dftracer.checkpoints", "checkpoint"},
+                        "dftracer.checkpoints darshan.checkpoints", "checkpoint"},
     [MUT_CKPT_FSYNC] = {"ckpt-fsync",
                         "rank 0 fsyncs its first checkpoint file before the close (DLIO 2.0.0 never "
                         "fsyncs a checkpoint)",
-                        "dftracer.checkpoints", "checkpoint"},
+                        "dftracer.checkpoints darshan.checkpoints", "checkpoint"},
     [MUT_ASYNC_LOST_READ] = {"async-lost-read",
                              "with vol-async-prefetch, rank 0's 2nd sample read is never put into "
                              "its batch's event set, though it is counted as read (the kernel's counts do not change; "
