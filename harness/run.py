@@ -25,6 +25,10 @@ from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, c
 from profiles.compare import venv_python
 
 GEN_BUFFER = 16 * 1024 * 1024
+BOTH = SIDES
+# SIDES=both|kernel (--sides): which programs a run launches. A kernel-only run is judged against the analytic model
+# alone (validate/checks.py KERNEL_ONLY): never a statement about DLIO.
+SIDE_CHOICES = {"both": BOTH, "kernel": ("kernel",)}
 
 
 @dataclass
@@ -42,6 +46,7 @@ class Options:
     dlio_version: str | None = None                    # the kernel entry whose rules the reference DLIO matches
     dlio_keys: dict | None = None                      # {option: the yaml key the probe saw DLIO honour}
     dlio_rules: dict = field(default_factory=dict)     # {rule: what the probe saw the reference DLIO do}
+    sides: tuple = BOTH                                # the sides launched (SIDES=kernel: the kernel's alone)
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -179,8 +184,9 @@ def chosen_profiles(opt: Options) -> list[Profile]:
 
 def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     """The launches of a run, in order: generation, then each chosen profile's launches (profiles.LaunchSpec), each
-    on both sides but a side the profile cannot run here (opt.skip_sides), wrapped by the profile. A launch reads its
-    side's own dataset or the other side's (the Log VFD launches: the cross-read check)."""
+    on both sides (opt.sides) but a side the profile cannot run here (opt.skip_sides), wrapped by the profile. A launch
+    reads its side's own dataset or the other side's (the Log VFD launches: the cross-read check; a kernel-only run
+    has no other side: its own)."""
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {side: rd / side / "data" for side in SIDES}
     shape = Shape(wl.config, opt.repeat, opt.dlio_rules)
@@ -190,11 +196,11 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     steps = []
     for prof, spec in specs:
         for side in SIDES:
-            if prof is not None and side in opt.skip_sides.get(prof.name, {}):
+            if side not in opt.sides or (prof is not None and side in opt.skip_sides.get(prof.name, {})):
                 continue
             wd = rd / side / spec.step
             gen = prof is None
-            src = data[side] if spec.data == "own" else data[OTHER[side]]
+            src = data[side] if spec.data == "own" or OTHER[side] not in opt.sides else data[OTHER[side]]
             if side == "kernel":
                 sets = ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []) + \
                     kernel_sets(src, wd / "out", gen, spec.read_threads_0, checkpoint_dir(wd)) + \
@@ -229,7 +235,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
     return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
-            "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
+            "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles, "sides": list(opt.sides),
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(dlio_venv), "home": str(Path.home())},
@@ -302,6 +308,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         opt.dlio_version = (m.get("dlio") or {}).get("entry") or opt.dlio_version
         opt.dlio_rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or opt.dlio_rules
         opt.repeat = m.get("repeat", 1)
+        opt.sides = tuple(m.get("sides", BOTH))
     else:
         assert wl is not None
         m = prepare(rd, wl, opt, dlio_venv)
