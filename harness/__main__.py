@@ -16,7 +16,7 @@ from common.rundir import MANIFEST, RunDir
 from harness import resources, sweep
 from harness import run as hrun
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
-from profiles import Context, registry
+from profiles import Context, Shape, registry
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -134,6 +134,8 @@ def _profiles(a: argparse.Namespace, ctx: Context, notes: list[str]) -> tuple[li
         if sides:
             skip_sides[x] = sides
         for side, why in sides.items():
+            if side not in a.sides:  # a kernel-only run launches no DLIO side: nothing was skipped
+                continue
             notes.append(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}")
     return profiles, have, skipped, skip_sides
 
@@ -175,6 +177,11 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
     why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
     if why:
         raise WorkloadError(why)
+    shape = Shape(hrun.merged_config(wl), opt.repeat, opt.dlio_rules, opt.ranks)
+    for prof in hrun.chosen_profiles(opt):  # what a profile cannot record at this shape (Darshan's record memory)
+        why = prof.refuse(shape, a.runs_dir / f"{wl.name}-{wl.scale}-YYYYmmdd-HHMMSS" / "kernel" / "data")
+        if why:
+            raise WorkloadError(why)
     why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,  # the disk and memory
                           dlio_launches=a.reuse_dlio is None and "dlio" in opt.sides)  # it needs, here
     if why:

@@ -189,7 +189,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     has no other side: its own)."""
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {side: rd / side / "data" for side in SIDES}
-    shape = Shape(wl.config, opt.repeat, opt.dlio_rules)
+    shape = Shape(wl.config, opt.repeat, opt.dlio_rules, opt.ranks)
     # a checkpoint-only workload has no dataset: no generation launch
     specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))] if shape.reads_data else []
     specs += [(p, spec) for p in chosen_profiles(opt) for spec in p.launches(shape)]
@@ -211,7 +211,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                         f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0,
                                                                        shape.reads_data)
             w = Wrapped(base, {}) if prof is None else \
-                prof.wrap(Launch(side, spec.step, base, {}, wd, src, opt.found.get(prof.name, {})))
+                prof.wrap(Launch(side, spec.step, base, {}, wd, src, opt.found.get(prof.name, {}), shape))
             env = w.env
             if side == "dlio" and "DFTRACER_ENABLE" not in env:
                 # pydftracer 1.0.2 (DLIO 2.0.0's dependency) is ON unless DFTRACER_ENABLE=0: its Python-level

@@ -141,3 +141,40 @@ def test_sides_option_refuses_a_bad_value():
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--sides", "dlio"], cwd=REPO, capture_output=True,
                        text=True, env=env, timeout=120)
     assert p.returncode == 2 and "SIDES=dlio (--sides): invalid choice (use both or kernel)" in p.stderr
+
+
+VENV = os.environ.get("H5DLIO_DLIO_VENV", "")
+
+
+def _make_validate(tmp: Path, env: dict | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+    """`make validate SIDES=kernel PROFILES=logvfd` of tiny unet3d at 2 ranks into tmp (the DLIO venv only for the
+    probe that picks the model's release)."""
+    last = tmp / "last-run"
+    p = subprocess.run(["make", "--no-print-directory", "validate", "WORKLOAD=unet3d", "SCALE=tiny", "RANKS=2",
+                        "SIDES=kernel", "PROFILES=logvfd", f"RUNS_DIR={tmp / 'runs'}", f"LAST_RUN={last}"],
+                       cwd=REPO, capture_output=True, text=True, timeout=1800, env={**os.environ, **(env or {})})
+    assert last.exists(), p.stdout[-3000:] + p.stderr[-3000:]
+    return p, Path(last.read_text())
+
+
+@pytest.mark.dlio
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", [None, "skip-read", "extra-read"])
+def test_tiny_kernel_only_make_validate(tmp_path, mutant):
+    """A real kernel-only run: PASS qualified as model-only, no DLIO launch; with a read mutant (one sample of rank 0
+    not read, or read twice) the same run FAILs its counts.kernel checks for rank 0 and only there."""
+    if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
+        pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}): the probe picks the model's release")
+    p, run = _make_validate(tmp_path, {"H5DLIO_MUTATE": mutant} if mutant else None)
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["sides"] == ["kernel"] and m["steps"] and all(n.startswith("kernel.") for n in m["steps"])
+    assert not (run / "dlio").exists()
+    v = json.loads((run / "verdict.json").read_text())
+    if mutant is None:
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        assert_kernel_only_verdict(v, p.stdout)
+        return
+    assert p.returncode != 0 and v["verdict"] == "fail" and "verdict: FAIL" in p.stdout
+    bad = {c["name"] for c in v["checks"] if c["status"] == "fail"}
+    assert {"counts.kernel.logvfd.rank0", "counts.kernel.logvfd-rt0.rank0"} <= bad, bad
+    assert not {n for n in bad if "rank1" in n or n.startswith("steps.")}, bad
