@@ -140,11 +140,12 @@ def _posix_rx(folder: Path) -> str:
 
 # Darshan's record memory (3.5.0): each module reserves MAX_RECORDS x its record's size out of MODMEM when it registers
 # (darshan-core.c:2537-2572), names take sizeof(id) + strlen + 1 out of NAMEMEM (:1352-1368). Both are allocated at
-# start (malloc + memset, :266-281: compiled into a calloc, only the pages written are touched; measured: 64 ranks of
-# the 65,536-record default raised the machine's used memory by < 0.2 GB) and MODMEM once more for compression at
-# shutdown (:482). A process reserves 2 x MODMEM + NAMEMEM (a reservation the kernel may refuse: Darshan then logs
-# nothing) and touches what its records fill. Record sizes, sizeof of include/darshan-{posix,stdio,mpiio,hdf5}-log-
-# format.h: POSIX 704, STDIO 248, MPI-IO 560, H5F 80, H5D 912 bytes; a data file fills a POSIX, an H5F and an H5D one.
+# start (malloc + memset, :266-281; yet not all touched: 64 ranks of the 65,536-record default, 320 MiB each, left
+# the machine's used memory within 0.2 GB, sampled every 5 s: a folding into calloc is our guess) and MODMEM again at
+# shutdown for compression (:482). A process reserves 2 x MODMEM + NAMEMEM (a reservation the kernel may refuse:
+# Darshan then logs nothing) and touches what its records fill. Record sizes, sizeof of
+# include/darshan-{posix,stdio,mpiio,hdf5}-log-format.h: POSIX 704, STDIO 248, MPI-IO 560, H5F 80, H5D 912 bytes; a
+# data file fills a POSIX, an H5F and an H5D one.
 MODULES = "POSIX,STDIO,MPI-IO,H5F,H5D"
 RECORD_BYTES = 704 + 248 + 560 + 80 + 912
 DATA_FILE_BYTES = 704 + 80 + 912
