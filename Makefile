@@ -2,7 +2,7 @@
 #   make help    every target with one line (the `## ` line above its rule here and in mk/*.mk)
 #   make validate WORKLOAD=unet3d; make test (the complete suite CI runs); make test-fast (docs/testing.md)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
-#   PROFILES, REPEAT, LAUNCHER=mpirun|srun, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
+#   PROFILES, REPEAT, LAUNCHER=mpirun|srun, SIDES=both|kernel, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
 #   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
 #   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md).
@@ -17,6 +17,7 @@ WORKLOAD ?= unet3d
 SCALE ?=
 RANKS ?= 2
 PROFILES ?=
+SIDES ?=
 VENV := .venv
 TEST_REQS := requirements-test.txt
 
@@ -47,7 +48,7 @@ LAST_RUN ?= build/.last-run
 RUNS_DIR ?= runs
 HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
   --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
-  $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(VOL),--vol $(VOL))
+  $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(VOL),--vol $(VOL)) $(if $(SIDES),--sides $(SIDES))
 # VOL=async, async-prefetch: the kernel built against the thread-safe HDF5 (mk/vol.mk vol-kernel, a prerequisite then)
 VOL_ASYNC := $(filter async async-prefetch,$(VOL))
 define start_run
@@ -99,7 +100,7 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 # (exit status: GNU make's own is 2 for any failure; the step's status is in its "make: *** ... Error N" line)
-## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES)
+## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES; SIDES=kernel: the kernel against the analytic model only)
 validate: build venv dlio-venv
 	@$(start_run); \
 	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \

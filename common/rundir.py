@@ -64,3 +64,9 @@ class RunDir:
             write_text_atomic(self.tables / name, text)
         else:
             write_json_atomic(self.tables / name, obj)
+
+
+def verdict_label(v: dict) -> str:
+    """The verdict as printed and shown: PASS or FAIL, a kernel-only run's never a bare PASS."""
+    return v["verdict"].upper() + (" (kernel against the analytic model only, not DLIO)"
+                                    if v.get("scope") == "kernel-model" else "")

@@ -1,4 +1,5 @@
-"""python -m harness run ...: run the kernel and the reference DLIO side by side into runs/<workload>-<scale>-<time>/.
+"""python -m harness run ...: run the kernel and the reference DLIO side by side into runs/<workload>-<scale>-<time>/
+(--sides kernel: the kernel's launches alone, validated against the analytic model only).
 
 Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keeps what was collected),
 2 bad workload or options, 130 interrupted (resume with --resume RUN_DIR)."""
@@ -16,7 +17,7 @@ from harness import resources, sweep
 from harness import run as hrun
 from harness import vol as hvol
 from harness.workload import REPO, WorkloadError, dlio_config_dir, load
-from profiles import Context, registry
+from profiles import Context, Shape, registry
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -29,6 +30,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--launcher", type=_launcher, default="mpirun",
                    help="mpirun (default), mpiexec, or srun: each launch a job step (inside an allocation) or a job "
                         "of its own; --mpi=pmix unless SLURM_MPI_TYPE is set")
+    r.add_argument("--sides", type=_sides, default=hrun.BOTH,
+                   help="both (default: the kernel and DLIO side by side) or kernel (SIDES=kernel: the kernel's "
+                        "launches only, validated against the analytic model alone, never against DLIO)")
     r.add_argument("--profiles", default=None,
                    help=f"comma-separated: {','.join(registry())} (default: every profile available here)")
     r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
@@ -58,6 +62,13 @@ def _launcher(text: str) -> str:
     if not shutil.which(text):
         raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): {text} not found on PATH")
     return text
+
+
+def _sides(text: str) -> tuple[str, ...]:
+    if text not in hrun.SIDE_CHOICES:
+        raise argparse.ArgumentTypeError(f"SIDES={text} (--sides): invalid choice (use "
+                                         f"{' or '.join(hrun.SIDE_CHOICES)})")
+    return hrun.SIDE_CHOICES[text]
 
 
 def _count(var: str, opt: str):
@@ -128,6 +139,8 @@ def _profiles(a: argparse.Namespace, ctx: Context, notes: list[str]) -> tuple[li
         if sides:
             skip_sides[x] = sides
         for side, why in sides.items():
+            if side not in a.sides:  # a kernel-only run launches no DLIO side: nothing was skipped
+                continue
             notes.append(f"harness: {x}: {side.upper() if side == 'dlio' else side} side skipped: {why}")
     return profiles, have, skipped, skip_sides
 
@@ -140,11 +153,14 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
     for s in a.kernel_set:
         if "=" not in s:
             raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+    if a.reuse_dlio is not None and "dlio" not in a.sides:
+        raise WorkloadError(f"--reuse-dlio {a.reuse_dlio} with SIDES=kernel (--sides kernel): a kernel-only run has no "
+                            "DLIO side to reuse")
     hvol.refuse_env()
     vol = hvol.stack(a.vol)
     return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
                         vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
-                        repeat=a.repeat,
+                        repeat=a.repeat, sides=a.sides,
                         found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
                         skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                         for side, why in sides.items()}},
@@ -169,8 +185,13 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
     why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
     if why:
         raise WorkloadError(why)
-    why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,
-                          dlio_launches=a.reuse_dlio is None)  # the disk and memory it needs, here
+    shape = Shape(hrun.merged_config(wl), opt.repeat, opt.dlio_rules, opt.ranks)
+    for prof in hrun.chosen_profiles(opt):  # what a profile cannot record at this shape (Darshan's record memory)
+        why = prof.refuse(shape, a.runs_dir / f"{wl.name}-{wl.scale}-YYYYmmdd-HHMMSS" / "kernel" / "data")
+        if why:
+            raise WorkloadError(why)
+    why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,  # the disk and memory
+                          dlio_launches=a.reuse_dlio is None and "dlio" in opt.sides)  # it needs, here
     if why:
         raise WorkloadError(why)
     rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"

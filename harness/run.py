@@ -26,6 +26,10 @@ from profiles import SIDES, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, c
 from profiles.compare import venv_python
 
 GEN_BUFFER = 16 * 1024 * 1024
+BOTH = SIDES
+# SIDES=both|kernel (--sides): which programs a run launches. A kernel-only run is judged against the analytic model
+# alone (validate/checks.py KERNEL_ONLY): never a statement about DLIO.
+SIDE_CHOICES = {"both": BOTH, "kernel": ("kernel",)}
 
 
 @dataclass
@@ -45,6 +49,7 @@ class Options:
     dlio_rules: dict = field(default_factory=dict)     # {rule: what the probe saw the reference DLIO do}
     vol: hvol.Stack = hvol.STACKS["native"]            # the kernel side's VOL connector stack (VOL=, harness/vol.py)
     vol_plugins: str = ""                              # its plugin folder (HDF5_PLUGIN_PATH of the kernel's ranks)
+    sides: tuple = BOTH                                # the sides launched (SIDES=kernel: the kernel's alone)
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -210,22 +215,23 @@ def chosen_profiles(opt: Options) -> list[Profile]:
 
 def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
     """The launches of a run, in order: generation, then each chosen profile's launches (profiles.LaunchSpec), each
-    on both sides but a side the profile cannot run here (opt.skip_sides), wrapped by the profile. A launch reads its
-    side's own dataset or the other side's (the Log VFD launches: the cross-read check)."""
+    on both sides (opt.sides) but a side the profile cannot run here (opt.skip_sides), wrapped by the profile. A launch
+    reads its side's own dataset or the other side's (the Log VFD launches: the cross-read check; a kernel-only run
+    has no other side: its own)."""
     launcher = Launcher(opt.launcher, opt.ranks)
     data = {side: rd / side / "data" for side in SIDES}
-    shape = Shape(wl.config, opt.repeat, opt.dlio_rules)
+    shape = Shape(wl.config, opt.repeat, opt.dlio_rules, opt.ranks)
     # a checkpoint-only workload has no dataset: no generation launch
     specs: list[tuple[Profile | None, LaunchSpec]] = [(None, LaunchSpec("generate"))] if shape.reads_data else []
     specs += [(p, spec) for p in chosen_profiles(opt) for spec in p.launches(shape)]
     steps = []
     for prof, spec in specs:
         for side in SIDES:
-            if prof is not None and side in opt.skip_sides.get(prof.name, {}):
+            if side not in opt.sides or (prof is not None and side in opt.skip_sides.get(prof.name, {})):
                 continue
             wd = rd / side / spec.step
             gen = prof is None
-            src = data[side] if spec.data == "own" else data[OTHER[side]]
+            src = data[side] if spec.data == "own" or OTHER[side] not in opt.sides else data[OTHER[side]]
             lenv = {}
             if side == "kernel":
                 sets = ([f"dlio-version={opt.dlio_version}"] if opt.dlio_version else []) + \
@@ -240,7 +246,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                         f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0,
                                                                        shape.reads_data)
             w = Wrapped(base, lenv) if prof is None else \
-                prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {})))
+                prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {}), shape))
             env = w.env
             if side == "dlio" and "DFTRACER_ENABLE" not in env:
                 # pydftracer 1.0.2 (DLIO 2.0.0's dependency) is ON unless DFTRACER_ENABLE=0: its Python-level
@@ -264,7 +270,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
     return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
-            "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles,
+            "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles, "sides": list(opt.sides),
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
             "vol": hvol.manifest_block(opt.vol, opt.vol_plugins, KERNEL_BIN),
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
@@ -370,6 +376,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         opt.repeat = m.get("repeat", 1)
         vol = m.get("vol") or {}
         opt.vol, opt.vol_plugins = hvol.stack(vol.get("requested")), vol.get("plugin_path", "")
+        opt.sides = tuple(m.get("sides", BOTH))
     else:
         assert wl is not None
         m = prepare(rd, wl, opt, dlio_venv)

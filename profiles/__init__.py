@@ -48,6 +48,7 @@ class Shape:
     config: dict
     repeat: int = 1
     rules: dict = field(default_factory=dict)
+    ranks: int = 1
 
     @property
     def read_threads(self) -> int:
@@ -88,6 +89,7 @@ class Launch:
     workdir: Path                # <run>/<side>/<step>
     data: Path                   # the dataset it reads
     info: dict                   # Found.info
+    shape: Shape | None = None   # the run's shape (files and ranks: what a profile sizes its buffers from)
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,10 @@ class Profile:
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         return [LaunchSpec(self.name)]
+
+    def refuse(self, shape: Shape, data_dir: Path) -> str | None:
+        """Why this profile cannot record this run's shape here (bad input, exit 2, before any launch), or None."""
+        return None
 
     def wrap(self, launch: Launch) -> Wrapped:
         return Wrapped(list(launch.argv), dict(launch.env))

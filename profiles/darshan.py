@@ -152,18 +152,73 @@ def _posix_rx(folder: Path) -> str:
     return "^" + re.sub(r"[\s,]", ".", re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", str(folder).rstrip("/"))) + "/"
 
 
-def config_text(data_dir: Path, ckpt_dir: Path | None = None) -> str:
+# Darshan's record memory (3.5.0): each module reserves MAX_RECORDS x its record's size out of MODMEM when it registers
+# (darshan-core.c:2537-2572), names take sizeof(id) + strlen + 1 out of NAMEMEM (:1352-1368). Both are allocated at
+# start (malloc + memset, :266-281; yet not all touched: 64 ranks of the 65,536-record default, 320 MiB each, left
+# the machine's used memory within 0.2 GB, sampled every 5 s: a folding into calloc is our guess) and MODMEM again at
+# shutdown for compression (:482). A process reserves 2 x MODMEM + NAMEMEM (a reservation the kernel may refuse:
+# Darshan then logs nothing) and touches what its records fill. Record sizes, sizeof of
+# include/darshan-{posix,stdio,mpiio,hdf5}-log-format.h: POSIX 704, STDIO 248, MPI-IO 560, H5F 80, H5D 912 bytes; a
+# data file fills a POSIX, an H5F and an H5D one.
+MODULES = "POSIX,STDIO,MPI-IO,H5F,H5D"
+RECORD_BYTES = 704 + 248 + 560 + 80 + 912
+DATA_FILE_BYTES = 704 + 80 + 912
+BASE_RECORDS = 65536   # a Python process's own files (its imports) before DLIO opens a data file: room kept for them
+NAME_TAIL = 48         # a data file's name beyond its folder ("/13/img_0012345_of_0148000.hdf5"; ":/records" for H5D)
+PROCESS_MIB = 4096     # refused above this reserved per process (2 x MODMEM + NAMEMEM) ...
+LAUNCH_MIB = 16384     # ... or above this touched by a launch's ranks together
+
+
+def files_per_rank(cfg: dict, ranks: int) -> int:
+    """At most how many distinct data files one rank opens in a training launch (each one POSIX, H5F and H5D record):
+    per epoch its share of the samples, each in another file at worst, over the epochs, never more than the files."""
+    ds, tr = cfg.get("dataset") or {}, cfg.get("train") or {}
+    spf, epochs = max(1, int(ds.get("num_samples_per_file", 1))), max(1, int(tr.get("epochs", 1)))
+    out = 0
+    for key in ("num_files_train", "num_files_eval"):
+        n = int(ds.get(key, 0) or 0)
+        out += min(n, epochs * -(-n * spf // max(1, ranks)))
+    return out
+
+
+def record_limits(files: int, data_dir: Path) -> dict:
+    """MAX_RECORDS, MODMEM and NAMEMEM (MiB) with room for `files` data files per process besides BASE_RECORDS; what a
+    process reserves (MiB) and what its data files' records touch (MiB)."""
+    records = BASE_RECORDS + files
+    name = 2 * (9 + len(str(data_dir)) + NAME_TAIL)  # two names per data file: its path and "<path>:/<dataset>"
+    modmem = max(256, -(-records * RECORD_BYTES // 2**20))
+    namemem = max(64, -(-records * name // 2**20))
+    return {"records": records, "modmem": modmem, "namemem": namemem, "reserved_mib": 2 * modmem + namemem,
+            "touched_mib": -(-files * (DATA_FILE_BYTES + name) // 2**20)}
+
+
+def refuse_records(cfg: dict, ranks: int, data_dir: Path) -> str | None:
+    """Why Darshan cannot log every data file of this workload here (the memory its records need), or None."""
+    files = files_per_rank(cfg, ranks)
+    lim = record_limits(files, data_dir)
+    total = ranks * lim["touched_mib"]
+    if lim["reserved_mib"] <= PROCESS_MIB and total <= LAUNCH_MIB:
+        return None
+    return (f"PROFILES darshan: {files:,} data files per rank need MAX_RECORDS {lim['records']:,} per module, MODMEM "
+            f"{lim['modmem']} MiB and NAMEMEM {lim['namemem']} MiB: {lim['reserved_mib']} MiB reserved per process "
+            f"(bound {PROCESS_MIB}), {total} MiB of records for {ranks} ranks (bound {LAUNCH_MIB}; "
+            "profiles/darshan.py): run with more ranks or without darshan (PROFILES=...)")
+
+
+def config_text(data_dir: Path, ckpt_dir: Path | None = None, files: int = 0) -> str:
     """The runtime configuration (DARSHAN_CONFIG_PATH) of one launch. Darshan's defaults (4 MiB for all modules,
     1024 records per module) are used up by a Python process's imports before DLIO opens its first data file: the
     data files are then simply missing from the log. So: room for every file (the interpreter's own included, so
-    that the comparison can classify them); and DXT, whose 2 MiB per module and process is fixed at Darshan's build,
-    traces the data folder and the checkpoint folder only."""
+    that the comparison can classify them, and the `files` data files a rank opens: record_limits); and DXT, whose
+    2 MiB per module and process is fixed at Darshan's build, traces the data folder and the checkpoint folder
+    only."""
     include = "".join(f"NAME_INCLUDE  {_posix_rx(d)}  DXT_POSIX,DXT_MPIIO\n" for d in (data_dir, ckpt_dir) if d)
+    lim = record_limits(files, data_dir)
     return ("# written by h5dlio's darshan profile (profiles/darshan.py)\n"
             "MOD_ENABLE    DXT_POSIX,DXT_MPIIO\n"
-            "MODMEM        256\n"
-            "NAMEMEM       64\n"
-            "MAX_RECORDS   65536  POSIX,STDIO,MPI-IO,H5F,H5D\n"
+            f"MODMEM        {lim['modmem']}\n"
+            f"NAMEMEM       {lim['namemem']}\n"
+            f"MAX_RECORDS   {lim['records']}  {MODULES}\n"
             "NAME_EXCLUDE  .*  DXT_POSIX,DXT_MPIIO\n" + include)
 
 
@@ -524,8 +579,12 @@ class Darshan(Profile):
         env = {**launch.env, "LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(wd / "logs"),
                "DARSHAN_CONFIG_PATH": str(wd / "darshan.conf"), "DARSHAN_MOD_ENABLE": "DXT_POSIX,DXT_MPIIO",
                "DARSHAN_ENABLE_NONMPI": "1"}
+        files = files_per_rank(launch.shape.config, launch.shape.ranks) if launch.shape else 0
         return Wrapped(list(launch.argv), env, dirs=(wd / "logs",),
-                       files=((wd / "darshan.conf", config_text(launch.data, checkpoint_dir(wd))),))
+                       files=((wd / "darshan.conf", config_text(launch.data, checkpoint_dir(wd), files)),))
+
+    def refuse(self, shape: Shape, data_dir: Path) -> str | None:
+        return refuse_records(shape.config, shape.ranks, data_dir)
 
     def collect(self, done: Done) -> dict:
         return {f"darshan-{done.side}.json": parse(done.workdir, done.side, done.data)}

@@ -553,6 +553,9 @@ def check_dftracer(run: RunView) -> list[dict]:
     """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
     difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
     d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
+    if d is None and k is not None and run.manifest.get("sides") == ["kernel"] and raw_reader(run) and \
+            not checkpoint_only(run.cfg):  # a kernel-only run: its opens against the model, nothing side by side
+        return check_model_opens(run, None, k, None)
     if d is None or k is None:
         return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
     out, rows, diffs = [], [], []
@@ -655,11 +658,12 @@ def _whole_opens_more(a: dict | None, b: dict | None) -> int:
 FILE_INDEX = re.compile(r"_(\d+)_of_\d+\.[^/]+$")
 
 
-def check_model_opens(run: RunView, d: dict, k: dict, model_reads: dict | None) -> list[dict]:
+def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict | None) -> list[dict]:
     """A DLIO reading whole files (no Log VFD count to check): each rank's data-file opens against the analytic model,
     per file. The kernel exactly; DLIO exactly without pre-warm prefetch, else at least the model's opens and at most
     the prefetch bound, the extra opens among the files of the pre-warm batches after the first (the model's
-    prefetch_samples). Files map to their index by DLIO's name (img_<i>_of_<N>)."""
+    prefetch_samples). Files map to their index by DLIO's name (img_<i>_of_<N>). d None (a kernel-only run): the
+    kernel's rows alone."""
     segs = model_reads if model_reads is not None else run.model_reads(run.cfg)
     spf = int((run.cfg.get("dataset") or {}).get("num_samples_per_file", 1))
     out = []
@@ -667,7 +671,7 @@ def check_model_opens(run: RunView, d: dict, k: dict, model_reads: dict | None) 
         # a segment's "bytes" names, per whole-file read, the file read: one open each
         want = Counter(f for seg in segs[r] for f in seg["bytes"])
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
-        for side, t in (("kernel", k), ("dlio", d)):
+        for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
             got = Counter(_file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
             unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
@@ -686,7 +690,8 @@ def check_model_opens(run: RunView, d: dict, k: dict, model_reads: dict | None) 
                           f"{unnamed} unnamed")
             out.append(result(f"counts.dftracer.{side}.rank{r}", PASS if ok else FAIL, sum(want.values()),
                               sum(got.values()), f"model of DLIO {run.release}, opens per data file: {detail}"))
-        out.append(_batches(run, r, segs[r], d, k, model_reads is not None))
+        if d is not None:  # (a kernel-only run: no DLIO batches to set beside the kernel's)
+            out.append(_batches(run, r, segs[r], d, k, model_reads is not None))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from common.rundir import SIDES
+from common.rundir import SIDES, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table, slug
 from reports.rundir import RunData, timing_reps
@@ -50,7 +50,7 @@ def verdict_section(run: RunData) -> list[Block]:
                         f"{run.path.name}` and render again. The sections below use the tables alone."))
         return out
     s = v.get("summary", {})
-    out.append(Para(f"**Verdict: {v['verdict'].upper()}** for workload `{v.get('workload')}` at scale "
+    out.append(Para(f"**Verdict: {verdict_label(v)}** for workload `{v.get('workload')}` at scale "
                     f"`{v.get('scale')}` with {v.get('ranks')} ranks: {s.get('pass', 0)} pass, {s.get('fail', 0)} "
                     f"fail, {s.get('skip', 0)} skip. Only required checks decide the verdict; `runtime.*` checks are "
                     "reported, not judged."))

@@ -278,3 +278,69 @@ def test_live_darshan_compares_checkpoint_files(tmp_path):
     (run / "tables" / "darshan-kernel.json").write_text(json.dumps(tables["kernel"]))
     got = {c["name"]: c for c in darshan.check_darshan(vchecks.Run(run))}
     assert got["darshan.checkpoints"]["status"] == "fail" and f in got["darshan.checkpoints"]["detail"]
+
+
+def _conf(text: str) -> dict:
+    """MODMEM/NAMEMEM (MiB) and MAX_RECORDS (with its modules) of a Darshan config text."""
+    out = {}
+    for ln in text.splitlines():
+        w = ln.split()
+        if w and w[0] in ("MODMEM", "NAMEMEM"):
+            out[w[0]] = int(w[1])
+        elif w and w[0] == "MAX_RECORDS":
+            out[w[0]], out["modules"] = int(w[1]), set(w[2].split(","))
+    return out
+
+
+def assert_room_for(text: str, files: int, data_dir: str) -> None:
+    """Darshan 3.5.0 logs every one of `files` data files of a rank (and 65,536 of the process's own): each of the
+    five modules may hold that many records, MODMEM holds them all (sizeof of the records in Darshan's log-format
+    headers, counted by hand: POSIX 704 + STDIO 248 + MPI-IO 560 + H5F 80 + H5D 912 = 2,504 bytes) and NAMEMEM two
+    names per data file (its path, and "<path>:/<dataset>", each 8 + length + 1 bytes)."""
+    c = _conf(text)
+    assert c["modules"] == {"POSIX", "STDIO", "MPI-IO", "H5F", "H5D"}
+    assert c["MAX_RECORDS"] >= files + 65536
+    assert c["MODMEM"] * 2**20 >= (files + 65536) * 2504
+    assert c["NAMEMEM"] * 2**20 >= files * 2 * (9 + len(data_dir) + len("/13/img_0012345_of_0148000.hdf5:/records"))
+
+
+def test_darshan_config_has_room_for_200000_files_per_rank(tmp_path):
+    """A workload of 200,000 one-sample files on one rank: 200,000 files open in the rank's Darshan launch. Negative
+    control: the fixed configuration of before (65,536 records per module, 256 MiB) has no room for them."""
+    data = tmp_path / "runs" / "imagenet_files-field-20261127-090000" / "kernel" / "data"
+    cfg = {"dataset": {"num_files_train": 200_000, "num_samples_per_file": 1}, "train": {"epochs": 1}}
+    files = darshan.files_per_rank(cfg, 1)
+    assert files == 200_000
+    assert darshan.refuse_records(cfg, 1, data) is None
+    assert_room_for(darshan.config_text(data, None, files), 200_000, str(data))
+    old = ("MODMEM        256\nNAMEMEM       64\nMAX_RECORDS   65536  POSIX,STDIO,MPI-IO,H5F,H5D\n")
+    with pytest.raises(AssertionError):
+        assert_room_for(old, 200_000, str(data))
+    # 64 ranks share the files: each opens its 3,125 (one epoch), never more than the files over several epochs
+    assert darshan.files_per_rank(cfg, 64) == 3125
+    assert darshan.files_per_rank({**cfg, "train": {"epochs": 100}}, 64) == 200_000
+
+
+def test_darshan_refuses_a_record_memory_past_the_bound_with_the_numbers(tmp_path):
+    """10^6 files on one rank: 1,065,536 records x 2,504 bytes = 2,545 MiB of MODMEM, reserved twice (compression at
+    shutdown): over 4 GiB per process, refused naming the numbers; the same files over 64 ranks are accepted (15,625
+    files per rank, ~33 MiB of records each)."""
+    data = tmp_path / "d"
+    cfg = {"dataset": {"num_files_train": 1_000_000}, "train": {"epochs": 1}}
+    why = darshan.refuse_records(cfg, 1, data)
+    assert why and "1,000,000 data files per rank" in why and "MAX_RECORDS 1,065,536" in why
+    assert "MODMEM 2545 MiB" in why and "(bound 4096)" in why
+    assert darshan.refuse_records(cfg, 64, data) is None
+    # the launch bound: 10^7 files over 64 ranks, 156,250 each (~1.4 GiB reserved, fine), >= 64 x 156,250 x 1,696
+    # bytes of POSIX+H5F+H5D records = 15.8 GiB before their names: over 16 GiB together
+    why = darshan.refuse_records({"dataset": {"num_files_train": 10_000_000}}, 64, data)
+    assert why and "for 64 ranks (bound 16384" in why
+
+
+def test_wrap_sizes_the_config_from_the_runs_shape(tmp_path):
+    from profiles import Shape
+    info = {"lib": "/d/lib/libdarshan.so", "sides": {}}
+    shape = Shape({"dataset": {"num_files_train": 300_000}}, ranks=2)
+    w = darshan.Darshan().wrap(Launch("kernel", "darshan", ["prog"], {}, tmp_path / "s", tmp_path / "data", info,
+                                      shape))
+    assert _conf(w.files[0][1])["MAX_RECORDS"] == 150_000 + 65536

@@ -383,3 +383,22 @@ def test_dftracer2_batches_in_order_and_cut_short():
     assert status(d) == "pass"
     d["process_opens"]["0"][-1] = d["process_opens"]["0"][-1][::-1]  # the same 3 files in another order
     assert status(d) == "fail"
+
+
+def test_dftracer2_kernel_only_run_checks_the_kernels_opens_against_the_model():
+    """A kernel-only run (SIDES=kernel) of a DLIO 3.x raw reader has no DLIO trace: its kernel's opens per data file
+    are still checked against the model (counts.dftracer.kernel.*), not skipped; a planted extra open fails rank 1."""
+    k = {"process_opens": dftracer.process_opens(load2("kernel"), Path(RUN2) / "kernel" / "data")}
+
+    class Run(_Run):  # as the harness records a 3.x reference: its probed rule sample_read whole_file
+        manifest = {"sides": ["kernel"], "dlio": {"probed": {"rules": {"sample_read": "whole_file"}}}}
+
+        def table(self, name):
+            return k if name == "dftracer-kernel.json" else None
+    run = Run()
+    assert dftracer.raw_reader(run)
+    v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
+    assert v == {"counts.dftracer.kernel.rank0": "pass", "counts.dftracer.kernel.rank1": "pass"}
+    k["process_opens"]["1"].append([k["process_opens"]["1"][0][0]])
+    v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
+    assert v["counts.dftracer.kernel.rank1"] == "fail" and v["counts.dftracer.kernel.rank0"] == "pass"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir
-from validate.checks import validate
+from validate.checks import validate, verdict_label
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     if not a.quiet:
         print_table(v)
     s = v["summary"]
-    print(f"verdict: {v['verdict'].upper()}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
+    print(f"verdict: {verdict_label(v)}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
           f"skip)  {rd.verdict_path}")
     for x in v.get("not_compared", []):  # what the PASS does not cover
         print(f"  not compared: {x['what']} (needs {x['needs']})")

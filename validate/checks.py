@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from common.rundir import SIDES, RunDir
+from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
 from profiles import checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from validate import model
@@ -367,20 +367,48 @@ COVERAGE = [
 ]
 
 
+# A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
+# the analytic model or itself (these prefixes; darshan.analyses: Darshan's own reports of the kernel's logs, info
+# only); every other row, side by side by nature, becomes a SKIP.
+KERNEL_ONLY = ("dlio.version", "steps.", "counts.kernel.", "counts.checkpoints", "counts.checkpoint_io.kernel",
+               "counts.dftracer.kernel.", "darshan.analyses")
+KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
+NO_DLIO = {"io": "dlio", "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
+           "needs": "a side-by-side run (SIDES=both, the default)"}
+
+
+def kernel_only(run: Run) -> bool:
+    return list(run.manifest.get("sides", SIDES)) == ["kernel"]
+
+
+def restrict_kernel_only(rows: list[dict]) -> list[dict]:
+    """A kernel-only run's rows: the kernel-against-model ones as they are, every other one a SKIP saying why (a
+    runtime row stays informational)."""
+    return [c if c["name"].startswith(KERNEL_ONLY) else
+            result(c["name"], SKIP, detail=KERNEL_ONLY_SKIP, required=c.get("required", True)) for c in rows]
+
+
 def not_compared(run: Run, rows: list[dict]) -> list[dict]:
-    """The classes of I/O this run's checks did not compare (COVERAGE): what, and what would compare it."""
+    """The classes of I/O this run's checks did not compare (COVERAGE): what, and what would compare it; for a
+    kernel-only run, DLIO's I/O as a whole (and the model's counts, if no check of them passed)."""
     passed = [c["name"] for c in rows if c["status"] == PASS]
-    return [{"io": key, "what": what, "needs": needs} for key, what, prefixes, needs, applies in COVERAGE
-            if applies(run) and not any(n.startswith(prefixes) for n in passed)]
+    # a kernel-only run compares no class but the model's counts: DLIO's I/O, named once, stands for the others
+    return [NO_DLIO] * kernel_only(run) + [
+        {"io": key, "what": what, "needs": needs} for key, what, prefixes, needs, applies in COVERAGE
+        if applies(run) and not any(n.startswith(prefixes) for n in passed)
+        and (key == "counts_model" or not kernel_only(run))]
 
 
 def validate(path: Path) -> dict:
     run = Run(path)
     checks_ = run_checks(run, checks())
+    if kernel_only(run):
+        checks_ = restrict_kernel_only(checks_)
     req = [c for c in checks_ if c["required"]]
     failed = [c["name"] for c in req if c["status"] == FAIL]
     verdict = "pass" if not failed and any(c["status"] == PASS for c in req) else "fail"
     return {"run": run.manifest["run_id"], "workload": run.manifest["workload"]["name"],
             "scale": run.manifest["workload"]["scale"], "ranks": run.ranks, "verdict": verdict,
+            "sides": list(run.manifest.get("sides", SIDES)), "scope": "kernel-model" if kernel_only(run) else "sides",
             "failed": failed, "summary": dict(Counter(c["status"] for c in checks_)),
             "not_compared": not_compared(run, checks_), "checks": checks_}
