@@ -368,9 +368,10 @@ COVERAGE = [
 
 
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
-# the analytic model or itself (these prefixes; darshan.analyses: Darshan's own reports of the kernel's logs, info
-# only); every other row, side by side by nature, becomes a SKIP.
-KERNEL_ONLY = ("dlio.version", "steps.", "counts.kernel.", "counts.checkpoints", "counts.checkpoint_io.kernel",
+# the analytic model or itself (these prefixes; vol.: the stack HDF5 reported to each kernel launch;
+# darshan.analyses: Darshan's own reports of the kernel's logs, info only); every other row, side by side by nature,
+# becomes a SKIP.
+KERNEL_ONLY = ("dlio.version", "steps.", "vol.", "counts.kernel.", "counts.checkpoints", "counts.checkpoint_io.kernel",
                "counts.dftracer.kernel.", "darshan.analyses")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
 NO_DLIO = {"io": "dlio", "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
