@@ -44,6 +44,10 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "DLIO's side stays native; async stacks need H5DLIO_KERNEL_BIN at the kernel built against "
                         "the thread-safe HDF5, `make vol-kernel`; docs/vol.md)")
     r.add_argument("--reuse-dlio", type=Path, default=None, help="copy the DLIO side of an earlier run")
+    r.add_argument("--dlio-quiet-index-map", action="store_true",
+                   help="give DLIO's sample index map a short text (DLIO formats the whole map at every read: a cost "
+                        "per read that grows with a rank's samples, hours per epoch at 10^5 files); no read changes "
+                        "(docs/scale.md)")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
     r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
     r.add_argument("--repeat", type=_count("REPEAT", "--repeat"), default=1,
@@ -160,7 +164,7 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
     vol = hvol.stack(a.vol)
     return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
                         vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
-                        repeat=a.repeat, sides=a.sides,
+                        repeat=a.repeat, sides=a.sides, dlio_quiet_index_map=a.dlio_quiet_index_map,
                         found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
                         skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                         for side, why in sides.items()}},

@@ -27,6 +27,7 @@ from profiles.compare import venv_python
 
 GEN_BUFFER = 16 * 1024 * 1024
 BOTH = SIDES
+DLIO_SITE = REPO / "harness" / "dlio_site"  # DLIO_QUIET_MAP=1: its sitecustomize shortens DLIO's index map text
 # SIDES=both|kernel (--sides): which programs a run launches. A kernel-only run is judged against the analytic model
 # alone (validate/checks.py KERNEL_ONLY): never a statement about DLIO.
 SIDE_CHOICES = {"both": BOTH, "kernel": ("kernel",)}
@@ -50,6 +51,7 @@ class Options:
     vol: hvol.Stack = hvol.STACKS["native"]            # the kernel side's VOL connector stack (VOL=, harness/vol.py)
     vol_plugins: str = ""                              # its plugin folder (HDF5_PLUGIN_PATH of the kernel's ranks)
     sides: tuple = BOTH                                # the sides launched (SIDES=kernel: the kernel's alone)
+    dlio_quiet_index_map: bool = False                 # DLIO_QUIET_MAP=1: harness/dlio_site on DLIO's PYTHONPATH
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -253,6 +255,8 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                 # instrumentation writes no trace yet slows DLIO's first epoch ~2x (measured: 2.1-2.5 s vs 0.93-0.99 s,
                 # tiny unet3d). Every DLIO launch runs without a profiler besides the one under test.
                 env = {**env, "DFTRACER_ENABLE": "0"}
+            if side == "dlio" and opt.dlio_quiet_index_map:
+                env = {**env, "PYTHONPATH": os.pathsep.join(p for p in (str(DLIO_SITE), env.get("PYTHONPATH")) if p)}
             argv = launcher.argv(wd / "ranks", env) + w.argv
             steps.append(Step(f"{side}.{spec.step}", side, spec.step, argv, env, wd, wd / "ranks", opt.timeout,
                               w.dirs, w.files))
@@ -273,6 +277,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles, "sides": list(opt.sides),
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
             "vol": hvol.manifest_block(opt.vol, opt.vol_plugins, KERNEL_BIN),
+            "dlio_quiet_index_map": opt.dlio_quiet_index_map,
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
