@@ -110,8 +110,9 @@ def test_a_pass_through_launch_left_native_is_refused(tmp_path, bench_kernel, mo
         vol.pass_through(_ctx(tmp_path))
 
 
-def test_the_committed_pass_through_results_md_is_what_results_json_renders_to():
-    d = REPO / "bench" / "results" / "2026-11-27-vol"
+@pytest.mark.parametrize("folder", ["2026-11-27-vol", "2026-11-27-vol-2"])
+def test_the_committed_pass_through_results_md_is_what_results_json_renders_to(folder):
+    d = REPO / "bench" / "results" / folder
     res = json.loads((d / "results.json").read_text())
     md = (d / "results.md").read_text()
     assert report.markdown(res, {}) == md
