@@ -33,13 +33,18 @@ FAMILIES = {
     # the 3.x workload whose DLIO side is quickest here (1 read thread; 3.x's unet3d spawns 4 readers per epoch and
     # pre-warm): npz files read whole, the loader pre-warm before and after the epoch
     "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole, loader pre-warm"),
+    # the kernel side of both the baseline and its mutants under vol-async (make validate VOL=async-prefetch): the
+    # read_threads=0 launches (the Log VFD's logvfd-rt0) read the next batch with H5Dread_async, reader processes
+    # stay native (docs/vol.md); the baseline's DLIO side (DLIO on native, unchanged) is reused by the mutants
+    "async": ("unet3d", "DLIO 2.0.0, PyTorch loader; the kernel side under vol-async with explicit async reads "
+                        "(VOL=async-prefetch, the kernel built against the thread-safe HDF5: --vol-kernel)"),
 }
+# family -> the harness's --vol (its baseline and mutants); every other family runs the kernel on native
+FAMILY_VOL = {"async": "async-prefetch"}
 NOT_HERE = {
     "dlio3": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not given",
-    "async": "needs vol-async, the kernel built against the thread-safe HDF5 and the harness's --vol async-prefetch "
-             "(make vol-kernel), which make mutants does not pass: against DLIO, tests/test_validation_e2e.py kills it "
-             "(logvfd.sequence.rt0.rank0, counts.kernel.logvfd-rt0.rank0); against a sync kernel run, "
-             "tests/test_vol.py",
+    "async": "needs vol-async and the kernel built against the thread-safe HDF5 (`make vol-kernel`: "
+             "build/.vol-kernel, --vol-kernel), not built here",
 }
 
 
@@ -104,6 +109,20 @@ def venv_for(fam: str, a) -> Path:
     return a.dlio3_venv if fam == "dlio3" else a.dlio_venv
 
 
+def family_launch(fam: str, a) -> tuple[list[str], dict]:
+    """The harness's options and environment a family's runs add: for async, --vol async-prefetch and the vol kernel
+    (H5DLIO_KERNEL_BIN, as `make validate VOL=async-prefetch` gives it); the harness finds the plugin folder."""
+    if fam not in FAMILY_VOL:
+        return [], {}
+    return ["--vol", FAMILY_VOL[fam]], {"H5DLIO_KERNEL_BIN": str(a.vol_kernel)}
+
+
+def _given_vol(fam: str, m: dict) -> str:
+    """Why a given baseline's manifest does not fit the family's connector stack ("" when it does)."""
+    want, got = FAMILY_VOL.get(fam, "native"), (m.get("vol") or {}).get("requested", "native")
+    return "" if want == got else f"its kernel side ran with VOL={got}, the {fam} family needs VOL={want}"
+
+
 def baseline(fam: str, a, say) -> dict:
     wl = FAMILIES[fam][0]
     runs = a.runs_dir / fam
@@ -114,14 +133,17 @@ def baseline(fam: str, a, say) -> dict:
         m = json.loads((given / MANIFEST).read_text())
         rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
             r.get("wall_s", 0.0) for r in m["steps"].values())
-        if m["workload"]["name"] != wl:
+        why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else _given_vol(fam, m)
+        if why:
             return {"family": fam, "workload": wl, "run": str(given), "verdict": "error",
-                    "detail": f"--baseline {fam}={given}: a run of {m['workload']['name']}, not {wl}"}
+                    "detail": f"--baseline {fam}={given}: {why}"}
     else:
-        env = {k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}
-        say(f"mutants: {fam}: baseline {wl} (both sides) ...")
-        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env, [])
-    row = {"family": fam, "workload": wl, "harness_rc": rc, "run": str(run) if run else None,
+        extra, fenv = family_launch(fam, a)
+        env = {**{k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}, **fenv}
+        say(f"mutants: {fam}: baseline {wl} (both sides{', kernel VOL=' + FAMILY_VOL[fam] if extra else ''}) ...")
+        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env, extra)
+    row = {"family": fam, "workload": wl, "vol": FAMILY_VOL.get(fam, "native"), "harness_rc": rc,
+           "run": str(run) if run else None,
            "harness_s": round(wall, 1), "given": bool(given)}
     if run is None or rc != 0:
         return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
@@ -141,9 +163,11 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     wl = FAMILIES[fam][0]
     runs = a.runs_dir / fam
     log = runs / f"{mut['name']}.log"
-    env = {**os.environ, "H5DLIO_MUTATE": mut["name"]}
+    extra, fenv = family_launch(fam, a)
+    env = {**os.environ, **fenv, "H5DLIO_MUTATE": mut["name"]}
     t0 = time.time()
-    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), log, env, ["--reuse-dlio", str(base)])
+    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), log, env,
+                             ["--reuse-dlio", str(base), *extra])
     row = {"mutant": mut["name"], "family": fam, "workload": wl, "intended": mut["checks"], "harness_rc": rc,
            "run": str(run) if run else None, "kernel_s": round(wall, 1)}
     if run is None:
@@ -224,7 +248,8 @@ def render_md(m: dict) -> str:
          "|---|---|---|---|---|---:|---:|---:|"]
     for b in m["baselines"]:
         prof = ", ".join(b.get("profiles", [])) + "".join(f" ({k} skipped)" for k in b.get("skipped_profiles", {}))
-        L.append(f"| {b['family']} | {b['workload']} | {b.get('dlio', '')} | {prof} | {b.get('verdict')} | "
+        vol = f" (kernel VOL={b['vol']})" if b.get("vol", "native") != "native" else ""
+        L.append(f"| {b['family']} | {b['workload']}{vol} | {b.get('dlio', '')} | {prof} | {b.get('verdict')} | "
                  f"{b.get('dlio_side_s', '')} | {b.get('harness_s', '')} | {_num(b.get('validate_s', ''))} |")
     fams = [b["family"] for b in m["baselines"]]
     L += ["", "## Mutant x family", "",
@@ -284,6 +309,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                    "--render); with Darshan, one whose h5py is built against the kernel's HDF5 (DLIO_H5PY=mpi)")
     p.add_argument("--dlio3-venv", type=Path, default=None, help="the reference venv of an MLCommons DLIO 3.x "
                    "checkout (`make mutants DLIO=<checkout>`): runs the dlio3 family")
+    p.add_argument("--vol-kernel", type=Path, default=None, help="the kernel built against the thread-safe HDF5 "
+                   "(`make vol-kernel`; default: build/.vol-kernel's): runs the async family")
     p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
     p.add_argument("--out", type=Path, default=REPO / "fidelity", help="where mutants.json/.md go")
     p.add_argument("--baseline", action="append", default=[], metavar="FAMILY=RUN",
@@ -324,15 +351,36 @@ def _check_dlio3(venv: Path | None) -> None:
         raise Refused(f"DLIO={ver} (--dlio3-venv {venv}): the dlio3 family needs an MLCommons DLIO 3.x checkout")
 
 
+def vol_kernel(a: argparse.Namespace) -> str:
+    """Sets a.vol_kernel (--vol-kernel, else build/.vol-kernel's) when that kernel and vol-async's plugin folder are
+    there; else why the async family cannot run ("" when it can)."""
+    from harness.vol import STACKS, plugin_path
+    from harness.workload import WorkloadError
+    stamp = REPO / "build" / ".vol-kernel"
+    k = getattr(a, "vol_kernel", None) or (Path(stamp.read_text().strip()) if stamp.exists() else None)
+    if k is None or not k.exists():
+        return (f"--vol-kernel {k}: no such file" if k else NOT_HERE["async"]) + " (make vol-kernel builds it)"
+    try:
+        plugin_path(STACKS[FAMILY_VOL["async"]])
+    except WorkloadError as e:
+        return str(e)
+    a.vol_kernel = k.resolve()
+    return ""
+
+
 def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
     """(families, the kernel's table of mutants, the mutants chosen) once every option is accepted; sets
     a.baselines (family -> the run given as its baseline). Raises Refused."""
     if a.ranks < 1:
         raise Refused(f"RANKS={a.ranks} (--ranks): must be at least 1")
-    fams = [f for f in a.families.split(",") if f] or [f for f in FAMILIES if f != "dlio3" or a.dlio3_venv]
+    no_vol = vol_kernel(a)
+    fams = [f for f in a.families.split(",") if f] or [f for f in FAMILIES if (f != "dlio3" or a.dlio3_venv)
+                                                        and (f != "async" or not no_vol)]
     bad = [f for f in fams if f not in FAMILIES]
     if bad:
         raise Refused(f"MUTANT_FAMILIES={a.families}: unknown {bad} (known: {', '.join(FAMILIES)})")
+    if "async" in fams and no_vol:
+        raise Refused(f"MUTANT_FAMILIES=async: {no_vol}")
     if set(fams) - {"dlio3"} and (a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists()):
         raise Refused(f"--dlio-venv {a.dlio_venv}: no bin/dlio_benchmark")
     if "dlio3" in fams:
@@ -359,8 +407,10 @@ def _matrix(fams: list[str], chosen: list[dict], a: argparse.Namespace, say) -> 
     """Per family: its baseline, then each of its mutants on that baseline's DLIO side. (baselines, results, the
     cells not run and why)."""
     baselines, results = [], []
+    # the families that cannot run here, when every family was asked (MUTANT_FAMILIES unset): a family left out of
+    # an explicit list was not asked, and listing its cells as not run would replace them under --merge
     not_run = [{"mutant": t["name"], "family": f, "reason": NOT_HERE[f]} for t in chosen for f in t["families"]
-               if f in NOT_HERE and f not in fams]
+               if f in NOT_HERE and f not in fams and not a.families]
     for fam in fams:
         muts = [t for t in chosen if fam in t["families"]]
         if not muts:

@@ -1,13 +1,14 @@
 # The mutation matrix (issue 24): included by the Makefile (-include mk/*.mk).
 #   make mutants    attack the validator with one injected divergence at a time (the kernel's mutants: h5dlio
 #                   --mutants, bench/src/mutate.c): per workload family (pytorch: unet3d, tf: bert, checkpoint:
-#                   unet3d_checkpoint, tf-eval: cosmoflow_eval; dlio3: unet3d_b200 with DLIO=<3.x checkout>) one
+#                   unet3d_checkpoint, tf-eval: cosmoflow_eval; async: unet3d with the kernel side under
+#                   VOL=async-prefetch, when `make vol-kernel` has run; dlio3: unet3d_b200 with DLIO=<3.x checkout>) one
 #                   side-by-side run that must PASS gives the DLIO side, reused by every mutant;
 #                   each mutant's kernel side under every profile here, validated; killed = verdict FAIL, validation
 #                   exit non-zero, and a check meant to catch it among the failures. Results: fidelity/mutants.{json,md}
 #                   (exit 1 if a mutant survived or was caught only by other checks). See docs/mutants.md.
 # Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval,
-#   dlio3; default every family that can run), MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES
+#   async,dlio3; default every family that can run; async without the vol kernel: exit 2), MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES
 #   (FAMILY=RUN_DIR ...: earlier passing runs to take as baselines), MUTANT_MERGE=1 (replace only this invocation's
 #   cells in fidelity/mutants.json, keep the others), MUTANT_FINDINGS (a JSON list of notes on survivors, kept in
 #   mutants.md), SCALE (default tiny), RANKS, DLIO=<MLCommons DLIO 3.x checkout> (adds the dlio3 family: its own venv,

@@ -177,6 +177,30 @@ def stat_table(tid: str, rows: list[dict], caption: str, first: str = "phase") -
     return Table(tid, cols, body, caption, [False] + [True] * (len(cols) - 1))
 
 
+def timing_stack_note(run: RunData, reps: dict) -> str:
+    """Under VOL=: the connector stack the kernel's timing launches ran on, as each launch's output.json says HDF5
+    reported it (manifest vol.kernel_launches), never the request; so whether the kernel's AU and epoch times of this
+    section are under the connector. "" for a run without the vol block, or native asked and reported everywhere."""
+    vol = run.manifest.get("vol")
+    launches = vol.get("kernel_launches") if isinstance(vol, dict) else None
+    steps = [r["step"].split(".", 1)[1] for r in reps["kernel"] if r.get("step")]
+    if not launches or not steps:
+        return ""
+    stack = {s: " > ".join((launches.get(s) or {}).get("stack") or ["not reported"]) for s in steps}
+    under = [s for s, g in launches.items() if g and (g.get("stack") or ["native"]) != ["native"]]
+    asked = vol.get("requested", "native")
+    if asked == "native" and not under:
+        return ""
+    by = "; ".join(f"`{st}` ({', '.join(s for s in steps if stack[s] == st)})" for st in dict.fromkeys(stack.values()))
+    txt = (f"Asked VOL={asked}: the kernel's timing launch(es) ran on {by} (HDF5's answer in each launch's "
+           f"output.json); DLIO's on {vol.get('dlio', 'native')}. ")
+    if all(st == "native" for st in stack.values()):
+        return txt + ("So no kernel time, AU or throughput below is under the connector: the launches HDF5 ran under "
+                      f"it are {', '.join(under) or 'none'} (profiled, not timed; VOL=async-prefetch leaves the "
+                      "launches with reader processes native: docs/vol.md).")
+    return txt + "The kernel's epoch times, AU and throughput below are under that stack, beside DLIO's on native."
+
+
 def runtime_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Runtime per phase (thesis Tables C.1-C.4)", "runtime")]
     rows = runtime_rows(run)
@@ -190,6 +214,9 @@ def runtime_section(run: RunData) -> list[Block]:
                     "interpreter, TensorFlow and PyTorch imports); in-program times are each program's own epoch "
                     "timers. min / max / mean / standard deviation (population, as validate's runtime checks); "
                     "n = values per side (DLIO/kernel)."))
+    note = timing_stack_note(run, reps)
+    if note:
+        out.append(Para(note))
     out.append(stat_table("tbl-runtime", rows, "Runtime in seconds per phase and side, DLIO/kernel ratio of means"))
     shown = [r for r in rows if r["dlio"] or r["kernel"]]
     out.append(figures.FigureSpec(

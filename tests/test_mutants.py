@@ -85,6 +85,59 @@ def test_the_dlio3_family_runs_only_in_a_3x_venv(tmp_path, capsys):
     assert "dlio3" in fm._chosen(a)[0] and fm.venv_for("dlio3", a) == v3 and fm.venv_for("tf", a) == v2
 
 
+def test_the_async_family_needs_the_vol_kernel(tmp_path, capsys, monkeypatch):
+    """The async family (the kernel side under VOL=async-prefetch) is refused, exit 2 naming the family and what
+    builds the vol kernel, when that kernel is missing; it is left out of the default families then (its mutant listed
+    as not run). With a kernel and a plugin folder (stand-ins) it is in, and its runs get --vol async-prefetch and
+    the kernel as H5DLIO_KERNEL_BIN; a given baseline that ran natively is not its baseline."""
+    v2 = _venv(tmp_path, "v2", "2.0.0")
+    out = ["--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs")]
+    none = tmp_path / "no-vol-kernel"
+    assert fm.main(["--dlio-venv", str(v2), "--families", "async", "--vol-kernel", str(none), *out]) == 2
+    err = capsys.readouterr().err
+    assert f"MUTANT_FAMILIES=async: --vol-kernel {none}: no such file (make vol-kernel builds it)" in err
+    a = fm.argparse.Namespace(ranks=2, families="", dlio_venv=v2, dlio3_venv=None, mutants="async-lost-read",
+                              baseline=[], vol_kernel=none)
+    fams, _, chosen = fm._chosen(a)
+    assert "async" not in fams and [t["name"] for t in chosen] == ["async-lost-read"]
+    assert [(n["mutant"], n["family"]) for n in fm._matrix(fams, chosen, a, print)[2]] == [("async-lost-read",
+                                                                                            "async")]
+    kernel = tmp_path / "h5dlio-ts"
+    kernel.write_text("")
+    monkeypatch.setenv("HDF5_PLUGIN_PATH", str(tmp_path))
+    a.vol_kernel = kernel
+    assert "async" in fm._chosen(a)[0]
+    assert fm.family_launch("async", a) == (["--vol", "async-prefetch"], {"H5DLIO_KERNEL_BIN": str(kernel)})
+    assert fm.family_launch("pytorch", a) == ([], {})
+    assert "needs VOL=async-prefetch" in fm._given_vol("async", {"vol": {"requested": "native"}})
+    assert fm._given_vol("async", {"vol": {"requested": "async-prefetch"}}) == "" == fm._given_vol("pytorch", {})
+
+
+def test_a_family_left_out_of_an_explicit_list_is_not_listed_as_not_run(tmp_path):
+    """MUTANT_FAMILIES=pytorch with MUTANT_MERGE=1 must not turn dlio3's measured cell into "not run" (measured: the
+    first merge of the async family did that to prewarm-dropped); with every family asked, the ones that cannot run
+    are listed."""
+    a = fm.argparse.Namespace(ranks=2, families="pytorch", dlio_venv=_venv(tmp_path, "v2", "2.0.0"), dlio3_venv=None,
+                              mutants="prewarm-dropped", baseline=[], vol_kernel=tmp_path / "none")
+    fams, _, chosen = fm._chosen(a)
+    assert fams == ["pytorch"] and fm._matrix(fams, chosen, a, print) == ([], [], [])
+    a.families = ""
+    fams, _, chosen = fm._chosen(a)
+    assert [(n["mutant"], n["family"]) for n in fm._matrix(fams, chosen, a, print)[2]] == [("prewarm-dropped",
+                                                                                            "dlio3")]
+
+
+def test_the_async_mutant_is_meant_for_the_read_checks_of_the_in_rank_launch():
+    """async-lost-read's row names the checks that see one lost read of rank 0 in the launch that reads in-rank (the
+    Log VFD's in-order records, and its counts against the model): the failures measured in docs/vol.md kill it."""
+    row = {r["name"]: r for r in mutant_table(Path(BIN))}["async-lost-read"]
+    assert row["families"] == ["async"]
+    measured = ["counts.kernel.logvfd-rt0.rank0", "counts.kernel.logvfd-rt0.rank0.per_phase",
+                "logvfd.sequence.rt0.rank0"]
+    assert killed_by(measured, row["checks"]) == ["counts.kernel.logvfd-rt0.rank0", "logvfd.sequence.rt0.rank0"]
+    assert killed_by(["logvfd.sequence.rt0.rank1", "dftracer.per_file"], row["checks"]) == []
+
+
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mutants")

@@ -167,3 +167,50 @@ def test_a_run_resumes_only_with_the_kernel_it_ran(tmp_path, monkeypatch):
     assert why and f"H5DLIO_KERNEL_BIN={tmp_path / 'vol-h5dlio'}" in why and "VOL=async-prefetch" in why, why
     monkeypatch.setattr(hrun, "KERNEL_BIN", tmp_path / "vol-h5dlio")
     assert hrun.check_resumable(tmp_path) is None
+
+
+# ---------------------------------------------------------------- the report: which stack the kernel's times ran on
+
+def _report_run(tmp_path: Path, requested: str, stacks: dict):
+    """tests/data/run-tiny with a planted manifest vol block: kernel launch -> the stack its output.json reported."""
+    import shutil
+
+    from reports.rundir import load_run
+    d = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run-tiny", d)
+    m = json.loads((d / "manifest.json").read_text())
+    m["vol"] = {**hvol.manifest_block(hvol.stack(requested), "", Path("k")),
+                "kernel_launches": {s: {"stack": st, "async_prefetch": None} for s, st in stacks.items()}}
+    (d / "manifest.json").write_text(json.dumps(m))
+    return load_run(d)
+
+
+def _note(run) -> list[str]:
+    from reports.sections import runtime_section
+    return [b.text for b in runtime_section(run) if getattr(b, "text", "").startswith("Asked VOL=")]
+
+
+TIMED = ("timing", "timing-2", "timing-3")  # the fixture's kernel timing launches
+
+
+def test_the_report_says_which_stack_the_kernels_times_ran_on(tmp_path):
+    """The runtime section (the kernel's epoch times, AU and throughput beside DLIO's) names the stack its timing
+    launches reported: under it for pass_through; for async-prefetch (timing launches native) it says no time shown is
+    under the connector, naming the launch that was; nothing for a native run."""
+    pt = _note(_report_run(tmp_path / "pt", "pass_through", {**{s: ["pass_through", "native"] for s in TIMED},
+                                                              "generate": ["native"]}))
+    assert len(pt) == 1 and "ran on `pass_through > native` (timing, timing-2, timing-3)" in pt[0]
+    assert "below are under that stack, beside DLIO's on native" in pt[0]
+    ap = _note(_report_run(tmp_path / "ap", "async-prefetch", {**{s: ["native"] for s in TIMED},
+                                                                "logvfd-rt0": ["async", "native"]}))
+    assert len(ap) == 1 and "ran on `native` (timing, timing-2, timing-3)" in ap[0]
+    assert "no kernel time, AU or throughput below is under the connector" in ap[0] and "are logvfd-rt0" in ap[0]
+    assert _note(_report_run(tmp_path / "n", "native", {s: ["native"] for s in TIMED})) == []
+
+
+def test_the_report_names_the_reported_stack_not_the_request(tmp_path):
+    """Negative control: pass_through asked, but every launch reported native (planted): the report says native and
+    that nothing shown is under the connector, never pass_through."""
+    note = _note(_report_run(tmp_path, "pass_through", {s: ["native"] for s in TIMED}))
+    assert len(note) == 1 and "ran on `native`" in note[0] and "pass_through >" not in note[0]
+    assert "the launches HDF5 ran under it are none" in note[0]

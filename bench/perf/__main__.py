@@ -68,7 +68,10 @@ PRESETS = {
         "checkpoint_hdf5": {"ranks": [1, 2], "repeat": 1, "checkpoints": 1, "model": _CKPT_MODEL_TINY},
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 1},
         "vol": {"files": 8, "samples_per_file": 4, "record_length": 64 * 1024, "batch_size": 2, "epochs": 1,
-                "ranks": [2], "compute": [0.0, 0.01], "repeat": 1, "cold": False},
+                "ranks": [2], "compute": [0.0, 0.01], "repeat": 1, "cold": False,
+                "pass_through": {"repeat": 2, "workloads": [
+                    {"name": "small-files", "what": "one-sample 4 KiB files", "files": 16, "samples_per_file": 1,
+                     "record_length": 4096, "batch_size": 4, "epochs": 1}]}},
         "validation": {"files": [1000], "mem_limit": 4 * 2**30},
         "scale": {"files": [100, 400], "ranks_files": 1, "record_length": 4096, "repeat": 1, "once_from": 10**6,
                   "hier": {"files": 400, "subfolders": [0, 10]}, "ranks": [1, 2, 4], "ranks_n": 400,
@@ -112,7 +115,13 @@ PRESETS = {
         "mlperf": {"scale": "tiny", "ranks": 2, "repeat": 3},
         # unet3d-like samples (DLIO's unet3d: 140 MiB per file, batch 7, 0.323 s) scaled to this machine
         "vol": {"files": 32, "samples_per_file": 1, "record_length": 8 * MIB, "batch_size": 2, "epochs": 1,
-                "ranks": [1, 2], "compute": [0.0, 0.02, 0.05, 0.1], "repeat": 3, "cold": True},
+                "ranks": [1, 2], "compute": [0.0, 0.02, 0.05, 0.1], "repeat": 3, "cold": True,
+                # native against the pass-through connector (issue 28's <= 2% goal): 1 rank, no compute, warm
+                "pass_through": {"repeat": 10, "workloads": [
+                    {"name": "unet3d-like", "what": "unet3d-like samples (8 MiB, one per file)", "files": 32,
+                     "samples_per_file": 1, "record_length": 8 * MIB, "batch_size": 2, "epochs": 2},
+                    {"name": "small-files", "what": "one-sample 4 KiB files (the scale section's)", "files": 2000,
+                     "samples_per_file": 1, "record_length": 4096, "batch_size": 4, "epochs": 2}]}},
         # validation at 10^3..10^5 data files, this tree and the last commit before streaming parsers (issue 26)
         "validation": {"files": [1000, 10000, 100000], "mem_limit": 6 * 2**30, "baseline": VALIDATION_BASELINE},
         # MLPerf Storage v3.0 on DLIO 3.x (f6796ed): a unet3d_b200 epoch and the llama3_8b_v3 checkpoint cycle, DLIO
@@ -138,6 +147,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--keep-work", action="store_true", help="keep the scratch datasets")
     r.add_argument("--dlio-variants", default="", help="dlio: only these variants (e.g. tiny-tensorflow-rt4), "
                    "merged into the dlio section of --out's results.json (implies --merge)")
+    r.add_argument("--vol-parts", default="", help="vol: only these parts (pass_through, async; default both)")
     r.add_argument("--merge", action="store_true", help="keep the other sections of an existing results.json in "
                    "--out (re-measure only --sections)")
     r.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
@@ -166,11 +176,27 @@ def write(out: Path, res: dict) -> None:
     write_json_atomic(out / "results.json", res)
 
 
-def run(a) -> int:
-    names = [x for x in a.sections.split(",") if x]
+def _bad_options(a, names: list[str]) -> str:
+    """What is wrong with --sections and --vol-parts ("" if nothing); sets a.vol_parts to a list."""
     bad = [x for x in names if x not in SECTIONS]
     if bad:
-        print(f"bench: --sections: unknown {bad} (known: {', '.join(SECTIONS)})", file=sys.stderr)
+        return f"--sections: unknown {bad} (known: {', '.join(SECTIONS)})"
+    a.vol_parts = [x for x in a.vol_parts.split(",") if x]
+    bad = sorted(set(a.vol_parts) - {"pass_through", "async"})
+    return f"--vol-parts: unknown {bad} (known: pass_through, async)" if bad else ""
+
+
+def _preset(a) -> dict:
+    """--scale's preset, with --vol-parts in the vol section's `parts`"""
+    p = PRESETS[a.scale]
+    return {**p, "vol": {**p["vol"], "parts": a.vol_parts}} if a.vol_parts else p
+
+
+def run(a) -> int:
+    names = [x for x in a.sections.split(",") if x]
+    bad = _bad_options(a, names)
+    if bad:
+        print(f"bench: {bad}", file=sys.stderr)
         return 2
     if not KERNEL.exists():
         print(f"bench: kernel not built: {KERNEL} (run `make build`)", file=sys.stderr)
@@ -194,12 +220,13 @@ def run(a) -> int:
         shutil.rmtree(work)
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    ctx = Context(scale=a.scale, preset=PRESETS[a.scale], out=out, work=work, dlio_venv=venv,
+    preset = _preset(a)
+    ctx = Context(scale=a.scale, preset=preset, out=out, work=work, dlio_venv=venv,
                   wait_load=a.wait_load, wait_max=a.wait_max, only_variants=only)
     t0 = time.time()
     res = {"meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "scale": a.scale, "host": platform.node(),
                     "cpus": os.cpu_count(), "platform": platform.platform(), "versions": _versions(venv),
-                    "preset": PRESETS[a.scale], "load_start": load_snapshot()},
+                    "preset": preset, "load_start": load_snapshot()},
            "sections": {k: v for k, v in previous.items() if k not in names or (k == "dlio" and only)}}
     failed = []
     ctx.say(f"bench: SCALE={a.scale} -> {out} (scratch {work}); load {os.getloadavg()[0]:.2f} on "

@@ -60,6 +60,8 @@ def figures(res: dict, out: Path) -> dict:
         sec = s.get(name)
         if not sec or "error" in sec or "skipped" in sec and isinstance(sec["skipped"], str):
             continue
+        if name == "vol" and not sec.get("cases"):  # the pass-through row alone: a table, no figure
+            continue
         made[name] = plots.save(draw(sec), out / f"{name}.png")
     return made
 
@@ -326,10 +328,51 @@ def _mlperf(sec: dict) -> list[str]:
     return L
 
 
+def _vol_pass_through(pt: dict) -> list[str]:
+    """9's pass-through row: native against HDF5's pass-through connector, per workload"""
+    L = ["**The pass-through connector's overhead** (issue 28's goal: <= 2%): the project's kernel "
+         f"(`{Path(pt['kernel']).name}`) on the same files, native against HDF5's built-in `pass_through` over native "
+         f"(key `vol-connector`), {pt['repeat']} interleaved repetitions in alternating order, 1 rank, no compute, "
+         "page cache warm (the files just written and read); time = the kernel's training time (observed_s, all "
+         "epochs), I/O = its load wait, CPU = the launch's user + system time (mpirun and the rank: less stretched "
+         "by the machine's load than the clock); ratio = pass-through / native: the median of the repetitions' pairs "
+         "with their [min–max]; overhead from the time ratio. Each launch's stack is what its output.json says HDF5 "
+         "ran "
+         f"({pt['workloads'][0]['stacks']['native']!r}, {pt['workloads'][0]['stacks']['pass_through']!r}). "
+         f"{_load(pt)}.", ""]
+    rows = []
+    for w in pt["workloads"]:
+        sh = w["shape"]
+        pr, io, cpu = w["ratio_epoch"]["paired"], w["ratio_io"]["paired"], (w.get("ratio_cpu") or {}).get("paired")
+        rows.append([w["name"], f"{sh['num_files_train']} x {sh['record_length'] / 1024:g} KiB, batch "
+                     f"{sh['batch_size']}, {sh['epochs']} epoch(s)", fmt(w["native"]["epoch_s"], 1000, 1),
+                     fmt(w["pass_through"]["epoch_s"], 1000, 1), fmt(pr, 1, 4), fmt(io, 1, 4),
+                     f"{fmt(w['native'].get('cpu_s'), 1, 2)} / {fmt(w['pass_through'].get('cpu_s'), 1, 2)}",
+                     fmt(cpu, 1, 4),
+                     f"{w['overhead_percent']:+.1f}%", "yes" if w["within_goal"] else "**no**",
+                     "yes" if w["same_counts"] else "**no**"])
+    L += [table(["workload", "shape", "native ms", "pass-through ms", "pass-through / native", "I/O ratio",
+                 "CPU s native / pass-through", "CPU ratio", "overhead", "<= 2%", "same bytes, opens, reads"],
+                rows), ""]
+    return L
+
+
 def _vol(sec: dict) -> list[str]:
-    """9. the async VOL connector in the training loop"""
+    """9. the pass-through connector's overhead and the async VOL connector in the training loop"""
+    if "pass_through" not in sec:
+        return _vol_async(sec, ["## 9. The async VOL connector in the training loop", ""])
+    L = ["## 9. HDF5 VOL connectors: the pass-through overhead, async in the training loop", ""]
+    L += _vol_pass_through(sec["pass_through"])
+    if sec["cases"]:
+        return _vol_async(sec, L + ["**Async in the training loop.**", ""])
+    why = sec.get("async_skipped") or "not run in this invocation (`--vol-parts`)"
+    return L + [f"The async sweep: {why}.", ""]
+
+
+def _vol_async(sec: dict, L: list[str]) -> list[str]:
+    """9's async sweep: sync, implicit and explicit per ranks, cache and compute"""
     sh = sec["shape"]
-    L = ["## 9. The async VOL connector in the training loop", "",
+    L = [*L,
          f"{sh['num_files_train']} files x {sh['num_samples_per_file']} samples of "
          f"{sh['record_length'] / MIB:g} MiB, batch {sh['batch_size']}, {sh['epochs']} epoch(s), "
          "read-threads 0, the kernel built against the thread-safe HDF5: sync (native), implicit (`async` under the "

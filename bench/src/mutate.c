@@ -84,7 +84,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                              "with vol-async-prefetch, rank 0's 2nd sample read is never put into "
                              "its batch's event set, though it is counted as read (the kernel's counts do not change; "
                              "only a trace of the reads sees it)",
-                             "strace.per_file", "async"},
+                             "logvfd.sequence.rt0.rank0 counts.kernel.logvfd-rt0.rank0", "async"},
 };
 // clang-format on
 
