@@ -28,9 +28,9 @@ SUMMARY_NEEDS = ("darshan", "pandas", "matplotlib", "seaborn", "mako")  # what `
 TIMEOUT_S = 600
 MODE_ENV = "H5DLIO_DARSHAN_ANALYSES"   # auto (default) | all | none
 MODES = ("auto", "all", "none")
-# auto's limit per log: ~25,000 data files' records (a field-20k rank log of 10,000 files is 1.6 MB), where the two
-# analyses of one log take about as long as all of validate's checks (bench/results/2026-11-27-validation-scale)
-AUTO_MAX_BYTES = 4 << 20
+# auto's limit per log: ~6,000 data files' records (a field-20k rank log of 10,000 files is 1.6 MB, and its two
+# analyses took ~60 s at a load of 12, against a few seconds for every check: bench/results/2026-11-27-validation-scale)
+AUTO_MAX_BYTES = 1 << 20
 DRISHTI_WIDTH = "160"   # console columns of drishti's text and HTML: one insight per line
 
 
