@@ -157,9 +157,9 @@ def choose(logs: list[Path], how: str) -> tuple[list[Path], list[dict]]:
     for lg in logs:
         size = lg.stat().st_size
         if lg not in ends:
-            skipped.append({"log": lg, "why": "auto: only the first and the last log of a launch are analysed"})
+            skipped.append({"log": lg, "why": "only the first and the last log of a launch are analysed"})
         elif size > AUTO_MAX_BYTES:
-            skipped.append({"log": lg, "why": f"auto: {size} bytes, over {AUTO_MAX_BYTES} per log"})
+            skipped.append({"log": lg, "why": f"{size} bytes, over {AUTO_MAX_BYTES} per log"})
         else:
             picked.append(lg)
     return picked, skipped
