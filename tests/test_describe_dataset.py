@@ -52,6 +52,8 @@ def test_bad_usage_exits_2_naming_it(tmp_path):
 def test_grouped_table_reads_back_per_file_and_the_mutants_fail_structure(tmp_path):
     clean = dd.describe(generate(tmp_path, "clean", 64), Path("/nonexistent"), DESCRIBER)
     assert clean["described_by"] == "h5dlio-describe" and clean["files_described"] == 64
+    (tmp_path / "link").symlink_to(tmp_path / "clean")    # a data folder named through a link (bench/perf does)
+    assert dd.describe(tmp_path / "link", Path("/nonexistent"), DESCRIBER)["file_groups"] == clean["file_groups"]
     assert len(clean["file_groups"]) == 1                  # one structure stored once, with its 64 files
     files = loads_table(json.dumps(clean))["files"]
     assert len(files) == 64

@@ -1,6 +1,7 @@
 /* h5dlio-describe: the structure of every HDF5 file under a folder, for the dataset.structure check (harness/run.py
  * collects both sides' generated datasets with it; docs/validation.md). Usage: h5dlio-describe FOLDER.
- * Per regular file under FOLDER (recursively, symbolic links not followed), one line on stdout:
+ * Per regular file under FOLDER (recursively; FOLDER itself may be a symbolic link, none under it is followed), one
+ * line on stdout:
  *   "<path relative to FOLDER, a JSON string>\t<description, JSON>"
  * where the description is what harness/inspect_dataset.py's h5py describer gives, for the root group's datasets
  * (h5py's f.items(): soft links followed, sub-groups not descended), in name order:
@@ -201,12 +202,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "h5dlio-describe: %s: not a folder\n", argv[1]);
         return 2;
     }
-    root_len_ = strlen(argv[1]);
-    while (root_len_ > 1 && argv[1][root_len_ - 1] == '/') root_len_--;
+    char *root = realpath(argv[1], NULL); /* a folder named through a symbolic link is walked (FTW_PHYS: inside) */
+    if (!root)
+        return 1;
+    root_len_ = strlen(root);
     desc_ = open_memstream(&desc_buf_, &desc_len_);
     if (!desc_ || H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0)
         return 1;
-    int rc = nftw(argv[1], visit, 32, FTW_PHYS);
+    int rc = nftw(root, visit, 32, FTW_PHYS);
+    free(root);
     fclose(desc_);
     free(desc_buf_);
     if (rc != 0 || fflush(stdout) != 0) {
