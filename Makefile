@@ -5,7 +5,8 @@
 #   PROFILES, REPEAT, LAUNCHER=mpirun|srun, SIDES=both|kernel, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
 #   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
-#   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md).
+#   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md),
+#   DARSHAN_ANALYSES=auto|all|none (which Darshan logs get pydarshan's summary and drishti; docs/validation.md),
 #   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale.md).
 SHELL := /bin/bash
 # a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
@@ -19,6 +20,7 @@ SCALE ?=
 RANKS ?= 2
 PROFILES ?=
 SIDES ?=
+DARSHAN_ANALYSES ?=
 VENV := .venv
 TEST_REQS := requirements-test.txt
 
@@ -102,10 +104,12 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 
 # the main job: both sides, every profile available here, then the verdict (exit 0 only if every required check passes)
 # (exit status: GNU make's own is 2 for any failure; the step's status is in its "make: *** ... Error N" line)
-## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES; SIDES=kernel: the kernel against the analytic model only)
+## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES; SIDES=kernel: the kernel against the analytic model only; DARSHAN_ANALYSES=auto|all|none)
 validate: build venv dlio-venv
-	@$(start_run); \
-	  $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
+	@rm -f "$(LAST_RUN)"; case "$(DARSHAN_ANALYSES)" in ""|auto|all|none) ;; *) \
+	  echo "make validate: DARSHAN_ANALYSES=$(DARSHAN_ANALYSES): not one of auto, all, none" >&2; exit 2;; esac; \
+	  $(start_run); \
+	  H5DLIO_DARSHAN_ANALYSES="$(DARSHAN_ANALYSES)" $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
 	  rout=$$($(VENV)/bin/python -m reports "$$run"); rrc=$$?; [ -z "$$rout" ] || echo "$${rout##*$$'\n'}"; \
 	  [ $$rrc -eq 0 ] || echo "make validate: the report of $$run was not rendered (exit $$rrc)" >&2; \
 	  [ $$hrc -eq 0 ] || exit $$hrc; [ $$vrc -eq 0 ] || exit $$vrc; exit $$rrc

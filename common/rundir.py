@@ -18,19 +18,24 @@ BIG_TABLE = 1 << 20          # a table of this many bytes or more is written com
 
 
 
-def _expand_blocks(d: dict) -> dict:
-    """A Log VFD rank table stored compact (profiles/logvfd.py: each distinct per-open block once in "block_set",
-    the opens as indices into it in "block_seq") read back with its "blocks": one list per open, equal blocks one
-    shared list (8 bytes per open, not a copy of the block)."""
+def _expand(d: dict) -> dict:
+    """A table stored compact, read back whole: a Log VFD rank table (profiles/logvfd.py: each distinct per-open
+    block once in "block_set", the opens as indices into it in "block_seq") with its "blocks", one list per open,
+    equal blocks one shared list (8 bytes per open, not a copy of the block); a dataset table
+    (harness/describe_dataset.py: each distinct structure once in "file_groups", with its files) with its "files",
+    {file: structure}, the files of a group sharing one dict."""
     if "block_seq" in d and "block_set" in d:
         uniq, seq = d.pop("block_set"), d.pop("block_seq")
         d["blocks"] = [uniq[i] for i in seq]
+    if "file_groups" in d and "files" not in d:
+        d["files"] = {f: g["structure"] for g in d.pop("file_groups") for f in g["files"]}
     return d
 
 
 def loads_table(text: str) -> Any:
-    """A table's JSON text parsed (a compact Log VFD table expanded: _expand_blocks)."""
-    return json.loads(text, object_hook=_expand_blocks) if '"block_seq"' in text else json.loads(text)
+    """A table's JSON text parsed (a compact Log VFD or dataset table expanded: _expand)."""
+    return json.loads(text, object_hook=_expand) if '"block_seq"' in text or '"file_groups"' in text \
+        else json.loads(text)
 
 
 class RunDir:

@@ -5,7 +5,8 @@ CRC-32, as stored and as computed from the bytes on disk (the kernel replays the
 generator: equal CRCs say the samples are DLIO's), and the file's size; a .jpeg/.png file (DLIO 3.x's non-DALI image
 generator writes d1 x d2 raw random bytes, no image bitstream: jpeg_generator.py:78-98 at f6796ed) by its size, its
 first bytes, whether they open an image (JPEG's SOI, PNG's signature) and its CRC-32.
-Usage: python inspect_dataset.py DATA_FOLDER > tables.json"""
+Usage: python inspect_dataset.py DATA_FOLDER [--only-other] > tables.json (--only-other: the .npz/.jpeg/.png files
+only; the harness describes HDF5 files with bench/tools/describe.c: harness/describe_dataset.py)"""
 import json
 import struct
 import sys
@@ -62,11 +63,14 @@ def describe_image(path: Path) -> dict:
             "crc32": f"{zlib.crc32(raw):08x}"}
 
 
-def main(folder: str) -> int:
+OTHER = (".npz", ".jpeg", ".png")
+
+
+def main(folder: str, only_other: bool = False) -> int:
     root = Path(folder)
     files = {}
     for p in sorted(root.rglob("*")):
-        if p.is_file():
+        if p.is_file() and (p.suffix in OTHER or not only_other):
             rel = p.relative_to(root).as_posix()
             try:
                 files[rel] = (describe_npz(p) if p.suffix == ".npz" else
@@ -78,4 +82,4 @@ def main(folder: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:] == ["--only-other"]))

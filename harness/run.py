@@ -17,6 +17,7 @@ import yaml
 
 from common.proc import command_output
 from common.rundir import RunDir
+from harness import describe_dataset
 from harness import vol as hvol
 from harness.dlio import describe
 from harness.launch import Launcher, Step, execute, kernel_argv
@@ -362,11 +363,8 @@ def kernel_vol(rd: Path, m: dict) -> dict:
 
 
 def _collect_dataset(rdir: RunDir, side: str, dlio_venv: Path) -> None:
-    """tables/dataset-<side>.json: h5py's description of every file a generation step wrote."""
-    p = subprocess.run([str(dlio_venv / "bin" / "python"), str(REPO / "harness" / "inspect_dataset.py"),
-                        str(rdir.path / side / "data")], capture_output=True, text=True)
-    if p.returncode == 0:
-        rdir.write_table(f"dataset-{side}.json", p.stdout)
+    """tables/dataset-<side>.json: every file a generation step wrote, described (harness.describe_dataset)."""
+    rdir.write_table(f"dataset-{side}.json", describe_dataset.describe(rdir.path / side / "data", dlio_venv))
 
 
 def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bool, progress=print) -> dict:

@@ -4,11 +4,17 @@ its text, HTML and CSV of issue codes), one of each per log, under <run>/<side>/
 from the venv this runs in (pinned in requirements-test.txt) and run as child processes: a log they cannot read
 (truncated, corrupt: pydarshan's C backend may crash on it) is a note in tables/darshan-analyses.json, never a crash
 here. Run by validate (the `darshan.analyses` row, reported, not judged), so any run with Darshan logs can be
-analysed again with `python -m validate RUN`."""
+analysed again with `python -m validate RUN`.
+Their cost grows with the logs and their records (pydarshan reads a log whole: ~17 s per log at 64 ranks, 271 s for
+two logs of 74,000 files each), so by default (H5DLIO_DARSHAN_ANALYSES=auto, `make validate DARSHAN_ANALYSES=...`)
+only the first and last log of each launch (name order) are analysed, each only up to AUTO_MAX_BYTES; every other
+log is listed in the table's "skipped" with why, and the row's detail says how many. `all`: every log; `none`: no
+log."""
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -20,6 +26,11 @@ from profiles.compare import FAIL, PASS, SKIP, result
 
 SUMMARY_NEEDS = ("darshan", "pandas", "matplotlib", "seaborn", "mako")  # what `darshan summary` imports
 TIMEOUT_S = 600
+MODE_ENV = "H5DLIO_DARSHAN_ANALYSES"   # auto (default) | all | none
+MODES = ("auto", "all", "none")
+# auto's limit per log: ~6,000 data files' records (a field-20k rank log of 10,000 files is 1.6 MB, and its two
+# analyses took ~60 s at a load of 12, against a few seconds for every check: bench/results/2026-11-27-validation-scale)
+AUTO_MAX_BYTES = 1 << 20
 DRISHTI_WIDTH = "160"   # console columns of drishti's text and HTML: one insight per line
 
 
@@ -127,6 +138,33 @@ def drishti(log: Path, outdir: Path) -> dict:
     return {"files": files, "issues": issues, **insights(p.stdout), "error": None}
 
 
+def mode() -> str:
+    """H5DLIO_DARSHAN_ANALYSES, checked (bad input: ValueError naming it and its values)."""
+    m = os.environ.get(MODE_ENV, "").strip() or "auto"
+    if m not in MODES:
+        raise ValueError(f"{MODE_ENV}={m!r}: not one of {', '.join(MODES)}")
+    return m
+
+
+def choose(logs: list[Path], how: str) -> tuple[list[Path], list[dict]]:
+    """(the logs of one launch to analyse, [{"log", "why"}] for the others) under mode `how`."""
+    if how == "all":
+        return logs, []
+    if how == "none":
+        return [], [{"log": lg, "why": f"{MODE_ENV}=none"} for lg in logs]
+    picked, skipped = [], []
+    ends = {logs[0], logs[-1]} if logs else set()
+    for lg in logs:
+        size = lg.stat().st_size
+        if lg not in ends:
+            skipped.append({"log": lg, "why": "only the first and the last log of a launch are analysed"})
+        elif size > AUTO_MAX_BYTES:
+            skipped.append({"log": lg, "why": f"{size} bytes, over {AUTO_MAX_BYTES} per log"})
+        else:
+            picked.append(lg)
+    return picked, skipped
+
+
 def darshan_steps(run: RunView) -> list[tuple[str, str]]:
     """(side, step) of every finished Darshan launch of the run."""
     out = []
@@ -137,55 +175,76 @@ def darshan_steps(run: RunView) -> list[tuple[str, str]]:
     return out
 
 
-def analyse(run: RunView) -> list[dict]:
-    """The `darshan.analyses` row: every log of the run's Darshan launches gets pydarshan's job summary and
-    drishti's report under <side>/<step>/analysis/ (paths relative to the run directory in
-    tables/darshan-analyses.json, which the report links); reported, not judged. No row without a Darshan launch."""
-    steps = darshan_steps(run)
-    if not steps:
-        return []
-    t = tools()
-    table: dict = {"tools": t["versions"], "unavailable": {k: t[k] for k in ("summary", "drishti") if t[k]},
-                   "logs": []}
-    root = Path(run.path)
-    skipped_children = 0
-    for side, step in steps:
-        wd = root / side / step
-        an = wd / "analysis"
-        if an.exists():  # an earlier validation's analyses: made by this module, replaced whole
-            shutil.rmtree(an)
-        # the launched program's logs only (darshan-<side>.json "logs"): a child process's log (the `uname` DLIO's
-        # Python spawns) is listed with the comparison's differences, not analysed as the program's I/O
-        parsed = run.table(f"darshan-{side}.json") if step == "darshan" else None
-        mine = set(parsed["logs"]) if parsed and "children" in parsed else None
-        skipped_children += len(parsed.get("children", [])) if parsed else 0
-        for log in sorted((wd / "logs").rglob("*.darshan")):
-            if mine is not None and log.name not in mine:
-                continue
-            stem = log.name.removesuffix(".darshan")
-            row: dict = {"side": side, "step": step, "log": str(log.relative_to(root))}
-            if t["summary"] is None:
-                html = an / "summary" / f"{stem}.html"
-                row["summary_error"] = summary(log, html)
-                row["summary"] = None if row["summary_error"] else str(html.relative_to(root))
-            if t["drishti"] is None:
-                d = drishti(log, an / "drishti")
-                row["drishti"] = [str(f.relative_to(root)) for f in d.pop("files")]
-                row["drishti_error"] = d.pop("error")
-                row.update(d)
-            table["logs"].append(row)
-    run.put_table("darshan-analyses.json", table)
-    logs = table["logs"]
-    if not logs:
-        return [result("darshan.analyses", SKIP, detail="the Darshan launches left no log", required=False)]
-    if len(table["unavailable"]) == 2:
-        return [result("darshan.analyses", SKIP, detail="; ".join(table["unavailable"].values()), required=False)]
+def _one(root: Path, side: str, step: str, log: Path, t: dict) -> dict:
+    """The table row of one analysed log: its job summary and drishti report under <side>/<step>/analysis/."""
+    an = root / side / step / "analysis"
+    stem = log.name.removesuffix(".darshan")
+    row: dict = {"side": side, "step": step, "log": str(log.relative_to(root))}
+    if t["summary"] is None:
+        html = an / "summary" / f"{stem}.html"
+        row["summary_error"] = summary(log, html)
+        row["summary"] = None if row["summary_error"] else str(html.relative_to(root))
+    if t["drishti"] is None:
+        d = drishti(log, an / "drishti")
+        row["drishti"] = [str(f.relative_to(root)) for f in d.pop("files")]
+        row["drishti_error"] = d.pop("error")
+        row.update(d)
+    return row
+
+
+def _logs(run: RunView, side: str, step: str) -> tuple[list[Path], int]:
+    """The launched program's logs of one launch (darshan-<side>.json "logs"), and how many child-process logs (the
+    `uname` DLIO's Python spawns) were left out: listed with the comparison's differences, not analysed."""
+    wd = Path(run.path) / side / step
+    parsed = run.table(f"darshan-{side}.json") if step == "darshan" else None
+    mine = set(parsed["logs"]) if parsed and "children" in parsed else None
+    logs = [lg for lg in sorted((wd / "logs").rglob("*.darshan")) if mine is None or lg.name in mine]
+    return logs, len(parsed.get("children", [])) if parsed else 0
+
+
+def _detail(table: dict, how: str) -> tuple[str, list[str], tuple[int, int]]:
+    logs, skipped = table["logs"], table["skipped"]
     errors = [f"{r['log']}: {r[k]}" for r in logs for k in ("summary_error", "drishti_error") if r.get(k)]
     done = sum(bool(r.get("summary")) for r in logs), sum(bool(r.get("drishti")) for r in logs)
     detail = (f"{len(logs)} log(s): {done[0]} pydarshan job summaries, {done[1]} drishti reports, "
               f"{sum(len(r.get('insights', [])) for r in logs)} drishti insights (tables/darshan-analyses.json)"
               + "".join(f"; {v}" for v in table["unavailable"].values())
               + (f"; {len(errors)} failed, first: {errors[0]}" if errors else "")
-              + (f"; {skipped_children} child-process log(s) not analysed (darshan.explained lists them)"
-                 if skipped_children else ""))
+              + (f"; {len(skipped)} log(s) not analysed ({MODE_ENV}={how}: {skipped[0]['why']}; "
+                 f"{MODE_ENV}=all analyses every log)" if skipped else "")
+              + (f"; {table['children']} child-process log(s) not analysed (darshan.explained lists them)"
+                 if table["children"] else ""))
+    return detail, errors, done
+
+
+def analyse(run: RunView) -> list[dict]:
+    """The `darshan.analyses` row: the logs of the run's Darshan launches chosen by H5DLIO_DARSHAN_ANALYSES (choose)
+    get pydarshan's job summary and drishti's report under <side>/<step>/analysis/ (paths relative to the run
+    directory in tables/darshan-analyses.json, which the report links; the others in its "skipped", with why);
+    reported, not judged. No row without a Darshan launch."""
+    steps = darshan_steps(run)
+    if not steps:
+        return []
+    how, t, root = mode(), tools(), Path(run.path)
+    table: dict = {"tools": t["versions"], "unavailable": {k: t[k] for k in ("summary", "drishti") if t[k]},
+                   "mode": how, "logs": [], "skipped": [], "children": 0}
+    for side, step in steps:
+        an = root / side / step / "analysis"
+        if an.exists():  # an earlier validation's analyses: made by this module, replaced whole
+            shutil.rmtree(an)
+        logs, children = _logs(run, side, step)
+        table["children"] += children
+        picked, skipped = choose(logs, how)
+        table["skipped"] += [{"side": side, "step": step, "log": str(x["log"].relative_to(root)), "why": x["why"]}
+                             for x in skipped]
+        table["logs"] += [_one(root, side, step, log, t) for log in picked]
+    run.put_table("darshan-analyses.json", table)
+    logs = table["logs"]
+    if not logs:
+        why = f"all {len(table['skipped'])} not analysed ({MODE_ENV}={how}: {table['skipped'][0]['why']}; " \
+              f"{MODE_ENV}=all analyses every log)" if table["skipped"] else "the Darshan launches left no log"
+        return [result("darshan.analyses", SKIP, detail=why, required=False)]
+    if len(table["unavailable"]) == 2:
+        return [result("darshan.analyses", SKIP, detail="; ".join(table["unavailable"].values()), required=False)]
+    detail, errors, done = _detail(table, how)
     return [result("darshan.analyses", FAIL if errors else PASS, len(logs), done, detail, required=False)]

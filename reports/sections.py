@@ -465,6 +465,11 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
                     "`<side>/<step>/analysis/`. Paths are relative to the run directory."))
     for why in (t.get("unavailable") or {}).values():
         out.append(Para(f"Not produced here: {why}."))
+    if skipped := t.get("skipped"):
+        whys = sorted({s["why"] for s in skipped})
+        out.append(Para(f"Not analysed: {len(skipped)} log(s) (`DARSHAN_ANALYSES={t.get('mode')}`: "
+                        + "; ".join(whys) + "; `DARSHAN_ANALYSES=all` analyses every log), listed in "
+                        "tables/darshan-analyses.json (`skipped`)."))
     logs = t.get("logs") or []
     if not logs:
         out.append(Para("The Darshan launches left no log to analyse."))

@@ -209,3 +209,57 @@ def test_metadata_rate_from_darshans_counters(tmp_path):
     assert m["epochs"] == 2 and m["epoch_s"] == pytest.approx(0.75)
     assert m["opens_per_s"] == pytest.approx(opens / 0.75) and m["metadata_s_per_epoch"] == pytest.approx(
         meta / 2, abs=5e-6)
+
+
+def _fake_tools(monkeypatch) -> list[str]:
+    """the two analyses replaced by stand-ins that record which logs they were given (their real runs are the slow
+    tests above): what is tested here is which logs are chosen and what the row says"""
+    seen: list[str] = []
+    t = {"versions": {"darshan": "3.5.0", "drishti-io": "0.8"}, "summary": None, "drishti": None}
+    monkeypatch.setattr(darshan_analyses, "tools", lambda: t)
+
+    def summary(log, out):
+        seen.append(log.name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("summary")
+
+    monkeypatch.setattr(darshan_analyses, "summary", summary)
+    monkeypatch.setattr(darshan_analyses, "drishti", lambda log, outdir: {"files": [], "error": None})
+    return seen
+
+
+def test_auto_analyses_the_first_and_last_log_of_a_launch_and_says_which_were_skipped(tmp_path, monkeypatch):
+    seen = _fake_tools(monkeypatch)
+    log = (DATA / "c_sec2.darshan").read_bytes()
+    big = b"\0" * (darshan_analyses.AUTO_MAX_BYTES + 1)
+    root = make_run(tmp_path / "run", {"kernel": [(f"r{i}.darshan", log) for i in range(4)],
+                                       "dlio": [("a.darshan", log), ("b.darshan", big)]})
+    monkeypatch.delenv(darshan_analyses.MODE_ENV, raising=False)
+    row = analyse(root)["darshan.analyses"]
+    assert sorted(seen) == ["a.darshan", "r0.darshan", "r3.darshan"]
+    t = json.loads((root / "tables" / "darshan-analyses.json").read_text())
+    skipped = {Path(s["log"]).name: s["why"] for s in t["skipped"]}
+    assert t["mode"] == "auto" and sorted(skipped) == ["b.darshan", "r1.darshan", "r2.darshan"]
+    assert f"{len(big)} bytes, over" in skipped["b.darshan"] and "first and the last" in skipped["r1.darshan"]
+    assert row["status"] == "pass" and "3 log(s) not analysed (H5DLIO_DARSHAN_ANALYSES=auto" in row["detail"]
+    seen.clear()                                         # the control: all analyses every log, skips none
+    monkeypatch.setenv(darshan_analyses.MODE_ENV, "all")
+    row = analyse(root)["darshan.analyses"]
+    assert len(seen) == 6 and "not analysed" not in row["detail"]
+    seen.clear()
+    monkeypatch.setenv(darshan_analyses.MODE_ENV, "none")
+    row = analyse(root)["darshan.analyses"]
+    assert seen == [] and row["status"] == "skip" and "all 6 not analysed (H5DLIO_DARSHAN_ANALYSES=none" in \
+        row["detail"]
+    assert reports_main([str(root)]) == 0
+    md = section((root / "report" / "report.md").read_text())
+    assert "Not analysed: 6 log(s) (`DARSHAN_ANALYSES=none`: H5DLIO_DARSHAN_ANALYSES=none;" in md
+
+
+def test_a_bad_mode_is_refused_by_validate_naming_the_variable(tmp_path, monkeypatch, capsys):
+    from validate.__main__ import main as validate_main
+    root = make_run(tmp_path / "run", {"kernel": [DATA / "c_sec2.darshan"]})
+    monkeypatch.setenv(darshan_analyses.MODE_ENV, "some")
+    assert validate_main([str(root)]) == 2
+    assert "H5DLIO_DARSHAN_ANALYSES='some': not one of auto, all, none" in capsys.readouterr().err
+    assert not (root / "verdict.json").exists()

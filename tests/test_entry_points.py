@@ -32,6 +32,8 @@ CASES = [
     ("REPEAT zero", ["validate", "REPEAT=0"], ["REPEAT=0", "at least 1"]),
     ("LAUNCHER unknown", ["validate", "LAUNCHER=pbs"], ["LAUNCHER=pbs", "invalid choice"]),
     ("VOL unknown", ["validate", "VOL=asyncc"], ["VOL=asyncc", "unknown connector stack", "known:"]),
+    ("DARSHAN_ANALYSES unknown", ["validate", "DARSHAN_ANALYSES=some"],
+     ["DARSHAN_ANALYSES=some", "not one of auto, all, none"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
     ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
     ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir
+from profiles.darshan_analyses import mode as darshan_analyses_mode
 from validate.checks import validate, verdict_label
 
 
@@ -31,6 +32,11 @@ def main(argv=None) -> int:
     rd = RunDir(a.run_dir)
     if not rd.manifest_path.exists():
         print(f"validate: error: {a.run_dir}: no {MANIFEST} (not a run directory)", file=sys.stderr)
+        return 2
+    try:
+        darshan_analyses_mode()  # H5DLIO_DARSHAN_ANALYSES (make validate DARSHAN_ANALYSES=): refused before any check
+    except ValueError as e:
+        print(f"validate: error: {e}", file=sys.stderr)
         return 2
     v = validate(a.run_dir)
     write_json_atomic(rd.verdict_path, v)
