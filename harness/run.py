@@ -380,6 +380,7 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
         vol = m.get("vol") or {}
         opt.vol, opt.vol_plugins = hvol.stack(vol.get("requested")), vol.get("plugin_path", "")
         opt.sides = tuple(m.get("sides", BOTH))
+        opt.dlio_quiet_index_map = bool(m.get("dlio_quiet_index_map", False))
     else:
         assert wl is not None
         m = prepare(rd, wl, opt, dlio_venv)
