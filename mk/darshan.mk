@@ -14,7 +14,7 @@ DARSHAN_TARBALL ?= $(lastword $(sort $(wildcard $(VENDOR_DIR)/darshan-*.tar.gz))
 DARSHAN_STAMP := build/.darshan-prefix
 DARSHAN_TS_STAMP := build/.darshan-ts-prefix
 
-.PHONY: darshan darshan-ts darshan-for-tests
+.PHONY: darshan darshan-ts darshan-tarball darshan-for-tests
 
 ## build Darshan (HDF5 module, DXT) from DARSHAN_TARBALL against our HDF5 into the cache
 darshan: | deps
@@ -25,9 +25,13 @@ darshan: | deps
 	  bash scripts/deps-darshan.sh > $(DARSHAN_STAMP).tmp && tail -n1 $(DARSHAN_STAMP).tmp > $(DARSHAN_STAMP) && \
 	  rm -f $(DARSHAN_STAMP).tmp && echo "darshan: $$(cat $(DARSHAN_STAMP)) (DARSHAN_PREFIX)"
 
-## build Darshan from DARSHAN_TARBALL against the thread-safe HDF5 of make vol-deps (the vol kernel's Darshan)
-darshan-ts: | build/.hdf5-ts-prefix
+## check the tarball DARSHAN_TARBALL names exists (exit 2 naming it), before the thread-safe HDF5 is built for it
+darshan-tarball:
 	@[ -n "$(DARSHAN_TARBALL)" ] || { echo "make darshan-ts: set DARSHAN_TARBALL=<darshan-X.Y.Z.tar.gz> (none in $(VENDOR_DIR))" >&2; exit 2; }
+	@[ -f "$(DARSHAN_TARBALL)" ] || { echo "make darshan-ts: DARSHAN_TARBALL=$(DARSHAN_TARBALL): no such tarball" >&2; exit 2; }
+
+## build Darshan from DARSHAN_TARBALL against the thread-safe HDF5 of make vol-deps (the vol kernel's Darshan)
+darshan-ts: darshan-tarball | build/.hdf5-ts-prefix
 	@DARSHAN_TARBALL="$(abspath $(DARSHAN_TARBALL))" H5DLIO_HDF5_PREFIX="$$(cat build/.hdf5-ts-prefix)" \
 	  bash scripts/deps-darshan.sh > $(DARSHAN_TS_STAMP).tmp && tail -n1 $(DARSHAN_TS_STAMP).tmp > $(DARSHAN_TS_STAMP) && \
 	  rm -f $(DARSHAN_TS_STAMP).tmp && echo "darshan-ts: $$(cat $(DARSHAN_TS_STAMP)) (DARSHAN_TS_PREFIX: the vol kernel's)"
