@@ -3,8 +3,8 @@ DLIO's side is unchanged: h5py on HDF5's native connector. The kernel takes the 
 on every launch but generation (both datasets are written natively, as DLIO writes its own), and, for `async-prefetch`,
 reads the next batch with vol-async's event sets (key `vol-async-prefetch`) in every launch whose ranks read
 themselves (read-threads 0: the workload's own, or the Log VFD's read_threads=0 variant), and leaves the launches with
-reader processes native (vol-async 1.8.1's implicit mode hung twice in a reader process here, docs/vol.md; `async`
-puts the connector under them, implicit). What the run used is not this table: it is what each
+reader processes native (vol-async 1.8.1's implicit mode hangs now and then, a lost wake-up in vol-async itself,
+docs/vol.md; `async` puts the connector under them, implicit). What the run used is not this table: it is what each
 kernel launch's output.json says HDF5 reported (`vol` and `async_prefetch`), which validate's vol.kernel compares
 with the stack asked for.
 
@@ -43,7 +43,7 @@ STACKS = {s.name: s for s in (
     Stack("async-prefetch", ASYNC, ("async", "native"), True, True, False,
           "vol-async over native, explicit, in the launches whose ranks read themselves (vol-async-prefetch: the next "
           "batch's reads issued behind the step's compute); launches with reader processes stay native (vol-async's "
-          "implicit mode hung there, docs/vol.md)"),
+          "implicit mode hangs there now and then, docs/vol.md)"),
 )}
 
 

@@ -60,5 +60,6 @@ vol-for-tests:
 	@if [ -n "$$HDF5_PLUGIN_PATH" ]; then \
 	  echo "vol: HDF5_PLUGIN_PATH=$$HDF5_PLUGIN_PATH (yours): nothing built; the vol-async tests take H5DLIO_VOL_PREFIX and H5DLIO_BIN_TS"; \
 	elif [ -n "$(HDF5_DIR)" ]; then echo "vol: HDF5_DIR=$(HDF5_DIR): the connectors are built against the project's own thread-safe HDF5 only: nothing built"; \
-	elif [ -f "$(ARGOBOTS_TGZ)" ] && [ -f "$(VOL_ASYNC_TGZ)" ]; then $(MAKE) --no-print-directory vol-kernel $(if $(wildcard $(VOL_CACHE_TGZ)),,VOL_CACHE_TGZ=); \
+	elif [ -f "$(ARGOBOTS_TGZ)" ] && [ -f "$(VOL_ASYNC_TGZ)" ]; then $(MAKE) --no-print-directory vol-kernel $(if $(wildcard $(VOL_CACHE_TGZ)),,VOL_CACHE_TGZ=) && \
+	  { [ -n "$$DARSHAN_PREFIX" ] || [ -z "$(DARSHAN_TARBALL)" ] || $(MAKE) --no-print-directory darshan-ts; }; \
 	else echo "vol: no $(notdir $(ARGOBOTS_TGZ)) and $(notdir $(VOL_ASYNC_TGZ)) in $(VOL_VENDOR): the vol-async tests skip"; fi

@@ -72,6 +72,22 @@ def detect(prefix: str | None = None) -> dict:
     return {"available": False, "reason": NO_RUNTIME}
 
 
+# Darshan's HDF5 module forwards to the libhdf5 it was built against: the vol kernel (VOL=async, make vol-kernel) loads
+# the thread-safe HDF5, so its side needs a second Darshan built against that one (make darshan-ts, or the user's own)
+TS_STAMP = Path(__file__).resolve().parent.parent / "build" / ".darshan-ts-prefix"
+
+
+def detect_ts() -> dict | None:
+    """The Darshan flavour for a kernel on the thread-safe HDF5 (detect's fields): DARSHAN_TS_PREFIX, else the one
+    `make darshan-ts` built (build/.darshan-ts-prefix); None without one."""
+    stamp = TS_STAMP.read_text().strip() if TS_STAMP.exists() else ""
+    for p in filter(None, (os.environ.get("DARSHAN_TS_PREFIX"), stamp)):
+        info = detect(p)
+        if info["available"] and info["prefix"] == p:
+            return info
+    return None
+
+
 def linked_hdf5(binary: Path) -> Path | None:
     """The libhdf5 a program or extension module loads (ldd), resolved to the real file."""
     try:
@@ -109,6 +125,23 @@ def _threadsafe(libhdf5: Path) -> bool:
     return re.search(r"^#\s*define H5_HAVE_THREADSAFE 1", conf, re.M) is not None
 
 
+def _threadsafe_side(k: Path, want: Path) -> dict:
+    """The vol kernel's side (it loads k, a thread-safe libhdf5; the main Darshan was built against want): preload the
+    Darshan flavour built against k (detect_ts), else a named skip saying how to get one."""
+    ts = detect_ts()
+    got = Path(ts["hdf5_path"], "lib", "libhdf5.so").resolve() if ts and ts.get("hdf5_path") else None
+    if ts and ts.get("hdf5_mod") and got == k:
+        return {"preload": [ts["lib"], str(k)], "darshan": ts["prefix"]}
+    if ts:
+        return {"skip": f"the kernel loads {k}, a thread-safe HDF5 (the kernel of the async VOL connector, VOL=async: "
+                        f"make vol-kernel); the thread-safe Darshan {ts['prefix']} was built against "
+                        f"{got or 'no HDF5 module'}: rebuild it with `make darshan-ts` (docs/vol.md)"}
+    return {"skip": f"the kernel loads {k}, a thread-safe HDF5 (the kernel of the async VOL connector, VOL=async: make "
+                    f"vol-kernel), Darshan's HDF5 module was built against {want}, and there is no Darshan built "
+                    "against the thread-safe HDF5: build it with `make darshan-ts` or set DARSHAN_TS_PREFIX "
+                    "(docs/vol.md)"}
+
+
 def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
     """Per side, what to preload ({"preload": [...]}) or why the side cannot run under this Darshan ({"skip": why}).
     Darshan's HDF5 module wraps H5F/H5D calls and forwards them to the libhdf5 it was built against: a side runs
@@ -123,10 +156,7 @@ def plan_sides(info: dict, dlio_venv: Path, kernel_bin: Path) -> dict:
     if k is None:
         out["kernel"] = {"skip": f"cannot tell which libhdf5 {kernel_bin} loads (ldd)"}
     elif want is not None and k != want and _threadsafe(k):
-        out["kernel"] = {"skip": f"the kernel loads {k}, a thread-safe HDF5 (the kernel of the async VOL connector, "
-                                 f"VOL=async: make vol-kernel), Darshan's HDF5 module was built against {want} (make "
-                                 "darshan builds against the project's own HDF5 only): Darshan is not compared under "
-                                 "vol-async here (docs/vol.md)"}
+        out["kernel"] = _threadsafe_side(k, want)
     elif want is not None and k != want:
         out["kernel"] = {"skip": f"the kernel loads {k}, Darshan's HDF5 module was built against {want}: build the "
                                  f"kernel with HDF5_DIR={info['hdf5_path']}"}
@@ -450,6 +480,20 @@ DARSHAN_FIELDS = ("opens", "reads", "bytes", "accesses")
 DARSHAN_H5_FIELDS = ("h5f_opens", "h5d")
 
 
+def _no_h5(run: RunView, d: dict, k: dict) -> str:
+    """Why the per-file check compares no H5F/H5D field. Darshan's HDF5 module wraps HDF5's synchronous calls only
+    (darshan-runtime/lib/darshan-hdf5.c at 3.5.0: H5Fcreate/H5Fopen/H5Fclose, H5Dopen2/H5Dread/...; no *_async): a
+    kernel launch that read with vol-async's event sets (vol-async-prefetch, VOL=async-prefetch) leaves no H5D record
+    and no data file in H5F, while its POSIX and DXT records (async's background thread) are whole."""
+    launch = ((run.manifest.get("vol") or {}).get("kernel_launches") or {}).get("darshan") or {}
+    if "H5D" in d["modules"] and "H5D" not in k["modules"] and \
+            (launch.get("async_prefetch") or {}).get("mode") == "explicit":
+        return ("; H5F/H5D not compared: the kernel read with vol-async's H5Fopen_async/H5Dread_async (explicit "
+                "async), which Darshan's HDF5 module does not wrap (it wraps the synchronous calls only): no H5D "
+                "record, no data file in H5F (docs/vol.md)")
+    return "; H5F/H5D not compared: a side has no HDF5 module records"
+
+
 def check_darshan(run: RunView) -> list[dict]:
     """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and per-dataset H5D opens/reads/
     bytes, equal on both sides; every other file a side touched listed and classified; the similarity score from
@@ -500,7 +544,7 @@ def check_darshan(run: RunView) -> list[dict]:
                    f"{len(bad)} files differ; first: {first}" if first else "no data-file reads recorded")
                   + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
                      "profiles/darshan.py config_text()" if partial else "")
-                  + ("" if h5 else "; H5F/H5D not compared: a side has no HDF5 module records")
+                  + ("" if h5 else _no_h5(run, d, k))
                   + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
     out.append(check_checkpoints(run, d, k, dxt, diffs))
     out.append(explained("darshan", [x for x in diffs if x["file"] not in data]))
@@ -552,11 +596,13 @@ class Darshan(Profile):
         return Found(info["available"], info["reason"], info)
 
     def bad_options(self, ctx: Context) -> str | None:
-        """A prefix the user named (--darshan-prefix, DARSHAN_PREFIX) must be a Darshan install: a typo there is
-        refused, not quietly replaced by another install or a skipped profile."""
+        """A prefix the user named (--darshan-prefix, DARSHAN_PREFIX, DARSHAN_TS_PREFIX) must be a Darshan install: a
+        typo there is refused, not quietly replaced by another install or a skipped profile."""
         for what, prefix in ((f"DARSHAN_PREFIX={ctx.options.get('darshan_prefix')} (--darshan-prefix)",
                               ctx.options.get("darshan_prefix")),
-                             (f"DARSHAN_PREFIX={os.environ.get('DARSHAN_PREFIX')}", os.environ.get("DARSHAN_PREFIX"))):
+                             (f"DARSHAN_PREFIX={os.environ.get('DARSHAN_PREFIX')}", os.environ.get("DARSHAN_PREFIX")),
+                             (f"DARSHAN_TS_PREFIX={os.environ.get('DARSHAN_TS_PREFIX')}",
+                              os.environ.get("DARSHAN_TS_PREFIX"))):
             if prefix and not any((Path(prefix) / d / "libdarshan.so").exists() for d in ("lib", "lib64")):
                 return f"{what}: no Darshan runtime there (no lib/libdarshan.so)"
         return None

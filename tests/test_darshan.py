@@ -143,13 +143,15 @@ def test_non_data_files_are_kept_apart():
     assert t["other"] and all(o["file"].startswith("/tmp/ompi.") for o in t["other"])
 
 
-def _run_with(tmp_path: Path, dlio: dict, kernel: dict) -> dict:
-    """A run folder holding only what validate's Darshan check reads: the manifest and the two tables."""
+def _run_with(tmp_path: Path, dlio: dict, kernel: dict, vol: dict | None = None) -> dict:
+    """A run folder holding only what validate's Darshan check reads: the manifest (its `vol` block when given) and
+    the two tables."""
     import json
 
     from validate import checks
     (tmp_path / "tables").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "manifest.json").write_text(json.dumps({"steps": {}, "ranks": 2, "workload": {"config": {}}}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"steps": {}, "ranks": 2, "workload": {"config": {}},
+                                                        **({"vol": vol} if vol else {})}))
     for side, t in (("dlio", dlio), ("kernel", kernel)):
         (tmp_path / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
     return {c["name"]: c for c in darshan.check_darshan(checks.Run(tmp_path))}
@@ -195,6 +197,19 @@ def test_check_without_hdf5_records_compares_posix_only_and_says_so(tmp_path):
     d, k = _side(tmp_path, "py_src", "dlio"), _side(tmp_path, "py_wheel_noh5", "kernel")
     r = _run_with(tmp_path / "run", d, k)
     assert "H5F/H5D not compared" in r["darshan.per_file"]["detail"]
+
+
+def test_explicit_async_reads_name_why_h5d_is_not_compared(tmp_path):
+    """A kernel launch that read with vol-async's event sets (manifest vol.kernel_launches.darshan.async_prefetch
+    explicit) leaves no H5D record: the check says it is H5Dread_async, which Darshan does not wrap; the same tables
+    without that launch record (the control) keep the general reason."""
+    d, k = _side(tmp_path, "py_src", "dlio"), _side(tmp_path, "py_wheel_noh5", "kernel")
+    vol = {"kernel_launches": {"darshan": {"stack": ["async", "native"], "async_prefetch": {"mode": "explicit"}}}}
+    why = _run_with(tmp_path / "run", d, k, vol)["darshan.per_file"]["detail"]
+    assert "H5Dread_async" in why and "wraps the synchronous calls only" in why, why
+    vol["kernel_launches"]["darshan"]["async_prefetch"] = None  # implicit: the synchronous calls, wrapped
+    why = _run_with(tmp_path / "run2", d, k, vol)["darshan.per_file"]["detail"]
+    assert "H5Dread_async" not in why and "a side has no HDF5 module records" in why, why
 
 
 def _live() -> tuple[dict, str]:
@@ -344,3 +359,49 @@ def test_wrap_sizes_the_config_from_the_runs_shape(tmp_path):
     w = darshan.Darshan().wrap(Launch("kernel", "darshan", ["prog"], {}, tmp_path / "s", tmp_path / "data", info,
                                       shape))
     assert _conf(w.files[0][1])["MAX_RECORDS"] == 150_000 + 65536
+
+
+def _vol_kernel() -> str:
+    """The kernel against the thread-safe HDF5 (`make vol-kernel`: build/.vol-kernel) with vol-async's plugin folder
+    (build/.vol-prefix) and the Darshan built against that HDF5 (`make darshan-ts`, or DARSHAN_TS_PREFIX), or skip
+    naming what builds them."""
+    repo = Path(__file__).resolve().parent.parent
+    stamp, prefix = repo / "build" / ".vol-kernel", repo / "build" / ".vol-prefix"
+    kernel = stamp.read_text().strip() if stamp.exists() else ""
+    plugins = Path(prefix.read_text().strip(), "lib") if prefix.exists() else None
+    if not kernel or not Path(kernel).exists() or plugins is None or not (plugins / "libh5async.so").exists():
+        pytest.skip("vol-async and the kernel against the thread-safe HDF5 are not built here: `make vol-kernel`")
+    if darshan.detect_ts() is None:
+        pytest.skip("no Darshan built against the thread-safe HDF5 (build/.darshan-ts-prefix, DARSHAN_TS_PREFIX): "
+                    "`make darshan-ts`")
+    return kernel
+
+
+@pytest.mark.darshan
+@pytest.mark.dlio
+@pytest.mark.slow
+def test_live_darshan_under_vol_async(tmp_path, monkeypatch):
+    """Darshan under vol-async (docs/vol.md, "Profilers under a connector"): the vol kernel gets the Darshan built
+    against its thread-safe HDF5, DLIO's side its own. Explicit async reads (VOL=async-prefetch): per data file the
+    POSIX and DXT records equal DLIO's (async's background thread is recorded), H5F/H5D not compared, saying why
+    (Darshan's HDF5 module wraps no *_async call); implicit (VOL=async, the ranks reading): H5F opens and H5D reads
+    equal too. Negative control: a lost async read (mutant async-lost-read) fails the per-file check, one read short."""
+    import json
+    info, venv = _live()
+    if not darshan.h5py_build(Path(venv))["mpi"]:
+        pytest.skip("DLIO's side cannot run under Darshan's HDF5 module without the MPI h5py venv "
+                    "(H5DLIO_DLIO_VENV_MPI: `make dlio-venv-spec DLIO_H5PY=mpi`)")
+    monkeypatch.setenv("H5DLIO_KERNEL_BIN", _vol_kernel())
+    run, c = _live_run(tmp_path, info, venv, "unet3d", "prefetch", "--vol", "async-prefetch", "--timeout", "300")
+    k = json.loads((run / "tables" / "darshan-kernel.json").read_text())
+    assert c["darshan.per_file"]["status"] == "pass", c["darshan.per_file"]
+    assert "H5Dread_async" in c["darshan.per_file"]["detail"] and "H5D" not in k["modules"]
+    assert c["darshan.explained"]["status"] == "pass", c["darshan.explained"]
+    _, i = _live_run(tmp_path, info, venv, "unet3d", "implicit", "--vol", "async", "--timeout", "300",
+                     "--reuse-dlio", str(run))
+    assert i["darshan.per_file"]["status"] == "pass" and "h5f_opens, h5d" in i["darshan.per_file"]["detail"], i
+    monkeypatch.setenv("H5DLIO_MUTATE", "async-lost-read")
+    _, bad = _live_run(tmp_path, info, venv, "unet3d", "lost", "--vol", "async-prefetch", "--timeout", "300",
+                       "--reuse-dlio", str(run))
+    assert bad["darshan.per_file"]["status"] == "fail" and "'field': 'reads'" in bad["darshan.per_file"]["detail"]
+    assert bad["darshan.per_file"]["observed"] == 27

@@ -54,6 +54,8 @@ CASES = [
     ("build HDF5_DIR not an install", ["build", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),
     ("vol-deps VOL_ASYNC_TGZ missing", ["vol-deps", "VOL_ASYNC_TGZ=/nonexistent/a.tar.gz"],
      ["VOL_ASYNC_TGZ=/nonexistent/a.tar.gz", "no such tarball"]),
+    ("darshan-ts DARSHAN_TARBALL missing", ["darshan-ts", "DARSHAN_TARBALL=/nonexistent/d.tar.gz"],
+     ["DARSHAN_TARBALL=/nonexistent/d.tar.gz", "no such tarball"]),
     ("report RUN missing", ["report", "RUN=/nonexistent/run"], ["RUN=/nonexistent/run", "no such directory"]),
     ("report RUN not a run", ["report", "RUN=@empty"], ["RUN=", "no manifest.json", "not rendered"]),
     ("report RUN unset", ["report"], ["set RUN="]),

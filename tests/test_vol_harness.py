@@ -137,22 +137,67 @@ def test_vol_kernel_skips_a_run_from_before_it():
     assert row["status"] == "skip" and "before the harness recorded" in row["detail"]
 
 
+def _hdf5(root, threadsafe: bool):
+    """An HDF5 install folder: include/H5pubconf.h (thread-safe or not) and lib/."""
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    (root / "lib").mkdir(exist_ok=True)
+    (root / "include" / "H5pubconf.h").write_text("#define H5_HAVE_THREADSAFE 1\n" if threadsafe else "/* none */\n")
+    return root
+
+
+def _darshan_install(root, hdf5_path):
+    """A Darshan install as detect() reads it: lib/libdarshan.so and a darshan-config naming its HDF5."""
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "libdarshan.so").write_bytes(b"")
+    (root / "bin").mkdir()
+    cfg = root / "bin" / "darshan-config"
+    cfg.write_text(f'#!/bin/sh\ncase "$1" in --hdf5-mod) echo yes;; --dxt-mod) echo yes;;\n'
+                   f'  --hdf5-path) echo {hdf5_path};; --prefix) echo {root};; esac\n')
+    cfg.chmod(0o755)
+    return root
+
+
+def _darshan_plan(tmp_path, monkeypatch, threadsafe: bool, ts_darshan=None):
+    """plan_sides for a kernel loading tmp_path/hdf5-ts (thread-safe or not), the main Darshan built against
+    tmp_path/hdf5, and ts_darshan as the thread-safe flavour (DARSHAN_TS_PREFIX; none: no stamp either)."""
+    from profiles import darshan
+    ts = _hdf5(tmp_path / "hdf5-ts", threadsafe)
+    (ts / "lib" / "libhdf5.so").write_bytes(b"")
+    monkeypatch.setattr(darshan, "linked_hdf5", lambda binary: (ts / "lib" / "libhdf5.so").resolve())
+    monkeypatch.setattr(darshan, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
+    monkeypatch.setattr(darshan, "TS_STAMP", tmp_path / "no-stamp")
+    if ts_darshan:
+        monkeypatch.setenv("DARSHAN_TS_PREFIX", str(ts_darshan))
+    else:
+        monkeypatch.delenv("DARSHAN_TS_PREFIX", raising=False)
+    info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": str(tmp_path / "hdf5")}
+    return darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"], ts
+
+
 @pytest.mark.parametrize("threadsafe", [True, False])
 def test_darshan_names_why_it_skips_the_vol_kernel(tmp_path, monkeypatch, threadsafe):
     """Darshan's HDF5 module forwards to the libhdf5 it was built against (the project's, `make darshan`): the vol
-    kernel loads the thread-safe one, so its side is a named skip saying so; another HDF5 keeps the old hint (the
-    control: the thread-safe reason is not given to every mismatch)."""
-    from profiles import darshan
-    ts = tmp_path / "hdf5-ts"
-    (ts / "include").mkdir(parents=True)
-    (ts / "lib").mkdir()
-    (ts / "include" / "H5pubconf.h").write_text("#define H5_HAVE_THREADSAFE 1\n" if threadsafe else "/* none */\n")
-    monkeypatch.setattr(darshan, "linked_hdf5", lambda binary: ts / "lib" / "libhdf5.so.310")
-    monkeypatch.setattr(darshan, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
-    info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": str(tmp_path / "hdf5")}
-    why = darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"]["skip"]
-    assert ("a thread-safe HDF5" in why and "not compared under vol-async" in why) == threadsafe, why
+    kernel loads the thread-safe one, so without a Darshan built against that one its side is a named skip saying how
+    to build it; another HDF5 keeps the old hint (the control: the thread-safe reason is not given to every
+    mismatch)."""
+    side, _ = _darshan_plan(tmp_path, monkeypatch, threadsafe)
+    why = side["skip"]
+    assert ("a thread-safe HDF5" in why and "make darshan-ts" in why) == threadsafe, why
     assert ("build the kernel with HDF5_DIR=" in why) == (not threadsafe), why
+
+
+def test_the_vol_kernel_gets_the_darshan_built_against_its_hdf5(tmp_path, monkeypatch):
+    """With the thread-safe flavour (make darshan-ts, DARSHAN_TS_PREFIX) the vol kernel's side preloads that Darshan,
+    then the kernel's own libhdf5; a flavour built against another HDF5 (planted) is not used: a skip naming it."""
+    good = _darshan_install(tmp_path / "darshan-ts", tmp_path / "hdf5-ts")
+    side, ts = _darshan_plan(tmp_path, monkeypatch, True, good)
+    want = [str(good / "lib" / "libdarshan.so"), str((ts / "lib" / "libhdf5.so").resolve())]
+    assert side.get("preload") == want, side
+    other = _hdf5(tmp_path / "hdf5-other", True)
+    (other / "lib" / "libhdf5.so").write_bytes(b"")
+    bad = _darshan_install(tmp_path / "darshan-other", other)
+    side, _ = _darshan_plan(tmp_path, monkeypatch, True, bad)
+    assert "preload" not in side and str(bad) in side["skip"] and "make darshan-ts" in side["skip"], side
 
 
 def test_a_run_resumes_only_with_the_kernel_it_ran(tmp_path, monkeypatch):
