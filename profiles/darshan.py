@@ -38,7 +38,7 @@ from profiles.compare import (
     similarity,
 )
 from profiles.darshan_analyses import analyse
-from profiles.features import access_sizes, io_features, metadata_rate
+from profiles.features import ReadStats, access_sizes, metadata_rate
 
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
 
@@ -291,10 +291,9 @@ def _posix(rep, nm: _Names, files: dict, ckpts: dict, other: Counter) -> float:
     return meta_s
 
 
-def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str) -> list[dict]:
-    """DXT segments: each checkpoint file's write and read segments, each data file's read accesses; returns the
-    data files' read segments (for the I/O features)."""
-    reads: list[dict] = []
+def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str, reads: ReadStats) -> None:
+    """DXT segments: each checkpoint file's write and read segments, each data file's read accesses; the data files'
+    read segments go to `reads` (the I/O features: 6 numbers per read, not a dict)."""
     for rec in rep.records["DXT_POSIX"].to_df():
         rid = int(rec["id"])
         r, cr = nm.rel(rid), nm.crel(rid)
@@ -306,9 +305,8 @@ def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str) -> list[dict]:
             for s in _rows(rec["read_segments"]):
                 off, size = int(s["offset"]), int(s["length"])
                 files[r]["accesses"][f"{off}+{size}"] += 1
-                reads.append({"proc": f"{log}:{rec['rank']}", "file": r, "offset": off, "size": size,
-                              "start": float(s["start_time"]), "dur": float(s["end_time"] - s["start_time"])})
-    return reads
+                reads.add(f"{log}:{rec['rank']}", r, off, size, 0, float(s["start_time"]),
+                          float(s["end_time"] - s["start_time"]))
 
 
 def _hdf5(rep, nm: _Names, files: dict, mods: set) -> None:
@@ -329,7 +327,10 @@ def _hdf5(rep, nm: _Names, files: dict, mods: set) -> None:
                 d["bytes"] += int(row["H5D_BYTES_READ"])
 
 
-def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS) -> dict:
+def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS,
+              reads: ReadStats | None = None, program_reads_only: bool = False) -> dict:
+    """One log's tables; its data files' DXT read segments are fed to `reads` (a ReadStats shared by the launch's
+    logs, in log order), with program_reads_only only when the log is the launched program's (parse)."""
     import darshan  # pydarshan, imported only when there is a log to read
 
     rep = darshan.DarshanReport(str(path), read_all=True)
@@ -341,15 +342,20 @@ def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs
     exe = str(rep.metadata.get("exe") or "")
     mods = set(rep.modules)
     meta_s = _posix(rep, nm, files, ckpts, other) if "POSIX" in mods else 0.0
-    reads = _dxt(rep, nm, files, ckpts, path.name) if "DXT_POSIX" in mods else []
+    program = is_program(exe, programs)
+    if "DXT_POSIX" in mods:
+        keep = reads is not None and (program or not program_reads_only)
+        _dxt(rep, nm, files, ckpts, path.name, reads if keep else ReadStats())
     _hdf5(rep, nm, files, mods)
     partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
-    return {"log": path.name, "exe": exe, "program": is_program(exe, programs), "modules": sorted(mods),
-            "nprocs": rep.metadata["job"]["nprocs"], "partial": partial, "meta_s": meta_s,
-            "files": {k: {**v, "accesses": dict(v["accesses"])} for k, v in sorted(files.items())},
+    nprocs = rep.metadata["job"]["nprocs"]
+    del rep
+    return {"log": path.name, "exe": exe, "program": program, "modules": sorted(mods),
+            "nprocs": nprocs, "partial": partial, "meta_s": meta_s,
+            "files": {k: files[k] for k in sorted(files)},
             "checkpoints": {k: {**v, "write_segments": dict(v["write_segments"]),
                                 "read_segments": dict(v["read_segments"])} for k, v in sorted(ckpts.items())},
-            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
+            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())]}
 
 def epoch_times(outdir: Path, side: str) -> list[float] | None:
     """The launch's training epochs as the program timed them (its own output in <outdir>/out, read as the timing
@@ -369,7 +375,8 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
                      for ln in (outdir / f).read_text(errors="replace").splitlines() if "darshan" in ln.lower()), "")
         raise ValueError(f"no Darshan log in {outdir / 'logs'}" + (f" (Darshan said: {warn.strip()[:300]})" if warn
                                                                     else " (was libdarshan.so preloaded?)"))
-    every = [parse_log(p, data_dir, checkpoint_dir(outdir), programs) for p in logs]
+    reads = ReadStats()
+    every = [parse_log(p, data_dir, checkpoint_dir(outdir), programs, reads, True) for p in logs]
     parsed = [t for t in every if t["program"]]
     if not parsed:
         raise ValueError(f"no Darshan log of the launched program ({', '.join(programs)}) in {outdir / 'logs'}: only "
@@ -378,13 +385,13 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
     children = [{"log": t["log"], "exe": t["exe"], "data_files": sorted(t["files"]),
                  "checkpoint_files": sorted(t["checkpoints"])} for t in every if not t["program"]]
     merged: dict[str, dict] = {}
-    for t in parsed:
-        for f, row in t["files"].items():
+    for t in parsed:  # each log's rows dropped as they are merged (the launch's table is held once)
+        for f, row in t.pop("files").items():
             m = merged.setdefault(f, {"opens": 0, "reads": 0, "bytes": 0, "accesses": Counter(), "h5f_opens": 0,
                                       "h5d": {}})
             for k in ("opens", "reads", "bytes", "h5f_opens"):
                 m[k] += row[k]
-            m["accesses"] += Counter(row["accesses"])
+            m["accesses"] += row["accesses"]
             for ds, d in row["h5d"].items():
                 acc = m["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 for k in acc:
@@ -409,11 +416,17 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
             "modules": sorted({m for t in parsed for m in t["modules"]}),
             # a module that ran out of memory in some process (DXT keeps 2 MiB per module): its counts are short
             "partial": sorted({f"{t['log']}:{m}" for t in parsed for m in t["partial"]}),
-            "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
+            "files": {f: _plain(merged.pop(f)) for f in sorted(merged)},
             "checkpoints": {f: {k: dict(v) if isinstance(v, Counter) else v for k, v in r.items()}
                             for f, r in sorted(ckpts.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
-            "features": io_features([r for t in parsed for r in t["reads"]]), "metadata": metadata}
+            "features": reads.result(), "metadata": metadata}
+
+
+def _plain(row: dict) -> dict:
+    """A merged row as stored: its accesses a plain dict (in place: the row is not copied)."""
+    row["accesses"] = dict(row["accesses"])
+    return row
 
 
 def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) -> None:
