@@ -38,7 +38,7 @@ from profiles.compare import (
     similarity,
 )
 from profiles.darshan_analyses import analyse
-from profiles.features import ReadStats, access_sizes, metadata_rate
+from profiles.features import access_sizes, io_features, metadata_rate
 
 NO_RUNTIME = "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config on PATH)"
 
@@ -291,9 +291,21 @@ def _posix(rep, nm: _Names, files: dict, ckpts: dict, other: Counter) -> float:
     return meta_s
 
 
-def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str, reads: ReadStats) -> None:
-    """DXT segments: each checkpoint file's write and read segments, each data file's read accesses; the data files'
-    read segments go to `reads` (the I/O features: 6 numbers per read, not a dict)."""
+class _Interned(dict):
+    """Access keys ("offset+size") and dataset names, one string each however many files hold them: 20,000 files'
+    table 1,084 -> 980 bytes per file held (at most 2^16 strings kept)."""
+
+    def setdefault(self, k, v):
+        return super().setdefault(k, v) if len(self) < 1 << 16 or k in self else v
+
+
+_KEYS: dict[str, str] = _Interned()
+
+
+def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str) -> list[dict]:
+    """DXT segments: each checkpoint file's write and read segments, each data file's read accesses; returns the
+    data files' read segments (for the I/O features)."""
+    reads: list[dict] = []
     for rec in rep.records["DXT_POSIX"].to_df():
         rid = int(rec["id"])
         r, cr = nm.rel(rid), nm.crel(rid)
@@ -304,9 +316,11 @@ def _dxt(rep, nm: _Names, files: dict, ckpts: dict, log: str, reads: ReadStats) 
         elif r is not None and len(rec["read_segments"]):
             for s in _rows(rec["read_segments"]):
                 off, size = int(s["offset"]), int(s["length"])
-                files[r]["accesses"][f"{off}+{size}"] += 1
-                reads.add(f"{log}:{rec['rank']}", r, off, size, 0, float(s["start_time"]),
-                          float(s["end_time"] - s["start_time"]))
+                key = f"{off}+{size}"
+                files[r]["accesses"][_KEYS.setdefault(key, key)] += 1  # one string per distinct access
+                reads.append({"proc": f"{log}:{rec['rank']}", "file": r, "offset": off, "size": size,
+                              "start": float(s["start_time"]), "dur": float(s["end_time"] - s["start_time"])})
+    return reads
 
 
 def _hdf5(rep, nm: _Names, files: dict, mods: set) -> None:
@@ -321,16 +335,14 @@ def _hdf5(rep, nm: _Names, files: dict, mods: set) -> None:
             r = nm.rel(int(row["id"]))
             if r is not None:
                 ds = nm.name(int(row["id"])).split(":/", 1)[-1]
+                ds = _KEYS.setdefault(ds, ds)
                 d = files[r]["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 d["opens"] += int(row["H5D_OPENS"])
                 d["reads"] += int(row["H5D_READS"])
                 d["bytes"] += int(row["H5D_BYTES_READ"])
 
 
-def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS,
-              reads: ReadStats | None = None, program_reads_only: bool = False) -> dict:
-    """One log's tables; its data files' DXT read segments are fed to `reads` (a ReadStats shared by the launch's
-    logs, in log order), with program_reads_only only when the log is the launched program's (parse)."""
+def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs: tuple = PROGRAMS) -> dict:
     import darshan  # pydarshan, imported only when there is a log to read
 
     rep = darshan.DarshanReport(str(path), read_all=True)
@@ -342,20 +354,15 @@ def parse_log(path: Path, data_dir: Path, ckpt_dir: Path | None = None, programs
     exe = str(rep.metadata.get("exe") or "")
     mods = set(rep.modules)
     meta_s = _posix(rep, nm, files, ckpts, other) if "POSIX" in mods else 0.0
-    program = is_program(exe, programs)
-    if "DXT_POSIX" in mods:
-        keep = reads is not None and (program or not program_reads_only)
-        _dxt(rep, nm, files, ckpts, path.name, reads if keep else ReadStats())
+    reads = _dxt(rep, nm, files, ckpts, path.name) if "DXT_POSIX" in mods else []
     _hdf5(rep, nm, files, mods)
     partial = sorted(m for m in mods if rep.modules[m].get("partial_flag"))
-    nprocs = rep.metadata["job"]["nprocs"]
-    del rep
-    return {"log": path.name, "exe": exe, "program": program, "modules": sorted(mods),
-            "nprocs": nprocs, "partial": partial, "meta_s": meta_s,
-            "files": {k: files[k] for k in sorted(files)},
+    return {"log": path.name, "exe": exe, "program": is_program(exe, programs), "modules": sorted(mods),
+            "nprocs": rep.metadata["job"]["nprocs"], "partial": partial, "meta_s": meta_s,
+            "files": {k: {**v, "accesses": dict(v["accesses"])} for k, v in sorted(files.items())},
             "checkpoints": {k: {**v, "write_segments": dict(v["write_segments"]),
                                 "read_segments": dict(v["read_segments"])} for k, v in sorted(ckpts.items())},
-            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())]}
+            "other": [{"file": f, "opens": n} for f, n in sorted(other.items())], "reads": reads}
 
 def epoch_times(outdir: Path, side: str) -> list[float] | None:
     """The launch's training epochs as the program timed them (its own output in <outdir>/out, read as the timing
@@ -375,8 +382,7 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
                      for ln in (outdir / f).read_text(errors="replace").splitlines() if "darshan" in ln.lower()), "")
         raise ValueError(f"no Darshan log in {outdir / 'logs'}" + (f" (Darshan said: {warn.strip()[:300]})" if warn
                                                                     else " (was libdarshan.so preloaded?)"))
-    reads = ReadStats()
-    every = [parse_log(p, data_dir, checkpoint_dir(outdir), programs, reads, True) for p in logs]
+    every = [parse_log(p, data_dir, checkpoint_dir(outdir), programs) for p in logs]
     parsed = [t for t in every if t["program"]]
     if not parsed:
         raise ValueError(f"no Darshan log of the launched program ({', '.join(programs)}) in {outdir / 'logs'}: only "
@@ -385,13 +391,13 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
     children = [{"log": t["log"], "exe": t["exe"], "data_files": sorted(t["files"]),
                  "checkpoint_files": sorted(t["checkpoints"])} for t in every if not t["program"]]
     merged: dict[str, dict] = {}
-    for t in parsed:  # each log's rows dropped as they are merged (the launch's table is held once)
-        for f, row in t.pop("files").items():
+    for t in parsed:
+        for f, row in t["files"].items():
             m = merged.setdefault(f, {"opens": 0, "reads": 0, "bytes": 0, "accesses": Counter(), "h5f_opens": 0,
                                       "h5d": {}})
             for k in ("opens", "reads", "bytes", "h5f_opens"):
                 m[k] += row[k]
-            m["accesses"] += row["accesses"]
+            m["accesses"] += Counter(row["accesses"])
             for ds, d in row["h5d"].items():
                 acc = m["h5d"].setdefault(ds, {"opens": 0, "reads": 0, "bytes": 0})
                 for k in acc:
@@ -416,17 +422,11 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
             "modules": sorted({m for t in parsed for m in t["modules"]}),
             # a module that ran out of memory in some process (DXT keeps 2 MiB per module): its counts are short
             "partial": sorted({f"{t['log']}:{m}" for t in parsed for m in t["partial"]}),
-            "files": {f: _plain(merged.pop(f)) for f in sorted(merged)},
+            "files": {f: {**r, "accesses": dict(r["accesses"])} for f, r in sorted(merged.items())},
             "checkpoints": {f: {k: dict(v) if isinstance(v, Counter) else v for k, v in r.items()}
                             for f, r in sorted(ckpts.items())},
             "other": [{"file": f, "opens": n} for f, n in sorted(other.items())],
-            "features": reads.result(), "metadata": metadata}
-
-
-def _plain(row: dict) -> dict:
-    """A merged row as stored: its accesses a plain dict (in place: the row is not copied)."""
-    row["accesses"] = dict(row["accesses"])
-    return row
+            "features": io_features([r for t in parsed for r in t["reads"]]), "metadata": metadata}
 
 
 def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) -> None:

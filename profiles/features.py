@@ -39,10 +39,6 @@ class ReadStats:
         a[4].append(dur)
         a[5].append(self._files.setdefault(file, len(self._files)))
 
-    def accesses(self) -> list[tuple[int, int]]:
-        """(offset, size) of every read fed, process by process in the order fed."""
-        return [(o, n) for a in self._procs.values() for o, n in zip(a[2], a[3], strict=True)]
-
     def result(self) -> dict:
         if not self._procs:
             return {}

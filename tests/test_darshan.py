@@ -108,15 +108,14 @@ def _dxt_reads(path: Path, fname: str) -> list[tuple[int, int, float, float]]:
 
 def test_features_from_dxt_match_darshans_own_text_dump():
     """The similarity inputs from DXT (pydarshan) against darshan-dxt-parser's text of the same log."""
-    reads = features.ReadStats()
-    darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), reads=reads)
-    f = reads.result()
+    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"))
+    f = features.io_features(t["reads"])
     ref = _dxt_reads(DATA / "c_sec2.dxt.txt", "/scratch/dlio/data/train_img_1_of_1.h5")
-    assert len(ref) == 88 and len(reads.accesses()) == len(ref)
+    assert len(ref) == 88 and len(t["reads"]) == len(ref)
     sizes = [n for _, n, _, _ in ref]
     assert (f["bytes"], f["xfer_min"], f["xfer_max"], f["files"]) == (sum(sizes), min(sizes), max(sizes), 1)
     assert f["io_time_s"] == pytest.approx(sum(e - s for _, _, s, e in ref), abs=1e-4 * len(ref))
-    assert sorted(reads.accesses()) == sorted((o, n) for o, n, _, _ in ref)
+    assert sorted((r["offset"], r["size"]) for r in t["reads"]) == sorted((o, n) for o, n, _, _ in ref)
 
 
 @pytest.mark.parametrize("log,h5", [("c_sec2", True), ("c_mpio", True), ("py_src", True), ("py_wheel_noh5", False)])
