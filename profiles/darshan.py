@@ -293,7 +293,7 @@ def _posix(rep, nm: _Names, files: dict, ckpts: dict, other: Counter) -> float:
 
 class _Interned(dict):
     """Access keys ("offset+size") and dataset names, one string each however many files hold them: 20,000 files'
-    table 1,084 -> 980 bytes per file held (at most 2^16 strings kept)."""
+    table 1,084 -> 981 bytes per file held (at most 2^16 strings kept)."""
 
     def setdefault(self, k, v):
         return super().setdefault(k, v) if len(self) < 1 << 16 or k in self else v
