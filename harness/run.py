@@ -306,11 +306,15 @@ def _reuse(rd: Path, src: Path, m: dict) -> None:
 def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
     """Parse every finished step's raw output into tables/: generation into the dataset tables, every other step by
     the profile it belongs to (profiles.owner; Profile.collect per launch, Profile.merge per profile). A step whose
-    output cannot be parsed is recorded in m["collect_errors"]; the others are still collected."""
+    output cannot be parsed is recorded in m["collect_errors"]; the others are still collected. A profile whose merge
+    is the default union has each launch's tables written as soon as they are parsed (the same files and bytes, the
+    later launch's table over an earlier one of the same name, as the union): collection then holds one launch's
+    tables at a time, not every profile's of every launch (docs/performance.md#validation-at-scale)."""
     rdir = RunDir(rd)
     rdir.tables.mkdir(exist_ok=True)
     errors: dict = {}
     parts: dict[str, list] = {}
+    union = Profile.merge
     for name, rec in m["steps"].items():
         if rec.get("status") != "ok":
             continue
@@ -324,7 +328,13 @@ def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
                 base = Path(rec.get("reused_from") or rd)
                 done = Done(name, side, step, Path(rec["workdir"]), rec["wall_s"], base / side / "data",
                             base / OTHER[side] / "data")
-                parts.setdefault(prof.name, []).append(prof.collect(done))
+                tables = prof.collect(done)
+                if type(prof).merge is union:
+                    for table, obj in tables.items():
+                        rdir.write_table(table, obj)
+                    del tables
+                else:
+                    parts.setdefault(prof.name, []).append(tables)
         except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
             errors[name] = f"{type(e).__name__}: {e}"
     m["collect_errors"] = errors

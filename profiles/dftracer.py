@@ -164,17 +164,63 @@ def normalize(events: list[dict], side: str) -> list[dict]:
     return [n for e in events if (n := normalize_one(e, side, pid_rank, fnames)) is not None]
 
 
+# a per-file count table (calls or accesses) stays a shared tuple of (key, n) pairs while it has at most this many
+# keys and the table of known steps has room (CountStates); beyond either it becomes the row's own dict
+SHARED_KEYS = 8
+SHARED_STEPS = 1 << 16
+
+
+class CountStates:
+    """Per-file Counters without a Counter per file: a file's counts are a tuple of (key, n) pairs in the order the
+    keys were first seen, and equal tuples are one object, found through a table of steps (tuple, key) -> the tuple
+    after counting key once more. Files that see the same calls in the same order (every data file of a workload)
+    then share one tuple per step instead of holding a dict each. A tuple of more than SHARED_KEYS keys, or a step
+    once the table holds SHARED_STEPS, becomes a dict of the row's own (the counts of a file read at many offsets,
+    or of an unusual run), so the table stays bounded whatever the trace."""
+
+    EMPTY: tuple = ()
+
+    def __init__(self) -> None:
+        self.steps: dict[tuple, tuple] = {}
+        self.dicts: dict[int, dict] = {}
+
+    def add(self, state, key: str):
+        """The counts after one more key (state: a shared tuple or a row's own dict, updated in place)."""
+        if isinstance(state, dict):
+            state[key] = state.get(key, 0) + 1
+            return state
+        nxt = self.steps.get((state, key))
+        if nxt is None:
+            d = dict(state)
+            d[key] = d.get(key, 0) + 1
+            if len(d) > SHARED_KEYS or len(self.steps) >= SHARED_STEPS:
+                return d
+            nxt = self.steps[(state, key)] = tuple(d.items())
+        return nxt
+
+    def as_dict(self, state) -> dict:
+        """The counts as a dict in first-seen order (what dict(Counter) gave); a shared tuple's dict is made once
+        and shared by the rows that hold it (the table is written as JSON, never changed in place)."""
+        if isinstance(state, dict):
+            return state
+        d = self.dicts.get(id(state))
+        if d is None:
+            d = self.dicts[id(state)] = dict(state)
+        return d
+
+
 class FileTable:
     """Per file under the data folder (path relative to it): opens, reads, bytes, access sizes and offsets; every
     other POSIX call (but those on checkpoints: checkpoint_table) is kept as an 'other' row for classification.
-    Fed one normalized event at a time (add); its memory is the per-file table."""
+    Fed one normalized event at a time (add); its memory is the per-file table: a list per file of its numbers and
+    two CountStates states (calls, accesses), shared between files that count alike."""
 
     def __init__(self, data_dir: Path, ckpt_dir: Path | None = None) -> None:
         self.root = str(data_dir).rstrip("/") + "/"
         self.croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
-        self.files: dict[str, dict] = defaultdict(lambda: {"opens": 0, "closes": 0, "reads": 0, "bytes": 0,
-                                                           "calls": Counter(), "accesses": Counter(),
-                                                           "read_time_s": 0.0})
+        # path -> [opens, closes, reads, bytes, calls, accesses, read_time_s]
+        self.files: dict[str, list] = {}
+        self.counts = CountStates()
         self.other: Counter = Counter()
         self.keys: dict[str, str] = {}
 
@@ -187,24 +233,32 @@ class FileTable:
         if not f.startswith(self.root):
             self.other[(e["name"], f)] += 1
             return
-        row = self.files[f[len(self.root):]]
-        row["calls"][e["name"]] += 1
+        rel = f[len(self.root):]
+        row = self.files.get(rel)
+        if row is None:
+            row = self.files[rel] = [0, 0, 0, 0, CountStates.EMPTY, CountStates.EMPTY, 0.0]
+        row[4] = self.counts.add(row[4], e["name"])
         if e["name"] in ("open", "openat"):
-            row["opens"] += 1
+            row[0] += 1
         elif e["name"] == "close":
-            row["closes"] += 1
+            row[1] += 1
         elif e["name"] in READS:
-            row["reads"] += 1
-            row["bytes"] += max(e["ret"], 0)
+            row[2] += 1
+            row[3] += max(e["ret"], 0)
             key = f"{e['offset']}+{e['count']}"
-            row["accesses"][self.keys.setdefault(key, key)] += 1  # one string per distinct access, not per file
-            row["read_time_s"] += e["dur"]
+            row[5] = self.counts.add(row[5], self.keys.setdefault(key, key))  # one string per distinct access
+            row[6] += e["dur"]
 
     def result(self) -> dict:
-        """The table (its rows made in place: each file's row is not copied)."""
-        for v in self.files.values():
-            v["calls"], v["accesses"] = dict(v["calls"]), dict(v["accesses"])
-        return {"files": dict(sorted(self.files.items())),
+        """The table: {"files": {path: {opens, closes, reads, bytes, calls, accesses, read_time_s}} in path order,
+        "other": [...]}; each file's row made as its list is dropped."""
+        files = {}
+        as_dict = self.counts.as_dict
+        for k in sorted(self.files):
+            o, c, r, b, calls, acc, t = self.files.pop(k)
+            files[k] = {"opens": o, "closes": c, "reads": r, "bytes": b, "calls": as_dict(calls),
+                        "accesses": as_dict(acc), "read_time_s": t}
+        return {"files": files,
                 "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(self.other.items())]}
 
 

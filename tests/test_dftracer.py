@@ -402,3 +402,67 @@ def test_dftracer2_kernel_only_run_checks_the_kernels_opens_against_the_model():
     k["process_opens"]["1"].append([k["process_opens"]["1"][0][0]])
     v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
     assert v["counts.dftracer.kernel.rank1"] == "fail" and v["counts.dftracer.kernel.rank0"] == "pass"
+
+
+# ---------------------------------------------------------------- the per-file table held compact (issue 26 item 2)
+
+def plain_file_table(events: list[dict], data_dir: Path) -> dict:
+    """The per-file table as it was built before it was held compact: a dict and two Counters per file (the test's
+    own copy of that algorithm, checkpoint folder aside)."""
+    root = str(data_dir).rstrip("/") + "/"
+    files: dict = {}
+    other: Counter = Counter()
+    for e in events:
+        if e["cat"] != "POSIX":
+            continue
+        f = e["fname"] or ""
+        if not f.startswith(root):
+            other[(e["name"], f)] += 1
+            continue
+        row = files.setdefault(f[len(root):], {"opens": 0, "closes": 0, "reads": 0, "bytes": 0, "calls": Counter(),
+                                               "accesses": Counter(), "read_time_s": 0.0})
+        row["calls"][e["name"]] += 1
+        row["opens"] += e["name"] in ("open", "openat")
+        row["closes"] += e["name"] == "close"
+        if e["name"] in ("pread", "read"):
+            row["reads"] += 1
+            row["bytes"] += max(e["ret"], 0)
+            row["accesses"][f"{e['offset']}+{e['count']}"] += 1
+            row["read_time_s"] += e["dur"]
+    out = {k: {**v, "calls": dict(v["calls"]), "accesses": dict(v["accesses"])} for k, v in sorted(files.items())}
+    return {"files": out, "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(other.items())]}
+
+
+@pytest.mark.parametrize("keys,steps", [(8, 1 << 16), (2, 1 << 16), (8, 5), (0, 0)])
+@pytest.mark.parametrize("side", ["dlio", "kernel"])
+def test_compact_file_table_writes_the_plain_tables_json(monkeypatch, side, keys, steps):
+    """Shared count tuples, a row's own dict past SHARED_KEYS keys or SHARED_STEPS steps, or no sharing at all: the
+    JSON written is the plain table's, byte for byte (key order of every dict included)."""
+    monkeypatch.setattr(dftracer, "SHARED_KEYS", keys)
+    monkeypatch.setattr(dftracer, "SHARED_STEPS", steps)
+    events = load(side)
+    data = Path(RUN) / side / "data"
+    t = dftracer.FileTable(data)
+    for e in events:
+        t.add(e)
+    assert len(t.counts.steps) <= steps
+    assert json.dumps(t.result()) == json.dumps(plain_file_table(events, data))
+
+
+def test_files_sharing_counts_stay_apart_when_one_diverges():
+    """Negative control: files counted alike share their count tuples; one more read of one file (a planted
+    divergence after the sharing) changes that file's row alone, and the shared counts of the others not at all."""
+    events = load("kernel")
+    data = Path(RUN) / "kernel" / "data"
+    base = dftracer.file_table(events, data)["files"]
+    reads = [e for e in events if e["name"] == "pread" and (e["fname"] or "").startswith(str(data) + "/")]
+    planted = {**reads[-1], "offset": 12345, "count": 7, "ret": 7}
+    got = dftracer.file_table([*events, planted], data)["files"]
+    f = planted["fname"][len(str(data)) + 1:]
+    assert [k for k in base if base[k] != got[k]] == [f]
+    assert got[f]["accesses"]["12345+7"] == 1 and got[f]["reads"] == base[f]["reads"] + 1
+    assert got[f]["bytes"] == base[f]["bytes"] + 7 and got[f]["calls"]["pread"] == base[f]["calls"]["pread"] + 1
+    shared = [k for k in got if k != f and got[k]["calls"] == got[f]["calls"]]
+    assert not shared
+    same = Counter(id(v["calls"]) for v in base.values())
+    assert max(same.values()) > 1  # the sharing the control runs against is real: several files hold one dict

@@ -161,3 +161,35 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want
+
+
+def test_each_launchs_tables_are_written_when_parsed_as_the_union_would(tmp_path, echo):
+    """Collection holds one launch's tables at a time: a default-merge profile's table is on disk before its next
+    launch is parsed, and two launches writing one table leave the later one's (the union's answer); a profile with
+    its own merge gets its tables once, merged over all its launches."""
+    rd = tmp_path / "run"
+    m = {"steps": {}}
+    for i, step in enumerate(("echo", "echo-again")):
+        wd = rd / "kernel" / step
+        (wd / "said").mkdir(parents=True)
+        (wd / "said" / "out.txt").write_text(f"launch {i}\n")
+        m["steps"][f"kernel.{step}"] = {"status": "ok", "workdir": str(wd), "wall_s": 1}
+    seen = []
+    collect = echo.collect
+
+    def watching(self, done):
+        p = rd / "tables" / "echo-kernel.json"
+        seen.append(json.loads(p.read_text())["said"] if p.exists() else None)
+        return collect(self, done)
+
+    echo.collect = watching
+    hrun.collect(rd, dict(m), tmp_path / "venv")
+    assert seen == [None, "launch 0\n"]  # the first launch's table written before the second was parsed
+    assert json.loads((rd / "tables" / "echo-kernel.json").read_text())["said"] == "launch 1\n"
+    shutil.rmtree(rd / "tables")
+    seen.clear()
+    echo.merge = lambda self, parts: {"echo-kernel.json": {"said": "".join(p["echo-kernel.json"]["said"]
+                                                                           for p in parts)}}
+    hrun.collect(rd, dict(m), tmp_path / "venv")
+    assert seen == [None, None]  # its own merge: nothing written until every launch is parsed
+    assert json.loads((rd / "tables" / "echo-kernel.json").read_text()) == {"said": "launch 0\nlaunch 1\n"}
