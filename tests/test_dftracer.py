@@ -466,3 +466,27 @@ def test_files_sharing_counts_stay_apart_when_one_diverges():
     assert not shared
     same = Counter(id(v["calls"]) for v in base.values())
     assert max(same.values()) > 1  # the sharing the control runs against is real: several files hold one dict
+
+
+def test_dlio3_prewarm_may_read_the_batch_queued_when_batch_0_arrives():
+    """torch's iterator queues one more batch when batch 0 arrives, before next() returns (torch 2.15
+    dataloader.py:1565-1567 _process_data -> _try_put_index): batch pf x W, to worker 0 (the cycle's next). A rank with
+    more batches than the window may read it in each pre-warm (seen at 148,000 files). Here 4 workers, prefetch_size 0
+    (pf 2): the window is batches 0..7, worker 0's share 0 and 4, the racy batches 1, 2, 3, 5, 6, 7 and the queued 8,
+    written by hand; each pre-warm's prefetch samples are those batches of the epoch it reads (its train segment)."""
+    cfg = {"dataset": {"num_files_train": 280, "num_samples_per_file": 1},
+           "reader": {"batch_size": 7, "read_threads": 4, "prefetch_size": 0, "file_shuffle": "seed",
+                      "sample_shuffle": "seed"}, "train": {"epochs": 1}}
+    segs = model.dlio3_workload_reads(cfg, 2)
+    for r in (0, 1):
+        pre, train = segs[r][0], segs[r][1]
+        assert (pre["phase"], train["phase"]) == ("prewarm", "train")
+        batch = [train["samples"][b * 7:(b + 1) * 7] for b in range(20)]  # 140 samples per rank, 20 batches
+        assert pre["samples"] == batch[0] + batch[4]
+        assert pre["prefetch_samples"] == [s for b in (1, 2, 3, 5, 6, 7, 8) for s in batch[b]]
+        assert pre["prefetched_max"] == 7 * 7
+    # a rank with no batch 8 (as at tiny scale): nothing beyond the window
+    small = json.loads(json.dumps(cfg))
+    small["dataset"]["num_files_train"] = 112  # 56 samples per rank: batches 0..7
+    pre = model.dlio3_workload_reads(small, 2)[0][0]
+    assert len(pre["prefetch_samples"]) == 6 * 7

@@ -314,7 +314,11 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
     # other workers' batches are read or not as far as each spawned worker got: "prefetched_max"/"prefetch_samples".
     pf = (math.ceil(prefetch / rt) if prefetch > 0 else 2) if rt > 0 else 1
     share = [j * max(rt, 1) for j in range(pf) if j * max(rt, 1) < batches]
-    racy = [b for b in range(min(window, batches)) if b not in share]
+    # and the one batch the iterator queues when batch 0 arrives, before next() returns: _process_data calls
+    # _try_put_index (torch 2.15 torch/utils/data/dataloader.py:1565-1567, :1533-1563), which hands batch pf x W to
+    # the next worker of its cycle (:1260, :1545), worker 0, read or not as far as that worker got before the done
+    # event (seen at 148,000 files: 7 opens on one rank; at tiny scale a rank has no batch pf x W)
+    racy = [b for b in range(min(window + (1 if rt > 0 else 0), batches)) if b not in share]
 
     out: dict[int, list[dict]] = {}
     for r in range(ranks):
