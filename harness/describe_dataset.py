@@ -52,6 +52,9 @@ def describe(folder: Path, dlio_venv: Path, describer: Path = DESCRIBER) -> dict
     """The dataset table of one side's data folder: {"folder", "described_by", "file_groups": [{"structure",
     "files"}]}, groups in the order of their first file, files sorted. Without the C describer (a kernel built
     elsewhere: H5DLIO_KERNEL_BIN) every file is described by h5py, as before, and "described_by" says so."""
+    if not folder.is_dir():  # a side whose generation wrote no folder (a failed or fake launch): nothing to describe,
+        return {"folder": str(folder), "described_by": "nothing (no such folder)", "files_described": 0,
+                "file_groups": []}  # as the h5py describer's rglob of a missing folder gave
     if describer.exists():
         groups, other = _c_lines(folder, describer)
         by = [describer.name]
