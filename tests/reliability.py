@@ -58,6 +58,20 @@ def assert_nothing_left(tag: str, within: float = 10.0) -> None:
     assert not left, f"processes left behind: {left}"
 
 
+def _as_from_a_shell(preexec=None):
+    """The child starts with SIGINT and SIGTERM at their defaults and unblocked, as a user's shell starts a program,
+    whatever the test process inherited or a library in it changed (an ignored or blocked SIGINT is inherited across
+    fork and exec, and a Python started with SIGINT ignored never raises KeyboardInterrupt): the Ctrl-C tests then
+    test the program, not the test runner's signal state."""
+    def run():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if preexec is not None:
+            preexec()
+    return run
+
+
 class Job:
     """A launch in its own session, stdout/stderr collected by threads, stdout lines also queued for wait_for."""
 
@@ -65,7 +79,7 @@ class Job:
         e = dict(os.environ)
         e.update(env or {})
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
-                                  preexec_fn=preexec, cwd=cwd, start_new_session=True)
+                                  preexec_fn=_as_from_a_shell(preexec), cwd=cwd, start_new_session=True)
         self.out: list[str] = []
         self.err: list[str] = []
         self.lines: queue.Queue = queue.Queue()
