@@ -108,6 +108,8 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 validate: build venv dlio-venv
 	@rm -f "$(LAST_RUN)"; case "$(DARSHAN_ANALYSES)" in ""|auto|all|none) ;; *) \
 	  echo "make validate: DARSHAN_ANALYSES=$(DARSHAN_ANALYSES): not one of auto, all, none" >&2; exit 2;; esac; \
+	  case "$(DLIO_QUIET_MAP)" in ""|0|1) ;; *) \
+	  echo "make validate: DLIO_QUIET_MAP=$(DLIO_QUIET_MAP): not 0 or 1" >&2; exit 2;; esac; \
 	  $(start_run); \
 	  H5DLIO_DARSHAN_ANALYSES="$(DARSHAN_ANALYSES)" $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
 	  rout=$$($(VENV)/bin/python -m reports "$$run"); rrc=$$?; [ -z "$$rout" ] || echo "$${rout##*$$'\n'}"; \

@@ -34,6 +34,7 @@ CASES = [
     ("VOL unknown", ["validate", "VOL=asyncc"], ["VOL=asyncc", "unknown connector stack", "known:"]),
     ("DARSHAN_ANALYSES unknown", ["validate", "DARSHAN_ANALYSES=some"],
      ["DARSHAN_ANALYSES=some", "not one of auto, all, none"]),
+    ("DLIO_QUIET_MAP unknown", ["validate", "DLIO_QUIET_MAP=yes"], ["DLIO_QUIET_MAP=yes", "not 0 or 1"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
     ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
     ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),
