@@ -31,6 +31,7 @@ from profiles.compare import (
     PARTIAL,
     PASS,
     SKIP,
+    FileRows,
     classify,
     explained,
     launch_roots,
@@ -507,6 +508,16 @@ def _no_h5(run: RunView, d: dict, k: dict) -> str:
     return "; H5F/H5D not compared: a side has no HDF5 module records"
 
 
+def _file_row(row: dict | None) -> dict | None:
+    """a side's row of tables/files-darshan.json: its POSIX and H5F counters, H5D summed over datasets, sizes"""
+    if row is None:
+        return None
+    h5d = row.get("h5d", {})
+    return {**{f: row[f] for f in ("opens", "reads", "bytes", "h5f_opens")},
+            "h5d_reads": sum(x["reads"] for x in h5d.values()), "h5d_bytes": sum(x["bytes"] for x in h5d.values()),
+            "sizes": access_sizes(row["accesses"])}
+
+
 def check_darshan(run: RunView) -> list[dict]:
     """Per data file: POSIX opens/reads/bytes, DXT (offset, size) accesses, H5F opens and per-dataset H5D opens/reads/
     bytes, equal on both sides; every other file a side touched listed and classified; the similarity score from
@@ -531,23 +542,17 @@ def check_darshan(run: RunView) -> list[dict]:
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
     dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"]
     fields = tuple(f for f in DARSHAN_FIELDS if dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
-    rows, diffs = [], []
+    columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
+    rows, diffs = FileRows(tuple(columns)), []
     for n in data:
-        for side, row in (("dlio", df.get(n)), ("kernel", kf.get(n))):
-            if row is not None:
-                h5d = row.get("h5d", {})
-                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "reads", "bytes", "h5f_opens")},
-                             "h5d_reads": sum(x["reads"] for x in h5d.values()),
-                             "h5d_bytes": sum(x["bytes"] for x in h5d.values()),
-                             "sizes": access_sizes(row["accesses"])})
+        rows.add(n, *(_file_row(row) for row in (df.get(n), kf.get(n))))
         for f in fields:
             x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
             if x != y:
                 diffs.append({"file": n, "field": f, "dlio": x, "kernel": y, "class": None})
     _other_differences(run, d, k, data, diffs)
-    columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
-    run.put_table("files-darshan.json", {"rows": rows, "differences": diffs, "columns": columns,
-                                         "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
+    run.put_table("files-darshan.json", rows.table(differences=diffs, columns=columns,
+                                                   modules={"dlio": d["modules"], "kernel": k["modules"]}))
     bad = sorted({x["file"] for x in diffs if x["file"] in data})
     first = next((x for x in diffs if x["file"] in data), None)
     partial = d.get("partial", []) + k.get("partial", [])

@@ -42,6 +42,8 @@ from profiles.compare import (
     PARTIAL,
     PASS,
     SKIP,
+    Differences,
+    FileRows,
     classify,
     dlio_rule,
     explained,
@@ -547,6 +549,7 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+FILE_FIELDS = ("opens", "closes", "reads", "bytes")  # the per-file table's counters (tables/files-dftracer.json)
 
 
 CKPT_FIELDS = ("opens", "closes", "writes", "bytes", "fsyncs", "write_sizes", "reads", "read_bytes", "read_sizes",
@@ -612,7 +615,8 @@ def check_dftracer(run: RunView) -> list[dict]:
         return check_model_opens(run, None, k, None)
     if d is None or k is None:
         return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
-    out, rows, diffs = [], [], []
+    out, diffs = [], Differences()
+    files = FileRows(FILE_FIELDS)
     roots = {side: launch_roots(run, side, "dftracer") for side in SIDES}
     prewarm = prewarm_prefetch(run)
     extra: dict[str, int] = {}  # data file -> DLIO's opens beyond the kernel's (its pre-warm prefetch)
@@ -623,10 +627,8 @@ def check_dftracer(run: RunView) -> list[dict]:
     bad_files = 0
     for n in names:
         a, b = df.get(n), kf.get(n)
-        for side, row in (("dlio", a), ("kernel", b)):
-            if row is not None:
-                rows.append({"file": n, "side": side, **{f: row[f] for f in ("opens", "closes", "reads", "bytes")},
-                             "sizes": access_sizes(row["accesses"])})
+        files.add(n, *({**{f: row[f] for f in FILE_FIELDS}, "sizes": access_sizes(row["accesses"])}
+                       if row is not None else None for row in (a, b)))
         if n not in is_data:  # a directory or a file only probed: explained below
             for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
                 diffs.append({"file": n, "field": call, "dlio": (a or {}).get("calls", {}).get(call, 0),
@@ -654,7 +656,7 @@ def check_dftracer(run: RunView) -> list[dict]:
                           "kernel": o["n"] if side == "kernel" else 0,
                           "class": classify(o["call"], o["file"], roots[side])})
     ck_rows, ck_result = compare_checkpoints(run, d.get("checkpoints"), k.get("checkpoints"), diffs, roots)
-    run.put_table("files-dftracer.json", {"rows": rows, "differences": diffs, "checkpoints": ck_rows})
+    run.put_table("files-dftracer.json", files.table(differences=diffs, checkpoints=ck_rows))
     raw = raw_reader(run)  # DLIO reads whole files without HDF5: this is the level where equivalence is shown
     first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
     if checkpoint_only(run.cfg) and not data:
@@ -678,7 +680,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     out.append(ck_result)
     if raw and not checkpoint_only(run.cfg):
         out += check_model_opens(run, d, k, prewarm)
-    out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS]))
+    out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS], diffs.dropped))
     return out + similarity("similarity", d, k, "the data-file reads")
 
 

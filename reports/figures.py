@@ -171,9 +171,9 @@ SCATTER_POINTS = 2000
 
 
 def files_scatter(points: list[dict], ax=None) -> Figure:
-    """points: {file, dlio: bytes, kernel: bytes, same: bool}; per file bytes DLIO vs kernel, diagonal = equal. One
-    marker per distinct (DLIO, kernel) pair, at most SCATTER_POINTS per series; the legend gives the files and, when
-    fewer markers than files are drawn, the markers."""
+    """points: {dlio: bytes, kernel: bytes, same: bool, n: files (default 1)}; per file bytes DLIO vs kernel,
+    diagonal = equal. One marker per distinct (DLIO, kernel) pair, at most SCATTER_POINTS per series; the legend
+    gives the files and, when fewer markers than files are drawn, the markers."""
     fig, ax = _fig_ax(ax, 5.5, 5.0)
     for same, color, lab in ((True, "#2b8a3e", "same"), (False, "#c92a2a", "differs")):
         ps = [p for p in points if p["same"] == same]
@@ -181,7 +181,8 @@ def files_scatter(points: list[dict], ax=None) -> Figure:
             xy = list(dict.fromkeys((max(p["dlio"], 1), max(p["kernel"], 1)) for p in ps))
             k = -(-len(xy) // SCATTER_POINTS) if len(xy) > SCATTER_POINTS else 1
             xy = xy[::k]
-            note = f"{len(ps)} files" + (f", {len(xy)} markers" if len(xy) < len(ps) else "")
+            n = sum(p.get("n", 1) for p in ps)
+            note = f"{n} files" + (f", {len(xy)} markers" if len(xy) < n else "")
             ax.scatter([x for x, _ in xy], [y for _, y in xy], s=18, color=color, label=f"{lab} ({note})", alpha=0.8)
     hi = max([max(p["dlio"], p["kernel"], 1) for p in points] + [10])
     ax.plot([1, hi], [1, hi], color="#888", lw=0.8, ls="--")

@@ -41,6 +41,16 @@ class RunData:
             self._tables[name] = RunDir(self.path).table(name)
         return self._tables[name]
 
+    def table_part(self, name: str, key: str):
+        """tables/<name>[key], or None: the table parsed, only that part kept (a profile's per-file tables are
+        the largest of a run: a GB at 10^6 files, where the report needs a summary of them)"""
+        if name in self._tables:
+            return (self._tables[name] or {}).get(key)
+        part = f"{name}#{key}"
+        if part not in self._tables:
+            self._tables[part] = (RunDir(self.path).table(name) or {}).get(key)
+        return self._tables[part]
+
     def table_names(self, prefix: str) -> list[str]:
         return sorted(p.name for p in RunDir(self.path).tables.glob(f"{prefix}*.json"))
 

@@ -19,6 +19,7 @@ from reports.tables import (
     f3,
     family_rows,
     file_rows,
+    file_summary,
     flatten,
     headline_ratios,
     kind_rows,
@@ -372,14 +373,18 @@ def files_section(run: RunData) -> list[Block]:
         tab = run.table(name) or {}
         fields = tuple(tab.get("columns") or FILE_FIELDS)
         rows, points = file_rows(tab, fields)
+        s = file_summary(tab, rows)
         diffs = tab.get("differences", [])
         unexplained = sum(d.get("class") is None for d in diffs)
+        total = len(diffs) + int(tab.get("differences_dropped") or 0)
         out.append(Heading(3, f"`{prof}`", f"files-{prof}"))
-        only = sum(r[-1].startswith("only") for r in rows)
-        out.append(Para(f"{len(rows)} files and folders under the data folders, {sum(r[-1] == 'yes' for r in rows)} "
-                        f"identical on both sides ({', '.join(fields)}, transfer sizes), {only} touched by one "
-                        f"side only; {len(diffs)} differences in all, "
-                        f"{unexplained} without a class (a data-file difference or an unexplained call)."))
+        out.append(Para(f"{s['files']} files and folders under the data folders, {s['identical']} identical on both "
+                        f"sides ({', '.join(fields)}, transfer sizes), {s['only_dlio'] + s['only_kernel']} touched by "
+                        f"one side only; {total} differences in all, "
+                        f"{unexplained} without a class (a data-file difference or an unexplained call)."
+                        + (f" Listed: {s['listed']} files, every one that is not identical first (up to 2,000); each "
+                           f"side's counters for every file are in tables/{prof}-dlio.json and "
+                           f"tables/{prof}-kernel.json." if s["listed"] < s["files"] else "")))
         if points:
             out.append(figures.FigureSpec(f"files-{prof}", f"Bytes read per data file, DLIO against kernel ({prof}); "
                                           "on the diagonal both sides read the same", lambda p=points:
@@ -387,19 +392,36 @@ def files_section(run: RunData) -> list[Block]:
         cols = ["file"] + [f"{s} {x}" for x in fields for s in ("DLIO", "kernel")] + ["same"]
         more = len(rows) - MAX_FILE_ROWS
         out.append(Table(f"tbl-files-{prof}", cols, rows[:MAX_FILE_ROWS], f"Per data file ({prof})"
-                         + (f"; first {MAX_FILE_ROWS}, {more} more in tables/{name}" if more > 0 else ""),
+                         + (f"; first {MAX_FILE_ROWS} listed, {more} more in tables/{name}" if more > 0 else ""),
                          [False] + [True] * (2 * len(fields)) + [False]))
-        cls = Counter(str(d.get("class") or "UNEXPLAINED") for d in diffs)
-        if cls:
-            out.append(Table(f"tbl-files-classes-{prof}", ["class", "differences"],
-                             [[k, str(n)] for k, n in cls.most_common()], f"Differences by class ({prof})",
-                             [False, True]))
-            drows = [[str(d.get("file")), str(d.get("field")), value(d.get("dlio")), value(d.get("kernel")),
-                      str(d.get("class") or "UNEXPLAINED")] for d in diffs[:MAX_FILE_ROWS]]
-            out.append(Table(f"tbl-files-diff-{prof}", ["file", "field", "DLIO", "kernel", "class"], drows,
-                             f"Every difference and its class ({prof})" + (
-                                 f"; first {MAX_FILE_ROWS} of {len(diffs)}" if len(diffs) > MAX_FILE_ROWS else "")))
+        out += _difference_tables(prof, tab, total)
     return out
+
+
+def _difference_tables(prof: str, tab: dict, total: int) -> list[Block]:
+    """the differences of a per-file comparison by class (every one, from validate's counts where it listed only
+    the first of each call and class) and the listed ones"""
+    diffs = tab.get("differences", [])
+    cls: Counter = Counter()
+    if "difference_counts" in tab:
+        for _field, c, n in tab["difference_counts"]:
+            cls[str(c)] += int(n)
+        cls["UNEXPLAINED"] += sum(d.get("class") is None for d in diffs)
+        cls = +cls
+    else:
+        cls = Counter(str(d.get("class") or "UNEXPLAINED") for d in diffs)
+    if not cls:
+        return []
+    drows = [[str(d.get("file")), str(d.get("field")), value(d.get("dlio")), value(d.get("kernel")),
+              str(d.get("class") or "UNEXPLAINED")] for d in diffs[:MAX_FILE_ROWS]]
+    listed = len(diffs) < total
+    return [Table(f"tbl-files-classes-{prof}", ["class", "differences"], [[k, str(n)] for k, n in cls.most_common()],
+                  f"Differences by class ({prof})", [False, True]),
+            Table(f"tbl-files-diff-{prof}", ["file", "field", "DLIO", "kernel", "class"], drows,
+                  f"Every difference and its class ({prof})" if not listed and len(diffs) <= MAX_FILE_ROWS else
+                  f"Differences and their classes ({prof}): the first {min(len(diffs), MAX_FILE_ROWS)} of {total}"
+                  + (" (validate lists every unexplained one and the first 20 of each call and class)"
+                     if listed else ""))]
 
 
 # ---------------------------------------------------------------- 8. similarity
@@ -452,7 +474,7 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Darshan's own analyses", "darshan-analyses")]
     t = run.table("darshan-analyses.json")
     if t is None:
-        has_logs = any(run.table(f"darshan-{s}.json") is not None for s in SIDES)
+        has_logs = any((run.path / "tables" / f"darshan-{s}.json").exists() for s in SIDES)
         out.append(Para("No pydarshan job summary or drishti report: " + (
             "the run has Darshan logs but was validated before h5dlio analysed them; run `python -m validate "
             f"{run.path.name}` and render again" if has_logs else "no Darshan log (the Darshan profile: "

@@ -300,10 +300,10 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     tables predate the metadata rate."""
     rows, old = [], []
     for prof, label in METADATA_SOURCES:
-        tabs = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
-        if not any(tabs.values()):
+        names = {s: f"{prof}-{s}.json" for s in SIDES}
+        if not any((run.path / "tables" / n).exists() for n in names.values()):
             continue
-        m = {s: (tabs[s] or {}).get("metadata") or {} for s in SIDES}
+        m = {s: run.table_part(names[s], "metadata") or {} for s in SIDES}
         if not any(m.values()):
             old.append(label)
             continue
@@ -369,19 +369,36 @@ FILE_FIELDS = ("opens", "closes", "reads", "bytes")
 
 
 def file_rows(tab: dict, fields: tuple = FILE_FIELDS) -> tuple[list[list[str]], list[dict]]:
-    """per file (both sides in one row): the profile's counters (DFTracer: opens, closes, reads, bytes; Darshan:
-    the table's own columns, H5F/H5D included), and whether every field and the transfer size histogram are equal"""
+    """per file the table lists (both sides in one row): the profile's counters (DFTracer: opens, closes, reads,
+    bytes; Darshan: the table's own columns, H5F/H5D included), and whether every field and the transfer size
+    histogram are equal; files that differ first. The scatter's points: the table's distinct (DLIO bytes, kernel
+    bytes, identical) pairs with their file counts, or, in a table from before validate bounded its rows, one per
+    listed file."""
     by: dict[str, dict] = {}
     for r in tab.get("rows", []):
         by.setdefault(r["file"], {})[r["side"]] = r
-    rows, points = [], []
+    rows, same_rows, points = [], [], []
     for f in sorted(by):
         d, k = by[f].get("dlio") or {}, by[f].get("kernel") or {}
         same = all(d.get(x) == k.get(x) for x in (*fields, "sizes"))
         cell = "only kernel" if not d else "only DLIO" if not k else yes(same)
-        rows.append([f] + [value(side.get(x)) for x in fields for side in (d, k)] + [cell])
-        points.append({"file": f, "dlio": int(d.get("bytes") or 0), "kernel": int(k.get("bytes") or 0), "same": same})
-    return rows, points
+        (same_rows if cell == "yes" else rows).append([f] + [value(side.get(x)) for x in fields for side in (d, k)]
+                                                      + [cell])
+        if "pairs" not in tab:
+            points.append({"dlio": int(d.get("bytes") or 0), "kernel": int(k.get("bytes") or 0), "same": same,
+                           "n": 1})
+    points += [{"dlio": a, "kernel": b, "same": same, "n": n} for a, b, same, n in tab.get("pairs", [])]
+    return rows + same_rows, points
+
+
+def file_summary(tab: dict, rows: list[list[str]]) -> dict:
+    """every file's counts (validate's summary; from the listed rows in a table from before it had one)"""
+    s = tab.get("summary")
+    if s:
+        return s
+    cells = Counter(r[-1] for r in rows)
+    return {"files": len(rows), "identical": cells["yes"], "only_dlio": cells["only DLIO"],
+            "only_kernel": cells["only kernel"], "differ": cells["NO"], "listed": len(rows)}
 
 
 def similarity_score(c: dict) -> float | None:
