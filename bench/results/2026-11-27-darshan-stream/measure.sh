@@ -1,0 +1,26 @@
+#!/bin/sh
+# The Darshan part of collection of one run, with the tree before (OLD, a `git archive` export) and this one (NEW),
+# on the same run directory: darshanpart.py under /usr/bin/time -v (parse + write, peak RSS), launchmem.py
+# (tracemalloc: peak and kept bytes per file), the import floor (pydarshan alone), and cmp of every table written.
+# Usage: measure.sh RUN_DIR OUT OLD_TREE NEW_TREE [STEP]  (STEP default kernel.darshan; OLD_TREE "-" skips it)
+set -eu
+run=$1 out=$2 old=$3 new=$4 step=${5:-kernel.darshan}
+here=$(cd "$(dirname "$0")" && pwd)
+py=$new/.venv/bin/python
+mkdir -p "$out"
+for tree in old new; do
+  t=$old; [ "$tree" = new ] && t=$new
+  [ "$t" = - ] && continue
+  rm -rf "${out:?}/$tree"
+  PYTHONPATH=$t /usr/bin/time -v -o "$out/$tree.time" "$py" "$here/darshanpart.py" "$run" "$out/$tree" > "$out/$tree.json"
+  PYTHONPATH=$t "$py" "$here/launchmem.py" "$run" "$step" > "$out/$tree.tracemalloc.json"
+done
+PYTHONPATH=$new /usr/bin/time -v -o "$out/import.time" "$py" "$here/darshanpart.py" "$run" "$out/x" --import-only \
+  > "$out/import.json"
+if [ "$old" != - ]; then
+  for f in "$out"/old/tables/*.json; do
+    cmp "$f" "$out/new/tables/$(basename "$f")"
+    echo "identical: $(basename "$f") $(wc -c < "$f") bytes"
+  done > "$out/cmp.txt"
+  cat "$out/cmp.txt"
+fi
