@@ -30,10 +30,14 @@ class Log:
         self._handle = self._lib.darshan_log_open(str(path).encode())
         if not self._handle:
             raise ValueError(f"{path}: not a readable Darshan log (libdarshan-util could not open it)")
-        log = {"handle": self._handle, "modules": None, "name_records": None}
-        self.nprocs = be.log_get_job(log)["nprocs"]
-        self.exe = be.log_get_exe(log)
-        self.modules = be.log_get_modules(log)
+        try:
+            log = {"handle": self._handle, "modules": None, "name_records": None}
+            self.nprocs = be.log_get_job(log)["nprocs"]
+            self.exe = be.log_get_exe(log)
+            self.modules = be.log_get_modules(log)
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __enter__(self) -> Log:
         return self
@@ -47,7 +51,10 @@ class Log:
         """(record id, name) of every name record."""
         ffi, lib = self._ffi, self._lib
         recs, cnt = ffi.new("struct darshan_name_record **"), ffi.new("int *")
-        lib.darshan_log_get_name_records(self._handle, recs, cnt)  # void: none read leaves cnt 0
+        lib.darshan_log_get_name_records(self._handle, recs, cnt)  # void
+        if recs[0] == ffi.NULL:  # its table unreadable: libdarshan-util has closed the log (darshan-logutils.c)
+            self._handle = None
+            raise ValueError(f"{self.path}: its name records cannot be read (a truncated or corrupt log)")
         try:
             for i in range(cnt[0]):
                 yield recs[0][i].id, ffi.string(recs[0][i].name).decode("utf-8")

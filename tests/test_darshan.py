@@ -219,12 +219,14 @@ def test_a_planted_divergence_in_the_stream_is_caught(monkeypatch, method, plant
     assert any(f" {field}: " in d for d in diffs), diffs
 
 
-def test_a_truncated_log_is_refused_naming_it(tmp_path):
-    """A log cut short: a ValueError naming the log (collection records it and goes on), never a short table."""
+@pytest.mark.parametrize("cut,where", [(1500, "name records"), (2000, "POSIX record"), (3000, "DXT_POSIX record")])
+def test_a_truncated_log_is_refused_naming_it(tmp_path, cut, where):
+    """A log cut short (c_sec2.darshan's 4,351 bytes cut in its name table, its POSIX or its DXT_POSIX records): a
+    ValueError naming the log and what could not be read (collection records it and goes on), never a short
+    table."""
     bad = tmp_path / "cut.darshan"
-    data = (DATA / "c_sec2.darshan").read_bytes()
-    bad.write_bytes(data[: len(data) * 2 // 3])
-    with pytest.raises(ValueError, match="cut.darshan"):
+    bad.write_bytes((DATA / "c_sec2.darshan").read_bytes()[:cut])
+    with pytest.raises(ValueError, match=f"cut.darshan: .*{where}"):
         darshan.parse_log(bad, Path("/scratch/dlio/data"))
 
 
