@@ -4,7 +4,9 @@ labels int64 x4, each rank reading samples one open at a time for 2 epochs: 8 sa
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -96,11 +98,17 @@ def test_launch_creates_the_log_folder_a_profile_asks_for(tmp_path):
 
 def _dxt_reads(path: Path, fname: str) -> list[tuple[int, int, float, float]]:
     """(offset, length, start, end) of the X_POSIX reads of one file in darshan-dxt-parser's text."""
+    return _dxt_segments(path, fname, "read")
+
+
+def _dxt_segments(path: Path, fname: str, kind: str) -> list[tuple[int, int, float, float]]:
+    """(offset, length, start, end) of one file's X_POSIX `kind` ("read" or "write") segments in
+    darshan-dxt-parser's text."""
     out, cur = [], None
     for line in path.read_text().splitlines():
         if line.startswith("# DXT, file_id:"):
             cur = line.split("file_name: ", 1)[1]
-        elif cur == fname and line.split()[:1] == ["X_POSIX"] and line.split()[2] == "read":
+        elif cur == fname and line.split()[:1] == ["X_POSIX"] and line.split()[2] == kind:
             _, _, _, _, off, length, start, end = line.split()
             out.append((int(off), int(length), float(start), float(end)))
     return out
@@ -116,6 +124,110 @@ def test_features_from_dxt_match_darshans_own_text_dump():
     assert (f["bytes"], f["xfer_min"], f["xfer_max"], f["files"]) == (sum(sizes), min(sizes), max(sizes), 1)
     assert f["io_time_s"] == pytest.approx(sum(e - s for _, _, s, e in ref), abs=1e-4 * len(ref))
     assert sorted((r["offset"], r["size"]) for r in t["reads"]) == sorted((o, n) for o, n, _, _ in ref)
+
+
+# c_sec2.darshan's counters as Darshan's own darshan-parser (3.5.0) prints them, copied by hand: the data folder
+# /scratch/dlio/data, the checkpoint folder Open MPI's segment folder (its files have writes and DXT write segments)
+SEC2_SM = "/tmp/ompi.vm.0/pid.2222/1"
+SEC2_FILES = {  # POSIX_OPENS, POSIX_READS, POSIX_BYTES_READ; H5F_OPENS; H5D_OPENS, H5D_READS, H5D_BYTES_READ
+    "train_img_1_of_1.h5": {"opens": 10, "reads": 88, "bytes": 8412960, "h5f_opens": 10,
+                            "h5d": {"records": {"opens": 10, "reads": 8, "bytes": 8388608},
+                                    "labels": {"opens": 10, "reads": 8, "bytes": 64}}},
+    "train_img_1_of_1.h5.locktest.0": {"opens": 1, "reads": 0, "bytes": 0, "h5f_opens": 0, "h5d": {}},
+    "train_img_1_of_1.h5.locktest.1": {"opens": 1, "reads": 0, "bytes": 0, "h5f_opens": 0, "h5d": {}}}
+SEC2_CKPTS = {  # POSIX_OPENS, POSIX_WRITES, POSIX_BYTES_WRITTEN, POSIX_FSYNCS + POSIX_FDSYNCS, READS, BYTES_READ
+    "train_img_1_of_1.h5_cid--1-0.sm": {"opens": 1, "writes": 0, "bytes": 0, "fsyncs": 0, "reads": 0, "read_bytes": 0},
+    "train_img_1_of_1.h5_cid--1-1.sm": {"opens": 1, "writes": 0, "bytes": 0, "fsyncs": 0, "reads": 0, "read_bytes": 0},
+    "train_img_1_of_1.h5_cid-5-2227.sm": {"opens": 2, "writes": 1, "bytes": 40, "fsyncs": 0, "reads": 0,
+                                          "read_bytes": 0}}
+SEC2_META_S = 0.000018 + 0.000071 + 0.000018  # POSIX_F_META_TIME of the three data files (6 decimals printed)
+
+
+def _sec2_differences(t: dict) -> list[str]:
+    """What a parse of c_sec2.darshan (data folder /scratch/dlio/data, checkpoint folder SEC2_SM) gives that Darshan's
+    own tools do not: counters against SEC2_FILES/SEC2_CKPTS, DXT accesses and segments against c_sec2.dxt.txt."""
+    dxt, out = DATA / "c_sec2.dxt.txt", []
+    want_files = {f: {**r, "accesses": dict(Counter(f"{o}+{n}" for o, n, _, _ in
+                                                    _dxt_segments(dxt, f"/scratch/dlio/data/{f}", "read")))}
+                  for f, r in SEC2_FILES.items()}
+    want_ckpts = {f: {**r, **{f"{k}_segments": dict(Counter(f"{o}+{n}" for o, n, _, _ in
+                                                            _dxt_segments(dxt, f"{SEC2_SM}/{f}", k)))
+                              for k in ("write", "read")}} for f, r in SEC2_CKPTS.items()}
+    for what, got, want in (("files", t["files"], want_files), ("checkpoints", t["checkpoints"], want_ckpts)):
+        for f in sorted(set(got) | set(want)):
+            for k in sorted(set(got.get(f, {})) | set(want.get(f, {}))):
+                if got.get(f, {}).get(k) != want.get(f, {}).get(k):
+                    out.append(f"{what} {f} {k}: {got.get(f, {}).get(k)} != {want.get(f, {}).get(k)}")
+    if t["other"]:
+        out.append(f"other: {t['other']}")
+    return out
+
+
+def test_streamed_tables_equal_darshans_own_reading_of_a_real_log(tmp_path):
+    """The per-file tables of c_sec2.darshan, streamed a record at a time, equal what darshan-parser and
+    darshan-dxt-parser print of it; and the launch's table (parse) of a folder holding it and a child's log."""
+    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
+    assert _sec2_differences(t) == []
+    assert t["meta_s"] == pytest.approx(SEC2_META_S, abs=3 * 5e-7)
+    assert t["checkpoints"]["train_img_1_of_1.h5_cid-5-2227.sm"]["write_segments"] == {"0+40": 1}  # non-empty
+    reads = _dxt_segments(DATA / "c_sec2.dxt.txt", "/scratch/dlio/data/train_img_1_of_1.h5", "read")
+    (tmp_path / "logs").mkdir()
+    for log in ("c_sec2", "py_src"):  # py_src's process (h5py_sample.py) is not the program: a child of the launch
+        shutil.copy(DATA / f"{log}.darshan", tmp_path / "logs")
+    whole = darshan.parse(tmp_path, "kernel", Path("/scratch/dlio/data"), programs=("h5sample",))
+    assert whole["logs"] == ["c_sec2.darshan"]
+    assert [(c["log"], c["data_files"]) for c in whole["children"]] == \
+        [("py_src.darshan", ["py_img_1_of_1.h5", "py_img_1_of_1.h5.locktest.0", "py_img_1_of_1.h5.locktest.1"])]
+    assert {f: {k: r[k] for k in ("opens", "reads", "bytes", "h5f_opens")} for f, r in whole["files"].items()} == \
+        {f: {k: r[k] for k in ("opens", "reads", "bytes", "h5f_opens")} for f, r in SEC2_FILES.items()}
+    f = whole["features"]
+    assert (f["bytes"], f["files"], f["xfer_min"], f["xfer_max"]) == \
+        (sum(n for _, n, _, _ in reads), 1, min(n for _, n, _, _ in reads), max(n for _, n, _, _ in reads))
+    assert whole["metadata"]["all"]["opens"] == 12
+
+
+def _twice(orig):
+    def records(self, *a, **kw):  # every counter record handed over twice (a stream read again, not reset)
+        for r in orig(self, *a, **kw):
+            yield r
+            yield r
+    return records
+
+
+def _drop_last_read(orig):
+    def dxt(self, *a, **kw):  # each DXT record's last read segment lost
+        for rid, rank, w, r in orig(self, *a, **kw):
+            yield rid, rank, w, r[:-1]
+    return dxt
+
+
+def _shift_writes(orig):
+    def dxt(self, *a, **kw):  # each write segment one byte further
+        for rid, rank, w, r in orig(self, *a, **kw):
+            yield rid, rank, [(o + 1, n, s, e) for o, n, s, e in w], r
+    return dxt
+
+
+@pytest.mark.parametrize("method,plant,field", [("records", _twice, "opens"), ("dxt", _drop_last_read, "accesses"),
+                                                ("dxt", _shift_writes, "write_segments")])
+def test_a_planted_divergence_in_the_stream_is_caught(monkeypatch, method, plant, field):
+    """Negative control of the test above: the same comparison fails when the stream is planted a divergence."""
+    from profiles import darshan_log
+    monkeypatch.setattr(darshan_log.Log, method, plant(getattr(darshan_log.Log, method)))
+    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
+    diffs = _sec2_differences(t)
+    assert any(f" {field}: " in d for d in diffs), diffs
+
+
+@pytest.mark.parametrize("cut,where", [(1500, "name records"), (2000, "POSIX record"), (3000, "DXT_POSIX record")])
+def test_a_truncated_log_is_refused_naming_it(tmp_path, cut, where):
+    """A log cut short (c_sec2.darshan's 4,351 bytes cut in its name table, its POSIX or its DXT_POSIX records): a
+    ValueError naming the log and what could not be read (collection records it and goes on), never a short
+    table."""
+    bad = tmp_path / "cut.darshan"
+    bad.write_bytes((DATA / "c_sec2.darshan").read_bytes()[:cut])
+    with pytest.raises(ValueError, match=f"cut.darshan: .*{where}"):
+        darshan.parse_log(bad, Path("/scratch/dlio/data"))
 
 
 @pytest.mark.parametrize("log,h5", [("c_sec2", True), ("c_mpio", True), ("py_src", True), ("py_wheel_noh5", False)])
