@@ -86,24 +86,58 @@ def pydftracer_version(dlio_venv: Path) -> str | None:
 TRACE_RANK = re.compile(r"trace-(\d+)-of-\d+")
 
 
-def _decode(line: str) -> dict | None:
+def _decode(line: str, fast: bool = True) -> dict | None:
     """One trace line as its event, or None: a line that is not an object, or cut by a crash (counted by nothing on
-    purpose: the trace is best effort). orjson first; a line it refuses (NaN, an integer past 64 bits, a lone
-    surrogate escape, ...) is decoded by json, so the events are json's, whichever library decoded them."""
+    purpose: the trace is best effort). fast: orjson first (for a line without an integer past 64 bits, which
+    orjson makes a float: _safe); a line it refuses (NaN, a lone surrogate escape, ...) is decoded by json, so the
+    events are json's, whichever library decoded them."""
     line = line.strip().rstrip(",")
     if not line.startswith("{"):
         return None
-    try:
-        return _fast_loads(line)
-    except ValueError:
+    if fast:
         try:
-            return json.loads(line)
-        except json.JSONDecodeError:
-            return None
+            return _fast_loads(line)
+        except ValueError:
+            pass
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None
 
 
-# text read at a time by the first pass's scan of an uncompressed trace
-SCAN_CHUNK = 1 << 24
+# text read at a time from an uncompressed trace (the first pass's scan, the second's lines)
+SCAN_CHUNK = 1 << 20
+
+# ASCII digits to "9", every other byte to " ": a run of 19 nines marks a number orjson may not keep exact
+_DIGITS = bytes(57 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG = b"9" * 19
+
+
+def _safe(text: str) -> bool:
+    """No run of 19 digits in text: every integer in it is within 64 bits (orjson decodes a longer one as a float;
+    json as the integer)."""
+    return _LONG not in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
+
+
+def _lines(f, gz: bool) -> Iterator[tuple[str, bool]]:
+    """Every line of a text file, with whether orjson may decode it (_safe): a gzip stream line by line (a cut keeps
+    every line before it), an uncompressed file a chunk at a time (one check per chunk), as `for line in f`."""
+    if gz:
+        for line in f:
+            yield line, _safe(line)
+        return
+    carry = ""
+    while True:
+        chunk = f.read(SCAN_CHUNK)
+        buf = carry + chunk
+        lines = buf.split("\n")
+        carry = lines.pop() if chunk else ""  # a line not yet whole goes with the next chunk
+        safe = _safe(buf)
+        del buf
+        for line in lines:
+            yield line, safe
+        if not chunk:
+            return
 
 
 def _scan_lines(f, only: tuple[str, ...]) -> Iterator[str]:
@@ -142,15 +176,15 @@ def iter_events(path: Path, only: tuple[str, ...] = ()) -> Iterator[dict]:
     opener = gzip.open if gz else open
     with opener(path, "rt", errors="replace") as f:
         if only and not gz:
-            lines: Iterable[str] = _scan_lines(f, only)
+            lines: Iterable[tuple[str, bool]] = ((x, _safe(x)) for x in _scan_lines(f, only))
         elif only:
             pat = re.compile("|".join(map(re.escape, only)))
-            lines = (line for line in f if pat.search(line))
+            lines = ((x, _safe(x)) for x in f if pat.search(x))
         else:
-            lines = f
+            lines = _lines(f, gz)
         try:
-            for line in lines:
-                e = _decode(line)
+            for line, fast in lines:
+                e = _decode(line, fast)
                 if e is not None:
                     e["_file_rank"] = file_rank
                     yield e
@@ -374,13 +408,17 @@ class FileTable:
             return t
 
         yield '{"files": {'
-        sep = ""
+        sep, rows = "", []
         for i in self._order():
-            yield (f'{sep}{json.dumps(self.names.names[i])}: {{"opens": {self.opens[i]}, "closes": {self.closes[i]}, '
-                   f'"reads": {self.reads[i]}, "bytes": {self.bytes[i]}, "calls": {counts(self.calls[i])}, '
-                   f'"accesses": {counts(self.acc[i])}, "read_time_s": {_float_text(self.read_time[i])}}}')
+            rows.append(f'{sep}{json.dumps(self.names.names[i])}: {{"opens": {self.opens[i]}, '
+                        f'"closes": {self.closes[i]}, "reads": {self.reads[i]}, "bytes": {self.bytes[i]}, '
+                        f'"calls": {counts(self.calls[i])}, "accesses": {counts(self.acc[i])}, '
+                        f'"read_time_s": {_float_text(self.read_time[i])}}}')
             sep = ", "
-        yield '}, "other": ' + json.dumps(self._other()) + "}"
+            if len(rows) == 4096:  # a piece of 4,096 rows, not a string per row, until the text is joined
+                yield "".join(rows)
+                rows = []
+        yield "".join(rows) + '}, "other": ' + json.dumps(self._other()) + "}"
 
 
 def _float_text(x: float) -> str:
@@ -500,16 +538,20 @@ class Features:
         start = np.frombuffer(p[2], np.float64)
         order = np.lexsort((start, np.frombuffer(p[1], np.int64))) if p[1] is not None else \
             np.argsort(start, kind="stable")
+        del start
         off, size, f = np.frombuffer(p[4], np.int64)[order], np.frombuffer(p[5], np.int64)[order], \
             np.frombuffer(p[6], np.int32)[order]
+        dur = np.frombuffer(p[3], np.float64)[order]
+        del order
+        p.clear()  # the process's arrays: what is left is in order
         if len(off) and int(off.max()) + int(size.max()) > MAX_BYTES:  # past int64: Python's integers
             off, size = off.astype(object), size.astype(object)
         byf = np.argsort(f, kind="stable")  # each file's reads together, in that order
         ff, oo, ee = f[byf], off[byf], (off + size)[byf]
+        del byf, f, off
         same = ff[1:] == ff[:-1]
         follow, prev = oo[1:][same], ee[:-1][same]
-        return size, np.frombuffer(p[3], np.float64)[order], int((follow >= prev).sum()), \
-            int((follow == prev).sum()), len(ff) - int(same.sum())
+        return size, dur, int((follow >= prev).sum()), int((follow == prev).sum()), len(ff) - int(same.sum())
 
     def result(self) -> dict:
         if not self.procs:
@@ -853,10 +895,11 @@ def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
     rest = {"checkpoints": t.checkpoints.result(), "features": None, "metadata": t.metadata.result()}
     timeline = t.timeline.result()
     t.names.index = {}  # the rows are found by index from here on
-    text = "".join([json.dumps(head)[:-1], ', "files": ', *t.files.json_parts(), ', "process_opens": ', opens,
-                    ', "checkpoints": ', json.dumps(rest["checkpoints"]), ', "features": ', feats,
-                    ', "metadata": ', json.dumps(rest["metadata"]), "}"])
-    return text, timeline
+    parts = [json.dumps(head)[:-1], ', "files": ', *t.files.json_parts(), ', "process_opens": ', opens,
+             ', "checkpoints": ', json.dumps(rest["checkpoints"]), ', "features": ', feats,
+             ', "metadata": ', json.dumps(rest["metadata"]), "}"]
+    del t  # the per-file arrays and names: only the text's parts are left to join
+    return "".join(parts), timeline
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
