@@ -119,12 +119,13 @@ def _safe(text: str) -> bool:
     return _LONG not in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
 
 
-def _lines(f, gz: bool) -> Iterator[tuple[str, bool]]:
-    """Every line of a text file, with whether orjson may decode it (_safe): a gzip stream line by line (a cut keeps
-    every line before it), an uncompressed file a chunk at a time (one check per chunk), as `for line in f`."""
+def _lines(f, gz: bool) -> Iterator[tuple[list[str], bool]]:
+    """Every line of a text file, in lists, with whether orjson may decode them (_safe): a gzip stream a line at a
+    time (a cut keeps every line before it), an uncompressed file a chunk at a time (one check per chunk), the lines
+    `for line in f` gives (less their newline)."""
     if gz:
         for line in f:
-            yield line, _safe(line)
+            yield [line], _safe(line)
         return
     carry = ""
     while True:
@@ -132,10 +133,8 @@ def _lines(f, gz: bool) -> Iterator[tuple[str, bool]]:
         buf = carry + chunk
         lines = buf.split("\n")
         carry = lines.pop() if chunk else ""  # a line not yet whole goes with the next chunk
-        safe = _safe(buf)
-        del buf
-        for line in lines:
-            yield line, safe
+        yield lines, _safe(buf)
+        del buf, lines
         if not chunk:
             return
 
@@ -176,18 +175,19 @@ def iter_events(path: Path, only: tuple[str, ...] = ()) -> Iterator[dict]:
     opener = gzip.open if gz else open
     with opener(path, "rt", errors="replace") as f:
         if only and not gz:
-            lines: Iterable[tuple[str, bool]] = ((x, _safe(x)) for x in _scan_lines(f, only))
+            pieces: Iterable[tuple[list[str], bool]] = (([x], _safe(x)) for x in _scan_lines(f, only))
         elif only:
             pat = re.compile("|".join(map(re.escape, only)))
-            lines = ((x, _safe(x)) for x in f if pat.search(x))
+            pieces = (([x], _safe(x)) for x in f if pat.search(x))
         else:
-            lines = _lines(f, gz)
+            pieces = _lines(f, gz)
         try:
-            for line, fast in lines:
-                e = _decode(line, fast)
-                if e is not None:
-                    e["_file_rank"] = file_rank
-                    yield e
+            for lines, fast in pieces:
+                for line in lines:
+                    e = _decode(line, fast)
+                    if e is not None:
+                        e["_file_rank"] = file_rank
+                        yield e
         except (EOFError, gzip.BadGzipFile):
             pass  # the events before the cut are kept
 
