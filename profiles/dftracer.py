@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
+from common.rundir import BIG_TABLE
 from profiles import (
     SIDES,
     Context,
@@ -52,7 +56,12 @@ from profiles.compare import (
     result,
     similarity,
 )
-from profiles.features import ReadStats, access_sizes, metadata_rate
+from profiles.features import access_sizes, metadata_rate
+
+try:  # orjson (requirements-test.txt) decodes an event ~4x faster than json; json decodes what orjson refuses
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover (the venv pins it)
+    _fast_loads = json.loads
 
 # names differ by libc ABI (h5py's manylinux HDF5 calls open/pread/__fxstat; a Debian build calls open64/pread64)
 CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "read", "lseek64": "lseek",
@@ -79,29 +88,108 @@ def pydftracer_version(dlio_venv: Path) -> str | None:
 TRACE_RANK = re.compile(r"trace-(\d+)-of-\d+")
 
 
+def _decode(line: str, fast: bool = True) -> dict | None:
+    """One trace line as its event, or None: a line that is not an object, or cut by a crash (counted by nothing on
+    purpose: the trace is best effort). fast: orjson first (for a line without an integer past 64 bits, which
+    orjson makes a float: _safe); a line it refuses (NaN, a lone surrogate escape, ...) is decoded by json, so the
+    events are json's, whichever library decoded them."""
+    line = line.strip().rstrip(",")
+    if not line.startswith("{"):
+        return None
+    if fast:
+        try:
+            return _fast_loads(line)
+        except ValueError:
+            pass
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return None
+
+
+# text read at a time from an uncompressed trace (the first pass's scan, the second's lines)
+SCAN_CHUNK = 1 << 20
+
+# ASCII digits to "9", every other byte to " ": a run of 19 nines marks a number orjson may not keep exact
+_DIGITS = bytes(57 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG = b"9" * 19
+
+
+def _safe(text: str) -> bool:
+    """No run of 19 digits in text: every integer in it is within 64 bits (orjson decodes a longer one as a float;
+    json as the integer)."""
+    return _LONG not in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
+
+
+def _lines(f, gz: bool) -> Iterator[tuple[list[str], bool]]:
+    """Every line of a text file, in lists, with whether orjson may decode them (_safe): a gzip stream a line at a
+    time (a cut keeps every line before it), an uncompressed file a chunk at a time (one check per chunk), the lines
+    `for line in f` gives (less their newline)."""
+    if gz:
+        for line in f:
+            yield [line], _safe(line)
+        return
+    carry = ""
+    while True:
+        chunk = f.read(SCAN_CHUNK)
+        buf = carry + chunk
+        lines = buf.split("\n")
+        carry = lines.pop() if chunk else ""  # a line not yet whole goes with the next chunk
+        yield lines, _safe(buf)
+        del buf, lines
+        if not chunk:
+            return
+
+
+def _scan_lines(f, only: tuple[str, ...]) -> Iterator[str]:
+    """The lines of a text file holding one of `only`, in order: whole chunks searched at once, each string by
+    str.find (a line holding several is yielded once), as `any(x in line for x in only)` over every line selects
+    them."""
+    carry = ""
+    while True:
+        chunk = f.read(SCAN_CHUNK)
+        buf = carry + chunk
+        end = len(buf) if not chunk else buf.rfind("\n") + 1
+        starts = set()
+        for x in only:
+            k = buf.find(x, 0, end)
+            while k >= 0:
+                starts.add(buf.rfind("\n", 0, k) + 1)
+                k = buf.find(x, k + 1, end)
+        for start in sorted(starts):
+            stop = buf.find("\n", start, end)
+            yield buf[start:stop + 1 if stop >= 0 else end]
+        if not chunk:
+            return
+        carry = buf[end:]
+
+
 def iter_events(path: Path, only: tuple[str, ...] = ()) -> Iterator[dict]:
     """A .pfw (or .pfw.gz) file, one event at a time: a JSON array written one event per line; tolerate a missing
     closing bracket and a gzip stream cut short (a process that ended without finalising its tracer: DFTracer 2.x's
     helper processes). Each event carries the rank its file name gives ("_file_rank", -1 when the name has none).
     only: decode just the lines holding one of these strings (a cheap first pass for the few events the others
-    need)."""
+    need: an uncompressed file searched a chunk at a time, a gzip stream line by line so a cut keeps every line
+    before it)."""
     m = TRACE_RANK.search(path.name)
     file_rank = int(m.group(1)) if m else -1
-    opener = gzip.open if path.suffix == ".gz" else open
+    gz = path.suffix == ".gz"
+    opener = gzip.open if gz else open
     with opener(path, "rt", errors="replace") as f:
+        if only and not gz:
+            pieces: Iterable[tuple[list[str], bool]] = (([x], _safe(x)) for x in _scan_lines(f, only))
+        elif only:
+            pat = re.compile("|".join(map(re.escape, only)))
+            pieces = (([x], _safe(x)) for x in f if pat.search(x))
+        else:
+            pieces = _lines(f, gz)
         try:
-            for line in f:
-                if only and not any(x in line for x in only):
-                    continue
-                line = line.strip().rstrip(",")
-                if not line.startswith("{"):
-                    continue
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut by a crash; counted by nothing on purpose: the trace is best effort
-                e["_file_rank"] = file_rank
-                yield e
+            for lines, fast in pieces:
+                for line in lines:
+                    e = _decode(line, fast)
+                    if e is not None:
+                        e["_file_rank"] = file_rank
+                        yield e
         except (EOFError, gzip.BadGzipFile):
             pass  # the events before the cut are kept
 
@@ -152,10 +240,15 @@ def normalize_one(e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str
     cat = e.get("cat", "")
     name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
     fname = a.get("fname") if "fname" in a else fnames.get(str(a.get("fhash"))) if "fhash" in a else None
+    try:  # every number at once (_num's int()); any that is not one: each field by _num, its default for that one
+        nums = (int(e.get("ts", 0)), int(e.get("dur", 0)), int(a.get("offset", -1)), int(a.get("count", -1)),
+                int(a.get("ret", -1)))
+    except (TypeError, ValueError):
+        nums = (_num(e.get("ts")), _num(e.get("dur")), _num(a.get("offset"), -1), _num(a.get("count"), -1),
+                _num(a.get("ret"), -1))
     return {"rank": rank, "pid": pid, "tid": str(e.get("tid")), "cat": cat, "name": name,
-            "ts": _num(e.get("ts")) / 1e6, "dur": _num(e.get("dur")) / 1e6, "fname": fname,
-            "offset": _num(a.get("offset"), -1), "count": _num(a.get("count"), -1),
-            "ret": _num(a.get("ret"), -1)}
+            "ts": nums[0] / 1e6, "dur": nums[1] / 1e6, "fname": fname, "offset": nums[2], "count": nums[3],
+            "ret": nums[4]}
 
 
 def normalize(events: list[dict], side: str) -> list[dict]:
@@ -183,7 +276,7 @@ class CountStates:
     EMPTY: tuple = ()
 
     def __init__(self) -> None:
-        self.steps: dict[tuple, tuple] = {}
+        self.steps: dict[tuple[int, str], tuple] = {}
         self.dicts: dict[int, dict] = {}
 
     def add(self, state, key: str):
@@ -191,13 +284,13 @@ class CountStates:
         if isinstance(state, dict):
             state[key] = state.get(key, 0) + 1
             return state
-        nxt = self.steps.get((state, key))
+        nxt = self.steps.get((id(state), key))  # (a state is a value of steps, or EMPTY: its id is its own)
         if nxt is None:
             d = dict(state)
             d[key] = d.get(key, 0) + 1
             if len(d) > SHARED_KEYS or len(self.steps) >= SHARED_STEPS:
                 return d
-            nxt = self.steps[(state, key)] = tuple(d.items())
+            nxt = self.steps[(id(state), key)] = tuple(d.items())
         return nxt
 
     def as_dict(self, state) -> dict:
@@ -211,17 +304,42 @@ class CountStates:
         return d
 
 
+class Names:
+    """One string and one index per data-file name (relative to the data folder), shared by the tables of a parse:
+    each name held once, the tables' rows found by its index."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def get(self, rel: str) -> int:
+        i = self.index.get(rel)
+        if i is None:
+            i = self.index[rel] = len(self.names)
+            self.names.append(rel)
+        return i
+
+
+# a row's bytes are a signed 64-bit count (FileTable): a sum past it is a trace's garbage, refused by name
+MAX_BYTES = (1 << 63) - 1
+
+
 class FileTable:
     """Per file under the data folder (path relative to it): opens, reads, bytes, access sizes and offsets; every
     other POSIX call (but those on checkpoints: checkpoint_table) is kept as an 'other' row for classification.
-    Fed one normalized event at a time (add); its memory is the per-file table: a list per file of its numbers and
-    two CountStates states (calls, accesses), shared between files that count alike."""
+    Fed one normalized event at a time (add); its memory is the per-file table: per name index (Names) four
+    64-bit counts and a float in arrays, and two CountStates states (calls, accesses), shared between files that
+    count alike."""
 
-    def __init__(self, data_dir: Path, ckpt_dir: Path | None = None) -> None:
+    def __init__(self, data_dir: Path, ckpt_dir: Path | None = None, names: Names | None = None) -> None:
         self.root = str(data_dir).rstrip("/") + "/"
         self.croot = str(ckpt_dir).rstrip("/") + "/" if ckpt_dir else None
-        # path -> [opens, closes, reads, bytes, calls, accesses, read_time_s]
-        self.files: dict[str, list] = {}
+        self.names = names or Names()
+        self.has = bytearray()  # 1: the name has a row here
+        self.opens, self.closes, self.reads, self.bytes = array("q"), array("q"), array("q"), array("q")
+        self.read_time = array("d")
+        self.calls: list = []
+        self.acc: list = []
         self.counts = CountStates()
         self.other: Counter = Counter()
         self.keys: dict[str, str] = {}
@@ -235,33 +353,79 @@ class FileTable:
         if not f.startswith(self.root):
             self.other[(e["name"], f)] += 1
             return
-        rel = f[len(self.root):]
-        row = self.files.get(rel)
-        if row is None:
-            row = self.files[rel] = [0, 0, 0, 0, CountStates.EMPTY, CountStates.EMPTY, 0.0]
-        row[4] = self.counts.add(row[4], e["name"])
-        if e["name"] in ("open", "openat"):
-            row[0] += 1
-        elif e["name"] == "close":
-            row[1] += 1
-        elif e["name"] in READS:
-            row[2] += 1
-            row[3] += max(e["ret"], 0)
-            key = f"{e['offset']}+{e['count']}"
-            row[5] = self.counts.add(row[5], self.keys.setdefault(key, key))  # one string per distinct access
-            row[6] += e["dur"]
+        self.add_data(self.names.get(f[len(self.root):]), e["name"], e["ret"], e["offset"], e["count"], e["dur"])
+
+    def add_data(self, i: int, name: str, ret: int, offset: int, count: int, dur: float) -> None:
+        """A POSIX call on data file i (its Names index; neither under the checkpoint folder nor outside)."""
+        if i >= len(self.has):
+            n = i + 1 - len(self.has)
+            self.has.extend(bytes(n))
+            for a in (self.opens, self.closes, self.reads, self.bytes, self.read_time):
+                a.frombytes(bytes(8 * n))
+            self.calls.extend([CountStates.EMPTY] * n)
+            self.acc.extend([CountStates.EMPTY] * n)
+        self.has[i] = 1
+        self.calls[i] = self.counts.add(self.calls[i], name)
+        if name in ("open", "openat"):
+            self.opens[i] += 1
+        elif name == "close":
+            self.closes[i] += 1
+        elif name in READS:
+            self.reads[i] += 1
+            b = self.bytes[i] + max(ret, 0)
+            if b > MAX_BYTES:
+                raise ValueError(f"DFTracer trace: {self.names.names[i]} read past {MAX_BYTES} bytes (a return "
+                                 f"value of {ret})")
+            self.bytes[i] = b
+            key = f"{offset}+{count}"
+            self.acc[i] = self.counts.add(self.acc[i], self.keys.setdefault(key, key))  # one string per access
+            self.read_time[i] += dur
+
+    def _order(self) -> list[int]:
+        names = self.names.names
+        return sorted((i for i in range(len(self.has)) if self.has[i]), key=names.__getitem__)
+
+    def _other(self) -> list[dict]:
+        return [{"call": c, "file": f, "n": n} for (c, f), n in sorted(self.other.items())]
 
     def result(self) -> dict:
         """The table: {"files": {path: {opens, closes, reads, bytes, calls, accesses, read_time_s}} in path order,
-        "other": [...]}; each file's row made as its list is dropped."""
-        files = {}
-        as_dict = self.counts.as_dict
-        for k in sorted(self.files):
-            o, c, r, b, calls, acc, t = self.files.pop(k)
-            files[k] = {"opens": o, "closes": c, "reads": r, "bytes": b, "calls": as_dict(calls),
-                        "accesses": as_dict(acc), "read_time_s": t}
-        return {"files": files,
-                "other": [{"call": c, "file": f, "n": n} for (c, f), n in sorted(self.other.items())]}
+        "other": [...]}."""
+        as_dict, names = self.counts.as_dict, self.names.names
+        files = {names[i]: {"opens": self.opens[i], "closes": self.closes[i], "reads": self.reads[i],
+                            "bytes": self.bytes[i], "calls": as_dict(self.calls[i]), "accesses": as_dict(self.acc[i]),
+                            "read_time_s": self.read_time[i]} for i in self._order()}
+        return {"files": files, "other": self._other()}
+
+    def json_parts(self) -> Iterator[str]:
+        """result() as JSON text, json.dumps's bytes, a row at a time (the shared count states' text made once)."""
+        texts: dict[int, str] = {}
+
+        def counts(state) -> str:
+            if isinstance(state, dict):
+                return json.dumps(state)
+            t = texts.get(id(state))
+            if t is None:
+                t = texts[id(state)] = json.dumps(dict(state))
+            return t
+
+        yield '{"files": {'
+        sep, rows = "", []
+        for i in self._order():
+            rows.append(f'{sep}{json.dumps(self.names.names[i])}: {{"opens": {self.opens[i]}, '
+                        f'"closes": {self.closes[i]}, "reads": {self.reads[i]}, "bytes": {self.bytes[i]}, '
+                        f'"calls": {counts(self.calls[i])}, "accesses": {counts(self.acc[i])}, '
+                        f'"read_time_s": {_float_text(self.read_time[i])}}}')
+            sep = ", "
+            if len(rows) == 4096:  # a piece of 4,096 rows, not a string per row, until the text is joined
+                yield "".join(rows)
+                rows = []
+        yield "".join(rows) + '}, "other": ' + json.dumps(self._other()) + "}"
+
+
+def _float_text(x: float) -> str:
+    """A float as json.dumps writes it."""
+    return float.__repr__(x) if math.isfinite(x) else json.dumps(x)
 
 
 def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None) -> dict:
@@ -333,18 +497,94 @@ def checkpoint_table(events: list[dict], ckpt_dir: Path) -> dict:
 
 
 class Features:
-    """The DLIO paper's I/O features over the data-file reads of one side (profiles.features.ReadStats)."""
+    """The DLIO paper's I/O features over the data-file reads of one side: profiles.features.ReadStats's numbers, the
+    same floats bit for bit (tests/test_dftracer.py compares them), from leaner arrays: per read its start, duration,
+    offset, size (8 bytes each) and file index (4), per process; its rank (the order's major key) only once it
+    differs from the process's first. The order and the per-file offsets are computed with numpy, one process at a
+    time, each process's arrays dropped once done; the sums are Python's over the same sequences."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, names: Names | None = None) -> None:
         self.root = str(data_dir).rstrip("/") + "/"
-        self.stats = ReadStats()
+        self.names = names or Names()
+        self.procs: dict[str, list] = {}  # str(pid) -> [first major, majors|None, start, dur, offset, size, file]
+        self.read = bytearray()  # per name index: 1 once read
+        self.files = 0
 
     def add(self, e: dict) -> None:
         if e["cat"] == "POSIX" and e["name"] in READS and (e["fname"] or "").startswith(self.root):
-            self.stats.add(e["pid"], e["fname"], e["offset"], max(e["ret"], 0), e["rank"], e["ts"], e["dur"])
+            self.add_read(e["pid"], self.names.get(e["fname"][len(self.root):]), e["offset"], max(e["ret"], 0),
+                          e["rank"], e["ts"], e["dur"])
+
+    def add_read(self, proc, i: int, offset: int, size: int, major: int, start: float, dur: float) -> None:
+        p = self.procs.get(str(proc))
+        if p is None:
+            p = self.procs[str(proc)] = [major, None, array("d"), array("d"), array("q"), array("q"), array("i")]
+        if p[1] is None and major != p[0]:
+            p[1] = array("q", [p[0]]) * len(p[2])
+        if p[1] is not None:
+            p[1].append(major)
+        p[2].append(start)
+        p[3].append(dur)
+        p[4].append(offset)
+        p[5].append(size)
+        p[6].append(i)
+        if i >= len(self.read):
+            self.read.extend(bytes(i + 1 - len(self.read)))
+        if not self.read[i]:
+            self.read[i] = 1
+            self.files += 1
+
+    def _proc(self, p: list) -> tuple:
+        """One process's reads in ReadStats's order (stable by major, start): sizes, durations, sequential and
+        consecutive follow-ups, and the (process, file) pairs."""
+        start = np.frombuffer(p[2], np.float64)
+        order = np.lexsort((start, np.frombuffer(p[1], np.int64))) if p[1] is not None else \
+            np.argsort(start, kind="stable")
+        del start
+        off, size, f = np.frombuffer(p[4], np.int64)[order], np.frombuffer(p[5], np.int64)[order], \
+            np.frombuffer(p[6], np.int32)[order]
+        dur = np.frombuffer(p[3], np.float64)[order]
+        del order
+        p.clear()  # the process's arrays: what is left is in order
+        if len(off) and int(off.max()) + int(size.max()) > MAX_BYTES:  # past int64: Python's integers
+            off, size = off.astype(object), size.astype(object)
+        byf = np.argsort(f, kind="stable")  # each file's reads together, in that order
+        ff, oo, ee = f[byf], off[byf], (off + size)[byf]
+        del byf, f, off
+        same = ff[1:] == ff[:-1]
+        follow, prev = oo[1:][same], ee[:-1][same]
+        return size, dur, int((follow >= prev).sum()), int((follow == prev).sum()), len(ff) - int(same.sum())
 
     def result(self) -> dict:
-        return self.stats.result()
+        if not self.procs:
+            return {}
+        sizes, durs = [], []
+        seq = consec = pairs = 0
+        for proc in sorted(self.procs):
+            sz, du, s, c, pr = self._proc(self.procs.pop(proc))
+            sizes.append(sz)
+            durs.append(du)
+            seq, consec, pairs = seq + s, consec + c, pairs + pr
+        n = sum(len(x) for x in sizes)
+        allsz = np.sort(np.concatenate(sizes))
+        m = n // 2
+        median = int(allsz[m]) if n % 2 else (int(allsz[m - 1]) + int(allsz[m])) / 2  # statistics.median
+        del allsz
+        bw = [(sz[du > 0].astype(np.float64) / du[du > 0]) for sz, du in zip(sizes, durs, strict=True)]
+        nbw = sum(len(x) for x in bw)
+        n_follow = max(n - pairs, 1)
+        return {"io_time_s": sum(_chunked(durs)), "bytes": sum(_chunked(sizes)), "xfer_min": min(_chunked(sizes)),
+                "xfer_max": max(_chunked(sizes)), "xfer_mean": math.fsum(_chunked(sizes)) / n,  # statistics.fmean
+                "xfer_median": median, "bandwidth_per_op": math.fsum(_chunked(bw)) / nbw if nbw else 0.0,
+                "pct_sequential": 100.0 * seq / n_follow, "pct_consecutive": 100.0 * consec / n_follow,
+                "files": self.files}
+
+
+def _chunked(parts: list, step: int = 1 << 16) -> Iterator:
+    """The Python numbers of a list of numpy arrays, in order, a slice at a time (never a whole list)."""
+    for a in parts:
+        for k in range(0, len(a), step):
+            yield from a[k:k + step].tolist()
 
 
 def features(events: list[dict], data_dir: Path) -> dict:
@@ -391,15 +631,23 @@ class Metadata:
     def add(self, e: dict) -> None:
         if e["cat"] != "POSIX" or e["name"] in DATA_CALLS or not (e["fname"] or "").startswith(self.root):
             return
-        self.calls[e["name"]] += 1
-        k = next((i for i, (a, b) in enumerate(self.spans) if a <= e["ts"] < b), None)
-        is_open = e["name"] in ("open", "openat")
+        self.add_call(e["name"], e["ts"], e["dur"])
+
+    def add_call(self, name: str, ts: float, dur: float) -> None:
+        """A call on a data file that moves no data."""
+        self.calls[name] += 1
+        k = None
+        for i, (a, b) in enumerate(self.spans):
+            if a <= ts < b:
+                k = i
+                break
+        is_open = name in ("open", "openat")
         if k is None:
             self.outside["opens"] += is_open
-            self.outside["metadata_s"] += e["dur"]
+            self.outside["metadata_s"] += dur
         else:
             self.opens[k] += is_open
-            self.meta[k] += e["dur"]
+            self.meta[k] += dur
 
     def result(self) -> dict:
         spans, opens, meta = self.spans, self.opens, self.meta
@@ -436,16 +684,20 @@ class Timeline:
         self.lanes: dict[tuple, list] = {}  # (rank, pid) -> [kept (ts, d, kind), stride, n, counts, seconds]
 
     def add(self, e: dict) -> None:
-        self.t0 = min(self.t0, e["ts"])
-        kind = KIND.get(e["name"])
+        self.add_one(e["rank"], e["pid"], e["name"], e["ts"], e["dur"])
+
+    def add_one(self, rank: int, pid: str, name: str, ts: float, dur: float) -> None:
+        if ts < self.t0 or self.t0 != self.t0:  # min(t0, ts), NaN included
+            self.t0 = min(self.t0, ts)
+        kind = KIND.get(name)
         if kind is None:
             return
-        lane = self.lanes.get((e["rank"], e["pid"]))
+        lane = self.lanes.get((rank, pid))
         if lane is None:
-            lane = self.lanes[(e["rank"], e["pid"])] = [[], 1, 0, Counter(), Counter()]
-        d = round(e["dur"], 6)
+            lane = self.lanes[(rank, pid)] = [[], 1, 0, Counter(), Counter()]
+        d = round(dur, 6)
         if lane[2] % lane[1] == 0:
-            lane[0].append((e["ts"], d, kind))
+            lane[0].append((ts, d, kind))
             if len(lane[0]) > LANE_EVENTS:
                 lane[0] = lane[0][::2]
                 lane[1] *= 2
@@ -476,26 +728,30 @@ def timeline(events: list[dict]) -> dict:
 class ProcessOpens:
     """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
     process, for the order of reads within each process (a reader process reads its batches one sample at a time).
-    Keeps per process the open times (an array) and the names (each name one shared string)."""
+    Keeps per process the open times and the names' indices (Names), in arrays."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, names: Names | None = None) -> None:
         self.root = str(data_dir).rstrip("/") + "/"
+        self.names = names or Names()
         self.seq: dict[tuple, tuple] = {}
-        self.names: dict[str, str] = {}
 
     def add(self, e: dict) -> None:
         if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(self.root):
-            s = self.seq.get((e["rank"], e["pid"]))
-            if s is None:
-                s = self.seq[(e["rank"], e["pid"])] = (array("d"), [])
-            s[0].append(e["ts"])
-            n = e["fname"][len(self.root):]
-            s[1].append(self.names.setdefault(n, n))
+            self.add_open(e["rank"], e["pid"], e["ts"], self.names.get(e["fname"][len(self.root):]))
+
+    def add_open(self, rank: int, pid: str, ts: float, i: int) -> None:
+        s = self.seq.get((rank, pid))
+        if s is None:
+            s = self.seq[(rank, pid)] = (array("d"), array("i"))
+        s[0].append(ts)
+        s[1].append(i)
 
     def result(self) -> dict:
         out: dict[str, list] = defaultdict(list)
-        for (rank, _pid), (ts, files) in sorted(self.seq.items()):
-            out[str(rank)].append([files[i] for i in sorted(range(len(ts)), key=ts.__getitem__)])  # stable
+        names = self.names.names
+        for (rank, _pid), (ts, idx) in sorted(self.seq.items()):
+            order = np.argsort(np.frombuffer(ts, np.float64), kind="stable")  # as sorted() by time: stable
+            out[str(rank)].append([names[i] for i in np.frombuffer(idx, np.int32)[order].tolist()])
         return dict(out)
 
 
@@ -511,20 +767,94 @@ def process_opens(events: list[dict], data_dir: Path) -> dict:
 FIRST_PASS = ("rank_info", '"FH"', *EPOCH_REGIONS)
 
 
-def parse(outdir: Path, side: str, data_dir: Path) -> dict:
-    """Every table of one launch's traces, streamed: a first pass decodes only the events the second needs before
-    it starts (ranks, file-name hashes, epochs); the second feeds each event to every table as it is read. Memory:
+class Tables:
+    """Every table of one launch, fed each normalized event once: what the tables test alike (a POSIX call, on a
+    data file, under the checkpoint folder) tested once, the event then handed to each table's own step, the data
+    files' names held once (Names). The same tables as each one's add() over the events."""
+
+    def __init__(self, data_dir: Path, ckpt: Path, spans: list[tuple[float, float]]) -> None:
+        self.names = Names()
+        self.files = FileTable(data_dir, ckpt, self.names)
+        self.opens = ProcessOpens(data_dir, self.names)
+        self.checkpoints = CheckpointTable(ckpt)
+        self.features = Features(data_dir, self.names)
+        self.metadata = Metadata(data_dir, spans)
+        self.timeline = Timeline()
+        self.root, self.croot = self.files.root, self.checkpoints.root
+
+    def add(self, e: dict) -> None:
+        """One normalized event (normalize_one)."""
+        self.timeline.add(e)
+        if e["cat"] == "POSIX":
+            self._posix(e)
+
+    def _posix(self, e: dict) -> None:
+        f = e["fname"] or ""
+        in_ck = f.startswith(self.croot)
+        if in_ck:
+            self.checkpoints.add(e)
+        if not f.startswith(self.root):
+            if not in_ck:
+                self.files.other[(e["name"], f)] += 1
+            return
+        i = self.names.get(f[len(self.root):])
+        if not in_ck:
+            self.files.add_data(i, e["name"], e["ret"], e["offset"], e["count"], e["dur"])
+        self._data(i, e["rank"], e["pid"], e["name"], e["ts"], e["dur"], e["offset"], e["ret"])
+
+    def _data(self, i: int, rank: int, pid: str, name: str, ts: float, dur: float, offset: int, ret: int) -> None:
+        if name in READS:
+            self.features.add_read(pid, i, offset, max(ret, 0), rank, ts, dur)
+        elif name not in DATA_CALLS:
+            if name in ("open", "openat"):
+                self.opens.add_open(rank, pid, ts, i)
+            self.metadata.add_call(name, ts, dur)
+
+    def add_raw(self, e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str, str]) -> None:
+        """One decoded complete event ("ph" in COMPLETE, "_file_rank" set), normalized as normalize_one does, without
+        making its dict on the hot path (a POSIX call on a data file outside the checkpoint folder) or for any
+        other region (the timeline alone); the others (checkpoints, files outside the data folder) through
+        normalize_one and add. tests/test_dftracer.py holds it to add(normalize_one(e)) on both tracers' traces."""
+        pid = str(e.get("pid"))
+        if side == "dlio":
+            rank = e["_file_rank"] if e.get("_file_rank", -1) >= 0 else _num(pid, -1)
+        else:
+            rank = pid_rank.get(pid, -1)
+        cat = e.get("cat", "")
+        name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+        try:
+            ts, dur = int(e.get("ts", 0)), int(e.get("dur", 0))
+        except (TypeError, ValueError):
+            ts, dur = _num(e.get("ts")), _num(e.get("dur"))
+        ts, dur = ts / 1e6, dur / 1e6
+        self.timeline.add_one(rank, pid, name, ts, dur)
+        if cat != "POSIX":
+            return
+        a = e.get("args", {}) or {}
+        f = (a.get("fname") if "fname" in a else fnames.get(str(a.get("fhash"))) if "fhash" in a else None) or ""
+        if f.startswith(self.croot) or not f.startswith(self.root):
+            self._posix(normalize_one(e, side, pid_rank, fnames))
+            return
+        try:
+            offset, count, ret = int(a.get("offset", -1)), int(a.get("count", -1)), int(a.get("ret", -1))
+        except (TypeError, ValueError):
+            offset, count, ret = _num(a.get("offset"), -1), _num(a.get("count"), -1), _num(a.get("ret"), -1)
+        i = self.names.get(f[len(self.root):])
+        self.files.add_data(i, name, ret, offset, count, dur)
+        self._data(i, rank, pid, name, ts, dur, offset, ret)
+
+
+def _feed(outdir: Path, side: str, data_dir: Path) -> tuple[dict, Tables]:
+    """One launch's traces streamed into its Tables: a first pass decodes only the events the second needs before
+    it starts (ranks, file-name hashes, epochs); the second feeds each event to the tables as it is read. Memory:
     the per-file tables, the per-process open sequences, the reads' compact arrays (features) and a bounded
     timeline, never the list of events."""
     files = trace_files(outdir)
     first = [e for p in files for e in iter_events(p, FIRST_PASS)]
     pid_rank, fnames = names(first)
     spans = epochs(n for e in first if (n := normalize_one(e, side, pid_rank, fnames)) is not None)
-    ckpt = checkpoint_dir(outdir)
-    tables = {"files": FileTable(data_dir, ckpt), "process_opens": ProcessOpens(data_dir),
-              "checkpoints": CheckpointTable(ckpt), "features": Features(data_dir),
-              "metadata": Metadata(data_dir, spans), "timeline": Timeline()}
-    feeds = [t.add for t in tables.values()]
+    tables = Tables(data_dir, checkpoint_dir(outdir), spans)
+    add = tables.add_raw
     n = 0
     # a process's preload trace (named after its rank) without a single event: the process ended before its tracer
     # flushed (torch terminates a spawned reader that has not exited within its shutdown wait, under load; DLIO's
@@ -536,16 +866,42 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
         raw = 0
         for e in iter_events(p):
             raw += 1
-            ev = normalize_one(e, side, pid_rank, fnames)
-            if ev is None:
+            if e.get("ph") not in COMPLETE:
                 continue
             n += 1
-            for add in feeds:
-                add(ev)
+            add(e, side, pid_rank, fnames)
         if not raw and TRACE_RANK.search(p.name) and ".pfw" in p.name and "-preload." in p.name:
             empty.append(p.name)
-    out = {k: t.result() for k, t in tables.items()}
-    return {"side": side, "data_dir": str(data_dir), "events": n, "empty_traces": sorted(empty), **out}
+    return {"side": side, "data_dir": str(data_dir), "events": n, "empty_traces": sorted(empty)}, tables
+
+
+def parse(outdir: Path, side: str, data_dir: Path) -> dict:
+    """Every table of one launch's traces (_feed): {side, data_dir, events, empty_traces, files, process_opens,
+    checkpoints, features, metadata, timeline}."""
+    head, t = _feed(outdir, side, data_dir)
+    out = {"features": t.features.result(), "process_opens": t.opens.result(), "files": t.files.result()}
+    return {**head, "files": out["files"], "process_opens": out["process_opens"],
+            "checkpoints": t.checkpoints.result(), "features": out["features"], "metadata": t.metadata.result(),
+            "timeline": t.timeline.result()}
+
+
+def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
+    """parse's tables as collection writes them: dftracer-<side>.json's JSON text (json.dumps of parse's table
+    without its timeline, byte for byte), made a part at a time as the tables are dropped (the features' arrays
+    first, then the open sequences, then the per-file rows, written as made), and the timeline."""
+    head, t = _feed(outdir, side, data_dir)
+    feats = json.dumps(t.features.result())
+    t.features = None
+    opens = json.dumps(t.opens.result())
+    t.opens = None
+    rest = {"checkpoints": t.checkpoints.result(), "features": None, "metadata": t.metadata.result()}
+    timeline = t.timeline.result()
+    t.names.index = {}  # the rows are found by index from here on
+    parts = [json.dumps(head)[:-1], ', "files": ', *t.files.json_parts(), ', "process_opens": ', opens,
+             ', "checkpoints": ', json.dumps(rest["checkpoints"]), ', "features": ', feats,
+             ', "metadata": ', json.dumps(rest["metadata"]), "}"]
+    del t  # the per-file arrays and names: only the text's parts are left to join
+    return "".join(parts), timeline
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
@@ -839,6 +1195,8 @@ class DFTracer(Profile):
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:
-        t = parse(done.workdir, done.side, done.data)
-        timeline = t.pop("timeline")
-        return {f"dftracer-timeline-{done.side}.json": timeline, f"dftracer-{done.side}.json": t}
+        """The launch's table as its JSON text (parse_json: the bytes json.dumps gives, without holding the rows as
+        dicts), or parsed back under BIG_TABLE bytes (which the run directory writes indented), and its timeline."""
+        text, timeline = parse_json(done.workdir, done.side, done.data)
+        return {f"dftracer-timeline-{done.side}.json": timeline,
+                f"dftracer-{done.side}.json": text if len(text) >= BIG_TABLE else json.loads(text)}

@@ -490,3 +490,163 @@ def test_dlio3_prewarm_may_read_the_batch_queued_when_batch_0_arrives():
     small["dataset"]["num_files_train"] = 112  # 56 samples per rank: batches 0..7
     pre = model.dlio3_workload_reads(small, 2)[0][0]
     assert len(pre["prefetch_samples"]) == 6 * 7
+
+
+# ---------------------------------------------------------------- the parse's fast paths against the plain ones
+
+def _side_dir(tmp_path: Path, src: Path, side: str) -> Path:
+    """A launch folder holding one side's traces (the tiny runs' files) and a trace of the rare events made here:
+    calls under the launch's checkpoint folder, on a file outside the data folder, numbers that are not numbers, a
+    region, a non-complete event."""
+    out = tmp_path / side
+    out.mkdir()
+    for p in sorted(src.glob(f"{side}-*.pfw.gz") if src == DATA else (src / side).glob("*.pfw.gz")):
+        (out / p.name).write_bytes(p.read_bytes())
+    ck, data = str(out / "checkpoints"), f"{RUN if src == DATA else RUN2}/{side}/data"
+    extra = [_ev("open64", "7", 10, 3, f"{ck}/model.pt"), _ev("write", "7", 14, 2, f"{ck}/model.pt", count="9",
+             ret="9"), _ev("close", "7", 17, 1, f"{ck}/model.pt"), _ev("__xstat", "7", 18, 1, "/etc/hosts"),
+             _ev("pread64", "7", 20, 1, f"{data}/train/extra.h5", offset="x", count=None, ret="12"),
+             _ev("pread", "7", "later", 1, f"{data}/train/extra.h5", offset="4", count="4", ret="4"),
+             _ev("read_sample", "7", 21, 5, cat="C_APP"), {**_ev("open", "7", 30, 1, f"{data}/x"), "ph": "B"}]
+    (out / "trace-1-of-2-extra.pfw").write_text("[\n" + "\n".join(json.dumps(e) for e in extra) + "\n")
+    return out
+
+
+def _plant_count(outdir: Path) -> None:
+    """The first data-file read of the first trace holding one: its count one more."""
+    for p in sorted(outdir.glob("*.pfw.gz")):
+        lines = gzip.open(p, "rt").read().split("\n")
+        for k, line in enumerate(lines):
+            if '"POSIX"' in line and "read" in line and '"count"' in line:
+                e = json.loads(line.rstrip(","))
+                e["args"]["count"] = int(e["args"]["count"]) + 1
+                lines[k] = json.dumps(e)
+                p.write_bytes(gzip.compress("\n".join(lines).encode()))
+                return
+    raise AssertionError("no read to plant a divergence in")
+
+
+def _reference(outdir: Path, side: str, data: Path) -> dict:
+    """Every table by the plain route: each trace's events decoded by json, normalized as a list, each table fed by
+    its own add() (the features by profiles.features.ReadStats, the per-file table by plain_file_table)."""
+    from profiles.features import ReadStats
+    events = []
+    for p in dftracer.trace_files(outdir):
+        with (gzip.open(p, "rt") if p.suffix == ".gz" else p.open()) as f:
+            for line in f:
+                line = line.strip().rstrip(",")
+                if line.startswith("{"):
+                    events.append({**json.loads(line), "_file_rank": 1 if "-1-of-2" in p.name else 0})
+    events = dftracer.normalize(events, side)
+    root, ck = str(data) + "/", outdir / "checkpoints"
+    rs = ReadStats()
+    for e in events:
+        if e["cat"] == "POSIX" and e["name"] in ("read", "pread") and (e["fname"] or "").startswith(root):
+            rs.add(e["pid"], e["fname"], e["offset"], max(e["ret"], 0), e["rank"], e["ts"], e["dur"])
+    plain = plain_file_table([e for e in events if not (e["fname"] or "").startswith(str(ck) + "/")], data)
+    return {"events": len(events), "files": plain, "process_opens": dftracer.process_opens(events, data),
+            "checkpoints": dftracer.checkpoint_table(events, ck), "features": rs.result(),
+            "metadata": dftracer.metadata(events, data), "timeline": dftracer.timeline(events)}
+
+
+@pytest.mark.parametrize("src,side", [(DATA, "dlio"), (DATA, "kernel"), (DATA2, "dlio"), (DATA2, "kernel")])
+def test_parse_gives_the_plain_routes_tables(tmp_path, src, side):
+    """parse (the first pass's chunked scan, orjson, the fused feed without a dict per hot event, the per-file
+    arrays, the features from numpy orders) gives every table of the plain route, byte for byte as JSON, on both
+    tracers' traces with the rare events added; parse_json's text is json.dumps of parse's table. Negative
+    control: one read's count changed in one trace (a planted divergence) is seen in the files table (its
+    accesses), and nowhere else."""
+    outdir = _side_dir(tmp_path, src, side)
+    data = Path(RUN if src == DATA else RUN2) / side / "data"
+    got, want = dftracer.parse(outdir, side, data), _reference(outdir, side, data)
+    assert got["checkpoints"] and got["files"]["other"] and "train/extra.h5" in got["files"]["files"]
+    for k in want:
+        assert json.dumps(got[k]) == json.dumps(want[k]), k
+    text, timeline = dftracer.parse_json(outdir, side, data)
+    assert text == json.dumps({k: v for k, v in got.items() if k != "timeline"}) and timeline == got["timeline"]
+    _plant_count(outdir)
+    planted = dftracer.parse(outdir, side, data)
+    assert [k for k in want if json.dumps(planted[k]) != json.dumps(want[k])] == ["files"]
+
+
+def test_features_are_readstats_bit_for_bit():
+    """Features (numpy's stable orders, Python's sums over the same sequences) against profiles.features.ReadStats
+    on reads made to tell orders apart: threads of one process interleaved (starts out of trace order), equal
+    starts, a process whose rank changes, files read again, zero durations, an odd and an even count. Negative
+    control: the same durations summed in trace order (a streaming sum) give another io_time_s, so an order
+    mistake is seen."""
+    import random
+
+    from profiles.features import ReadStats
+    rnd = random.Random(26)
+    for n in (4001, 4000):
+        f, r = dftracer.Features(Path("/d")), ReadStats()
+        durs = []
+        for k in range(n):
+            proc, i = rnd.choice(["7", "8", "10"]), rnd.randrange(50)
+            major = 1 if proc == "10" and k > n // 2 else 0
+            start = round(rnd.uniform(0, 5), 3)  # ties among 4,000 draws of 5,001 values
+            off, size, dur = rnd.choice([0, 48, 96, 2048]), rnd.choice([8, 48, 512, 4096]), rnd.choice(
+                [0.0, rnd.uniform(1e-6, 1e-3)])
+            f.add_read(proc, f.names.get(f"train/{i}.h5"), off, size, major, start, dur)
+            r.add(proc, f"/d/train/{i}.h5", off, size, major, start, dur)
+            durs.append(dur)
+        want = r.result()
+        assert json.dumps(f.result()) == json.dumps(want)
+        assert sum(durs) != want["io_time_s"]
+
+
+def test_json_text_writes_numbers_and_names_as_json_dumps(monkeypatch):
+    """FileTable.json_parts against json.dumps of its result: a name out of ASCII, a row's own counts dict (past
+    SHARED_KEYS accesses), shared count tuples. Negative control: a read time written with fewer digits is seen."""
+    t = dftracer.FileTable(Path("/d"))
+    for k in range(12):
+        for name in ("train/é.h5", "train/b.h5", "train/c.h5") if k < 2 else ("train/é.h5",):
+            t.add({"cat": "POSIX", "name": "pread", "fname": f"/d/{name}", "ret": 8, "offset": 8 * k, "count": 8,
+                   "dur": 1.234567e-6 * (k + 1) / 7})
+    want = json.dumps(t.result())
+    assert "".join(t.json_parts()) == want and "\\u00e9" in want
+    monkeypatch.setattr(dftracer, "_float_text", lambda x: f"{x:.4g}")
+    assert "".join(t.json_parts()) != want
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_events_are_jsons_where_orjson_differs(tmp_path, gz):
+    """Lines orjson refuses (NaN, a lone surrogate escape, a number past the float range) or decodes otherwise (an
+    integer past 64 bits: a float) give json's events, in a plain file (checked a chunk at a time) and a gzip
+    stream (a line at a time); a cut line is skipped. Negative control: orjson alone refuses or changes each."""
+    import orjson
+    odd = ['{"a": NaN}', '{"a": "\\ud800"}', '{"a": 1e400}', '{"ts": 123456789012345678901234567890}',
+           '{"ts": -9223372036854775809}']
+    for line in odd:
+        try:
+            assert repr(orjson.loads(line)) != repr(json.loads(line))
+        except orjson.JSONDecodeError:
+            pass
+    lines = ['{"ts": "1795781786850667", "p": 18446744073709551615}', *odd, '{"id": "9", "na']
+    p = tmp_path / ("trace-0-of-1.pfw.gz" if gz else "trace-0-of-1.pfw")
+    p.write_bytes(gzip.compress(",\n".join(lines).encode()) if gz else ",\n".join(lines).encode())
+    want = [{**json.loads(x), "_file_rank": 0} for x in lines[:-1]]
+    assert repr(dftracer.read_events(p)) == repr(want)
+    assert dftracer._decode(lines[-1]) is None and dftracer._decode("]") is None
+
+
+def test_first_pass_scan_selects_the_lines_holding_a_marker(tmp_path, monkeypatch):
+    """_scan_lines (chunks searched by str.find) selects the lines `any(x in line ...)` selects, in order, once each,
+    with chunk edges inside lines, inside a marker and between \\r and \\n, and a last line without a newline.
+    Negative control: a marker split by a chunk edge is there (a per-chunk search without the carried line would
+    miss it)."""
+    only = dftracer.FIRST_PASS
+    body = "".join(f'{{"id":"{k}","name":"{rnd}"}}' + ("\r\n" if k % 3 == 0 else "\r" if k % 5 == 0 else "\n")
+                   for k, rnd in enumerate(["x", "rank_info", "y", "FH rank_info train_epoch", "z", '"FH"', "w",
+                                            "DLIOBenchmark._train", "v"] * 7)) + '{"last":"train_epoch"}'
+    p = tmp_path / "t.pfw"
+    p.write_bytes(body.encode())
+    with p.open("rt") as f:
+        want = [line for line in f if any(x in line for x in only)]
+    monkeypatch.setattr(dftracer, "SCAN_CHUNK", 37)
+    with p.open("rt") as f:
+        got = list(dftracer._scan_lines(f, only))
+    assert got == want and len(want) == 7 * 4 + 1
+    assert any(0 < (body.find(x, k) % 37) > 37 - len(x) for x in only for k in range(0, len(body), 37)
+               if body.find(x, k) >= 0)
