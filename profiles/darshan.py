@@ -544,7 +544,7 @@ def _no_h5(run: RunView, d: dict, k: dict) -> str:
     return "; H5F/H5D not compared: a side has no HDF5 module records"
 
 
-def _file_row(row: dict | None) -> dict | None:
+def _compare_row(row: dict | None) -> dict | None:
     """a side's row of tables/files-darshan.json: its POSIX and H5F counters, H5D summed over datasets, sizes"""
     if row is None:
         return None
@@ -581,7 +581,7 @@ def check_darshan(run: RunView) -> list[dict]:
     columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
     rows, diffs = FileRows(tuple(columns)), []
     for n in data:
-        rows.add(n, *(_file_row(row) for row in (df.get(n), kf.get(n))))
+        rows.add(n, *(_compare_row(row) for row in (df.get(n), kf.get(n))))
         for f in fields:
             x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
             if x != y:
