@@ -195,7 +195,8 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
         if why:
             raise WorkloadError(why)
     why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,  # the disk and memory
-                          dlio_launches=a.reuse_dlio is None and "dlio" in opt.sides)  # it needs, here
+                          dlio_launches=a.reuse_dlio is None and "dlio" in opt.sides,  # it needs, here
+                          context=opt.dlio_rules.get("reader_context"))
     if why:
         raise WorkloadError(why)
     rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -38,6 +38,8 @@ How each rule is observed (one process, no MPI launch: DLIO's MPI wrapper initia
                        ("torch_save": torch.save of real tensors), or the class its _get_streaming() builds on local
                        storage (3.x pytorch_checkpointing.py:90-138): SimpleStreamingCheckpointing ("simple_streaming")
                        or mlpstorage_py's StreamingCheckpointing ("mlpstorage_streaming", when mlpstorage imports)
+  reader_context       a fresh ConfigArguments' multiprocessing_context: how DLIO starts its PyTorch reader processes
+                       when the workload names none ("fork" in 2.0.0, "spawn" in 3.x; the memory they need here)
 """
 from __future__ import annotations
 
@@ -86,7 +88,7 @@ SENTINELS = {"record_length": 4099, "record_length_stdev": 17, "record_length_re
 NFILES, BATCH, CAP = 5, 2, 1
 RULES = ("libver_low", "track_times", "indexed_records", "sampler_shuffles", "cap_checked_on_fetch",
          "trim_files_to_steps", "slice_clamped", "file_ext", "sample_read", "prewarm", "file_reshuffle",
-         "file_sharding", "gen_seed_per_rank", "checkpoint_stream")
+         "file_sharding", "gen_seed_per_rank", "checkpoint_stream", "reader_context")
 
 
 def _fresh_args():
@@ -506,6 +508,19 @@ def probe_chunking(out: dict) -> None:
         out["how"]["chunking"] = f"generation with dataset.enable_chunking, chunk_size 1024: chunks {chunks}"
 
 
+def probe_reader_context(out: dict) -> None:
+    """reader_context: how DLIO starts its PyTorch reader processes when the workload names no
+    reader.multiprocessing_context (a fresh ConfigArguments' multiprocessing_context): "fork" (each reader shares its
+    rank's pages) or "spawn" (each reader a fresh interpreter importing DLIO): what harness/resources.py counts per
+    reader. Kernel entries carry no such rule: it decides memory here, not the I/O replayed."""
+    ctx = getattr(_fresh_args(), "multiprocessing_context", None)
+    if not isinstance(ctx, str) or not ctx:
+        out["unknown"]["reader_context"] = f"ConfigArguments has no multiprocessing_context string ({ctx!r})"
+        return
+    out["rules"]["reader_context"] = ctx
+    out["how"]["reader_context"] = f"a fresh ConfigArguments' multiprocessing_context is {ctx!r}"
+
+
 def probe_index_map(out: dict) -> None:
     """slice_clamped: DLIO's own index map (ConfigArguments.get_global_map_index) for rank 1 of 2 over 3 one-sample
     files: ceil(3/2) = 2 samples from 2, past the last one unless the slice is clamped (IndexError otherwise)."""
@@ -552,6 +567,7 @@ def main(argv: list[str]) -> int:
     os.chdir(here)
     with redirect_stdout(sys.stderr):  # DLIO prints; only the JSON goes to stdout
         for name, step in (("keys", lambda: probe_keys(versioned, out)), ("sampler", lambda: probe_sampler(out)),
+                           ("reader", lambda: probe_reader_context(out)),
                            ("index map", lambda: probe_index_map(out)),
                            ("chunking", lambda: probe_chunking(out)), ("gen seed", lambda: probe_gen_seed(out)),
                            ("run", lambda: probe_run(out)), ("files", lambda: probe_files(out)),

@@ -10,8 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Measured on this project's 2-core Debian 12 VM (24 GiB): one DLIO 2.0.0 rank peaks at ~1.1 GB RSS with a
-# bounded generation buffer (its default 2 GiB per rank gets it OOM-killed on many small files).
+# bounded generation buffer (its default 2 GiB per rank gets it OOM-killed on many small files), with its
+# DLIO_RANK_READERS PyTorch reader processes.
 DLIO_RANK_RSS = 1_100_000_000
+DLIO_RANK_READERS = 4
+# Each reader process more, by how DLIO starts them (the probe's reader_context): forked (DLIO 2.0.0), a reader shares
+# its rank's pages and adds at most ~48 MB of its own (PSS of 2 ranks x 32 readers, unet3d field-10k-rt32 under
+# DFTracer: bench/results/2026-11-27-rt32), counted as 60 MB; spawned (DLIO 3.x), a fresh interpreter that imports
+# DLIO and torch: ~440 MB PSS each (408 MB its own dirty pages; 2 ranks x 4 readers, unet3d tiny, same folder),
+# counted as 500 MB for every reader (the forked readers in DLIO_RANK_RSS are not its).
+READER_BYTES = {"fork": 60_000_000, "spawn": 500_000_000}
 # An HDF5 file's own bytes beyond its samples (superblock, object headers, B-trees; the file system's block
 # rounding): at most ~8 KiB per file for DLIO's and the kernel's one- and two-dataset files.
 FILE_OVERHEAD = 8192
@@ -25,10 +33,24 @@ class Need:
     dataset_bytes: int      # per side
     disk_bytes: int         # both sides' datasets
     memory_bytes: int       # the DLIO side's ranks at their peak
+    rank_bytes: int = DLIO_RANK_RSS  # one DLIO rank with its reader processes
 
 
-def need(cfg: dict, ranks: int) -> Need:
-    """What a workload needs of this machine (merged DLIO config): each side generates its own dataset."""
+def rank_bytes(cfg: dict, context: str | None = None) -> int:
+    """One DLIO rank's peak with its reader processes: reader.read_threads of them, started as the workload's
+    reader.multiprocessing_context says, else as the reference DLIO does when none is named (context: the probe's
+    reader_context; unknown: fork)."""
+    rd = cfg.get("reader") or {}
+    readers = int(rd.get("read_threads", 1))
+    ctx = str(rd.get("multiprocessing_context") or context or "fork")
+    if ctx == "fork":
+        return DLIO_RANK_RSS + max(0, readers - DLIO_RANK_READERS) * READER_BYTES["fork"]
+    return DLIO_RANK_RSS + readers * READER_BYTES.get(ctx, READER_BYTES["spawn"])  # spawn, forkserver
+
+
+def need(cfg: dict, ranks: int, context: str | None = None) -> Need:
+    """What a workload needs of this machine (merged DLIO config): each side generates its own dataset; context: how
+    the reference DLIO starts its reader processes (rank_bytes)."""
     ds = cfg.get("dataset") or {}
     wf = cfg.get("workflow") or {}
     if not wf.get("train", True) and wf.get("checkpoint"):  # checkpoint-only: no dataset
@@ -37,7 +59,8 @@ def need(cfg: dict, ranks: int) -> Need:
         per_file = int(ds.get("num_samples_per_file", 1)) * int(ds.get("record_length", 65536)) + FILE_OVERHEAD
         files = int(ds.get("num_files_train", 8)) + int(ds.get("num_files_eval", 0))
         per_side = files * per_file
-    return Need(files, per_side, 2 * per_side, ranks * DLIO_RANK_RSS)
+    per_rank = rank_bytes(cfg, context)
+    return Need(files, per_side, 2 * per_side, ranks * per_rank, per_rank)
 
 
 def mem_available() -> int | None:
@@ -79,12 +102,13 @@ def refuse(name: str, scale: str, n: Need, ranks: int, runs_dir: Path, free: int
                    f" per side, both sides) and {runs_dir} has {gb(free)} free (at most {HEADROOM:.0%} is used): "
                    "use RUNS_DIR=<a larger file system> or a smaller SCALE")
     if dlio_launches and avail is not None and n.memory_bytes > HEADROOM * avail:
-        fit = int(HEADROOM * avail // DLIO_RANK_RSS)
-        why.append(f"{ranks} DLIO ranks peak at ~{gb(n.memory_bytes)} ({gb(DLIO_RANK_RSS)} each) and {gb(avail)} "
-                   f"of memory is available: at most {fit} ranks fit here (RANKS)")
+        fit = int(HEADROOM * avail // n.rank_bytes)
+        why.append(f"{ranks} DLIO ranks peak at ~{gb(n.memory_bytes)} ({gb(n.rank_bytes)} each, with its reader "
+                   f"processes) and {gb(avail)} of memory is available: at most {fit} ranks fit here (RANKS)")
     return f"workload {name} ({scale}) does not fit this machine: " + "; ".join(why) if why else None
 
 
-def check(name: str, scale: str, cfg: dict, ranks: int, runs_dir: Path, dlio_launches: bool = True) -> str | None:
-    return refuse(name, scale, need(cfg, ranks), ranks, runs_dir, disk_free(runs_dir), mem_available(),
+def check(name: str, scale: str, cfg: dict, ranks: int, runs_dir: Path, dlio_launches: bool = True,
+          context: str | None = None) -> str | None:
+    return refuse(name, scale, need(cfg, ranks, context), ranks, runs_dir, disk_free(runs_dir), mem_available(),
                   dlio_launches)

@@ -492,6 +492,26 @@ def test_dlio3_prewarm_may_read_the_batch_queued_when_batch_0_arrives():
     assert len(pre["prefetch_samples"]) == 6 * 7
 
 
+@pytest.mark.parametrize("workers", [8, 32])
+def test_dlio3_prewarm_window_at_many_workers(workers):
+    """MLPerf Storage v3.0's unet3d runs 32 reader workers: with DLIO's default prefetch_size 2, prefetch_factor is
+    ceil(2 / W) = 1 (3.x torch_data_loader.py:743), so the pre-warm's window is W batches, one per worker: worker 0
+    reads batch 0 only (its share), batches 1..W-1 and the batch W queued when batch 0 arrives are racy. Written by
+    hand for W = 8 (the DLIO 3.x run of bench/results/2026-11-27-rt32) and 32; 10,000 files on 2 ranks, batch 7:
+    714 batches per rank."""
+    cfg = {"dataset": {"num_files_train": 10000, "num_samples_per_file": 1, "num_subfolders_train": 14},
+           "reader": {"batch_size": 7, "read_threads": workers, "file_shuffle": "seed", "sample_shuffle": "seed"},
+           "train": {"epochs": 1}}
+    segs = model.dlio3_workload_reads(cfg, 2)
+    for r in (0, 1):
+        pre, train, post = segs[r]
+        assert (pre["phase"], train["phase"], post["phase"]) == ("prewarm", "train", "prewarm")
+        batch = [train["samples"][b * 7:(b + 1) * 7] for b in range(714)]
+        assert pre["samples"] == batch[0]
+        assert pre["prefetch_samples"] == [s for b in range(1, workers + 1) for s in batch[b]]
+        assert pre["prefetched_max"] == workers * 7
+
+
 # ---------------------------------------------------------------- the parse's fast paths against the plain ones
 
 def _side_dir(tmp_path: Path, src: Path, side: str) -> Path:

@@ -70,10 +70,12 @@ LINEAGES = {
     # data_loader/torch_data_loader.py:104-108 np.random.shuffle of the slice; main.py:287 the cap checked after the
     # step; no trimming in main.py initialize; utils/config.py:407-412 dataset.record_length*;
     # data_generator/data_generator.py:98 files '<prefix>_<i>_of_<N>.<format>'; utils/config.py:352-366
-    # get_global_map_index walks r*ceil(T/R)..(r+1)*ceil(T/R) unclamped (IndexError past T)
+    # get_global_map_index walks r*ceil(T/R)..(r+1)*ceil(T/R) unclamped (IndexError past T); utils/config.py:120
+    # multiprocessing_context "fork"
     "2.0.0": {"rules": {"libver_low": "earliest", "track_times": True, "indexed_records": False,
                         "sampler_shuffles": True, "cap_checked_on_fetch": False, "trim_files_to_steps": False,
-                        "slice_clamped": False, "file_ext": "hdf5", **V2X}, "keys": V200_KEYS},
+                        "slice_clamped": False, "file_ext": "hdf5", **V2X, "reader_context": "fork"},
+              "keys": V200_KEYS},
     # v2.0.1 (b56c741): data_generator/hdf5_generator.py:44 libver='latest', :46 records_<k> with data= (h5py: no
     # times in v2 headers), :68-69 chunks only from hdf5.chunk_dims; torch_data_loader.py:84-103 dlio_sampler takes
     # no shuffle argument; main.py:328 cap checked when the batch arrives; utils/config.py:792-797
@@ -108,12 +110,14 @@ LINEAGES = {
     # utils/config.py:1135-1138 reconfigure reshards every epoch (:1067-1110: numpy seed+epoch, alltoall, then
     # seed+epoch+31*rank); main.py:710, :813 a pre-warm batch before epoch 1 and after each epoch;
     # data_generator/hdf5_generator.py:70 np.random.seed(10 + rank); checkpointing/pytorch_checkpointing.py:114-119
-    # SimpleStreamingCheckpointing when mlpstorage_py does not import (a DLIO venv alone)
+    # SimpleStreamingCheckpointing when mlpstorage_py does not import (a DLIO venv alone); utils/config.py:217
+    # multiprocessing_context "spawn"
     "f6796ed": {"rules": {"libver_low": "latest", "track_times": False, "indexed_records": True,
                           "sampler_shuffles": False, "cap_checked_on_fetch": True, "trim_files_to_steps": False,
                           "slice_clamped": True, "file_ext": "hdf5", "sample_read": "whole_file",
                           "file_sharding": "round_robin", "file_reshuffle": True, "prewarm": True,
-                          "gen_seed_per_rank": True, "checkpoint_stream": "simple_streaming"}, "keys": V201_KEYS},
+                          "gen_seed_per_rank": True, "checkpoint_stream": "simple_streaming",
+                          "reader_context": "spawn"}, "keys": V201_KEYS},
 }
 
 

@@ -80,3 +80,38 @@ def test_field_ranks_refused_against_memory_for_every_field_workload():
         assert why and "20 DLIO ranks" in why and "at most 19 ranks fit here" in why, name
         assert resources.refuse(name, "field", resources.need(cfg, 19), 19, Path("/r"), free=10**14,
                                 avail=24 * 10**9) is None, name
+
+
+def test_dlio_reader_processes_counted_by_how_dlio_starts_them():
+    """A rank's memory grows with its reader processes beyond the 4 DLIO_RANK_RSS was measured with: forked readers
+    (DLIO 2.0.0) at 60 MB each, spawned ones (DLIO 3.x: fresh interpreters) whole, every one. Expected values by hand:
+    32 forked: 1.1 GB + 28 x 60 MB = 2.78 GB; 32 spawned: 1.1 GB + 32 x 500 MB = 17.1 GB."""
+    def cfg(readers, ctx=None):
+        return {**CFG, "reader": {"read_threads": readers, **({"multiprocessing_context": ctx} if ctx else {})}}
+    assert resources.need(cfg(4), 2).memory_bytes == 2 * 1_100_000_000
+    assert resources.need(cfg(0), 2).memory_bytes == 2 * 1_100_000_000
+    assert resources.need(cfg(32), 2).rank_bytes == 2_780_000_000
+    assert resources.need(cfg(32), 2, "fork").memory_bytes == 5_560_000_000
+    assert resources.need(cfg(32), 2, "spawn").rank_bytes == 17_100_000_000
+    assert resources.need(cfg(4), 1, "spawn").rank_bytes == 3_100_000_000
+    # the workload's own multiprocessing_context wins over the reference DLIO's default
+    assert resources.need(cfg(32, "fork"), 1, "spawn").rank_bytes == 2_780_000_000
+    assert resources.need(cfg(32, "spawn"), 1, "fork").rank_bytes == 17_100_000_000
+
+
+def test_32_reader_ranks_refused_with_their_numbers():
+    """24 GB available (21.6 GB under the 90% headroom): 2 ranks of 32 forked readers (5.56 GB) fit, 8 (22.2 GB) do
+    not, at most 7 (21.6 / 2.78); 2 ranks of 32 spawned readers (34.2 GB) do not, 1 (17.1 GB) does."""
+    c = {**CFG, "reader": {"read_threads": 32}}
+    avail = 24 * 10**9
+    assert resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 2, "fork"), 2, Path("/r"), free=10**14,
+                            avail=avail) is None
+    why = resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 8, "fork"), 8, Path("/r"), free=10**14,
+                           avail=avail)
+    assert why and "8 DLIO ranks peak at ~22.2 GB (2.8 GB each, with its reader processes)" in why \
+        and "at most 7 ranks fit here" in why, why
+    why = resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 2, "spawn"), 2, Path("/r"), free=10**14,
+                           avail=avail)
+    assert why and "2 DLIO ranks peak at ~34.2 GB (17.1 GB each" in why and "at most 1 ranks fit here" in why, why
+    assert resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 1, "spawn"), 1, Path("/r"), free=10**14,
+                            avail=avail) is None
