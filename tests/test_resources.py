@@ -42,14 +42,14 @@ def test_no_reading_no_refusal():
     assert resources.refuse("unet3d", "field", n, 64, Path("/r"), free=None, avail=None) is None
 
 
-def field_config(name: str) -> dict:
-    """A reference config's overlay merged with its field scale (DLIO's base adds no dataset key these need but
-    num_samples_per_file, which is 1 in every base concerned and resources.need's default)."""
+def field_config(name: str, scale: str = "field") -> dict:
+    """A reference config's overlay merged with one of its field scales (DLIO's base adds no dataset key these need
+    but num_samples_per_file, which is 1 in every base concerned and resources.need's default)."""
     import yaml
 
     from harness.workload import REFERENCE_CONFIGS, deep_merge
     ref = yaml.safe_load((REFERENCE_CONFIGS / f"{name}.yaml").read_text())
-    return deep_merge(ref.get("overlay") or {}, ref["scales"]["field"])
+    return deep_merge(ref.get("overlay") or {}, ref["scales"][scale])
 
 
 # (workload, files per side, disk for both sides in GB rounded as gb() prints it): computed by hand from the field
@@ -60,16 +60,22 @@ FIELD_SHAPES = [
     ("resnet50", 1_024, "167.9 GB"),                      # 1,024 x (1,251 x 65,536 + 8,192) x 2 = 167.92 GB
     ("imagenet_files", 1_281_024, "31.5 GB"),             # 1,281,024 x 12,288 x 2 = 31.48 GB
 ]
+# imagenet_files' growth-curve scales (docs/scale.md): the field shape at fewer files, by hand as above.
+SMALLER_FIELD_SHAPES = [
+    ("imagenet_files", "field-10k", 10_240, "251.7 MB"),  # 10,240 x 12,288 x 2 = 251.66 MB
+    ("imagenet_files", "field-100k", 102_400, "2.5 GB"),  # 102,400 x 12,288 x 2 = 2.52 GB
+]
+ALL_FIELD_SHAPES = [(name, "field", files, disk) for name, files, disk in FIELD_SHAPES] + SMALLER_FIELD_SHAPES
 
 
-@pytest.mark.parametrize("name,files,disk", FIELD_SHAPES, ids=[s[0] for s in FIELD_SHAPES])
-def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_small(name, files, disk):
-    n = resources.need(field_config(name), 2)
+@pytest.mark.parametrize("name,scale,files,disk", ALL_FIELD_SHAPES, ids=[f"{s[0]}-{s[1]}" for s in ALL_FIELD_SHAPES])
+def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_small(name, scale, files, disk):
+    n = resources.need(field_config(name, scale), 2)
     assert n.files == files
     tight = int(n.disk_bytes / resources.HEADROOM) - 1  # one byte short of what fits under the headroom
-    why = resources.refuse(name, "field", n, 2, Path("/r"), free=tight, avail=10**12)
-    assert why and f"{name} (field)" in why and f"its datasets need {disk}" in why and f"{files} files" in why
-    assert resources.refuse(name, "field", n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
+    why = resources.refuse(name, scale, n, 2, Path("/r"), free=tight, avail=10**12)
+    assert why and f"{name} ({scale})" in why and f"its datasets need {disk}" in why and f"{files} files" in why
+    assert resources.refuse(name, scale, n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
 
 
 def test_field_ranks_refused_against_memory_for_every_field_workload():
