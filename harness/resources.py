@@ -10,8 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Measured on this project's 2-core Debian 12 VM (24 GiB): one DLIO 2.0.0 rank peaks at ~1.1 GB RSS with a
-# bounded generation buffer (its default 2 GiB per rank gets it OOM-killed on many small files).
+# bounded generation buffer (its default 2 GiB per rank gets it OOM-killed on many small files), with up to 4
+# PyTorch reader processes (unet3d, cosmoflow).
 DLIO_RANK_RSS = 1_100_000_000
+DLIO_RANK_READERS = 4
+# Each reader process beyond those: a fork of its rank sharing the rank's pages, with ~54 MB of its own (Private_*
+# of smaps_rollup: 53-54 MB for each of the 8 readers of a rank, imagenet_files at 102,400 files on 2 ranks, whose
+# rank's tree then held 1.32 GB PSS against 1.10 GB at 10,240 files; bench/results/2026-11-27-imagenet-dlio).
+DLIO_READER_RSS = 64_000_000
 # An HDF5 file's own bytes beyond its samples (superblock, object headers, B-trees; the file system's block
 # rounding): at most ~8 KiB per file for DLIO's and the kernel's one- and two-dataset files.
 FILE_OVERHEAD = 8192
@@ -37,7 +43,13 @@ def need(cfg: dict, ranks: int) -> Need:
         per_file = int(ds.get("num_samples_per_file", 1)) * int(ds.get("record_length", 65536)) + FILE_OVERHEAD
         files = int(ds.get("num_files_train", 8)) + int(ds.get("num_files_eval", 0))
         per_side = files * per_file
-    return Need(files, per_side, 2 * per_side, ranks * DLIO_RANK_RSS)
+    return Need(files, per_side, 2 * per_side, ranks * dlio_rank_bytes(cfg))
+
+
+def dlio_rank_bytes(cfg: dict) -> int:
+    """One DLIO rank's peak with its reader processes (reader.read_threads; DLIO 2.0.0's default is 1)."""
+    readers = int((cfg.get("reader") or {}).get("read_threads", 1))
+    return DLIO_RANK_RSS + max(0, readers - DLIO_RANK_READERS) * DLIO_READER_RSS
 
 
 def mem_available() -> int | None:
@@ -79,8 +91,9 @@ def refuse(name: str, scale: str, n: Need, ranks: int, runs_dir: Path, free: int
                    f" per side, both sides) and {runs_dir} has {gb(free)} free (at most {HEADROOM:.0%} is used): "
                    "use RUNS_DIR=<a larger file system> or a smaller SCALE")
     if dlio_launches and avail is not None and n.memory_bytes > HEADROOM * avail:
-        fit = int(HEADROOM * avail // DLIO_RANK_RSS)
-        why.append(f"{ranks} DLIO ranks peak at ~{gb(n.memory_bytes)} ({gb(DLIO_RANK_RSS)} each) and {gb(avail)} "
+        per_rank = n.memory_bytes // max(ranks, 1)
+        fit = int(HEADROOM * avail // per_rank)
+        why.append(f"{ranks} DLIO ranks peak at ~{gb(n.memory_bytes)} ({gb(per_rank)} each) and {gb(avail)} "
                    f"of memory is available: at most {fit} ranks fit here (RANKS)")
     return f"workload {name} ({scale}) does not fit this machine: " + "; ".join(why) if why else None
 

@@ -37,6 +37,25 @@ def test_refuses_more_dlio_ranks_than_memory_holds_unless_dlio_is_reused():
                             avail=avail) is None
 
 
+def test_dlio_ranks_with_8_readers_count_each_reader_beyond_4():
+    """imagenet_files and resnet50 run 8 PyTorch readers per rank: 1.1 GB + 4 x 64 MB = 1.356 GB per rank (by hand),
+    so 24 GB available (21.6 GB under the headroom) holds 15 such ranks (21.6 / 1.356 = 15.9), not 19."""
+    avail = 24 * 10**9
+    eight = {**CFG, "reader": {"read_threads": 8}}
+    assert resources.need(eight, 2).memory_bytes == 2 * 1_356_000_000
+    why = resources.refuse("imagenet_files", "field", resources.need(eight, 16), 16, Path("/r"), free=10**14,
+                           avail=avail)
+    assert why and "16 DLIO ranks peak at ~21.7 GB (1.4 GB each)" in why and "at most 15 ranks fit here" in why
+    assert resources.refuse("imagenet_files", "field", resources.need(eight, 15), 15, Path("/r"), free=10**14,
+                            avail=avail) is None
+    # the control: the same ranks with 4 readers (or DLIO's default 1, or none) fit as before
+    for readers in (4, 1, 0):
+        cfg = {**CFG, "reader": {"read_threads": readers}}
+        assert resources.need(cfg, 16).memory_bytes == 16 * 1_100_000_000
+        assert resources.refuse("unet3d", "field", resources.need(cfg, 16), 16, Path("/r"), free=10**14,
+                                avail=avail) is None
+
+
 def test_no_reading_no_refusal():
     n = resources.need(CFG, 64)
     assert resources.refuse("unet3d", "field", n, 64, Path("/r"), free=None, avail=None) is None
