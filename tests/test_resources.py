@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import resources
+from harness.workload import deep_merge
 
 CFG = {"dataset": {"num_files_train": 148000, "num_samples_per_file": 1, "record_length": 4096}}
 
@@ -97,11 +98,18 @@ def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_sma
     assert resources.refuse(name, scale, n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
 
 
+# Each field workload's reader processes per rank, from its DLIO base (configs/workload/<base>.yaml of DLIO 2.0.0:
+# unet3d_h100 and cosmoflow_h100 4, resnet50_h100 8, imagenet_files' base resnet50_h100 8), and how many of its ranks
+# 24 GB available holds under the 90% headroom, by hand: 21.6 / 1.1 = 19.6 with 4 readers, 21.6 / 1.356 = 15.9 with 8.
+FIELD_READERS = {"unet3d": (4, 19), "cosmoflow": (4, 19), "resnet50": (8, 15), "imagenet_files": (8, 15)}
+
+
 def test_field_ranks_refused_against_memory_for_every_field_workload():
-    """24 GB available holds 19 DLIO ranks of 1.1 GB under the 90% headroom (21.6 / 1.1): 20 are refused, 19 not."""
     for name, _, _ in FIELD_SHAPES:
-        cfg = field_config(name)
-        why = resources.refuse(name, "field", resources.need(cfg, 20), 20, Path("/r"), free=10**14, avail=24 * 10**9)
-        assert why and "20 DLIO ranks" in why and "at most 19 ranks fit here" in why, name
-        assert resources.refuse(name, "field", resources.need(cfg, 19), 19, Path("/r"), free=10**14,
+        readers, fit = FIELD_READERS[name]
+        cfg = deep_merge({"reader": {"read_threads": readers}}, field_config(name))  # the base's readers
+        why = resources.refuse(name, "field", resources.need(cfg, fit + 1), fit + 1, Path("/r"), free=10**14,
+                               avail=24 * 10**9)
+        assert why and f"{fit + 1} DLIO ranks" in why and f"at most {fit} ranks fit here" in why, name
+        assert resources.refuse(name, "field", resources.need(cfg, fit), fit, Path("/r"), free=10**14,
                                 avail=24 * 10**9) is None, name
