@@ -14,10 +14,11 @@ from pathlib import Path
 # PyTorch reader processes (unet3d, cosmoflow).
 DLIO_RANK_RSS = 1_100_000_000
 DLIO_RANK_READERS = 4
-# Each reader process beyond those: a fork of its rank sharing the rank's pages, with ~54 MB of its own (Private_*
-# of smaps_rollup: 53-54 MB for each of the 8 readers of a rank, imagenet_files at 102,400 files on 2 ranks, whose
-# rank's tree then held 1.32 GB PSS against 1.10 GB at 10,240 files; bench/results/2026-11-27-imagenet-dlio).
-DLIO_READER_RSS = 64_000_000
+# Each reader process beyond those: a fork of its rank sharing the rank's pages, with 45-80 MB of its own (Private_*
+# of smaps_rollup, imagenet_files at 102,400 files on 2 ranks, 8 readers per rank: 54 MB untraced, up to 80 MB under
+# DFTracer). A rank's tree (rank and readers) peaked there at 1.53 GB PSS under DFTracer (1.32 GB untraced; 1.04 GB
+# at 10,240 files); 110 MB per reader beyond 4 counts 1.54 GB for 8 (bench/results/2026-11-27-imagenet-dlio).
+DLIO_READER_RSS = 110_000_000
 # An HDF5 file's own bytes beyond its samples (superblock, object headers, B-trees; the file system's block
 # rounding): at most ~8 KiB per file for DLIO's and the kernel's one- and two-dataset files.
 FILE_OVERHEAD = 8192

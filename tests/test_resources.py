@@ -39,15 +39,15 @@ def test_refuses_more_dlio_ranks_than_memory_holds_unless_dlio_is_reused():
 
 
 def test_dlio_ranks_with_8_readers_count_each_reader_beyond_4():
-    """imagenet_files and resnet50 run 8 PyTorch readers per rank: 1.1 GB + 4 x 64 MB = 1.356 GB per rank (by hand),
-    so 24 GB available (21.6 GB under the headroom) holds 15 such ranks (21.6 / 1.356 = 15.9), not 19."""
+    """imagenet_files and resnet50 run 8 PyTorch readers per rank: 1.1 GB + 4 x 110 MB = 1.54 GB per rank (by hand),
+    so 24 GB available (21.6 GB under the headroom) holds 14 such ranks (21.6 / 1.54 = 14.03), not 19."""
     avail = 24 * 10**9
     eight = {**CFG, "reader": {"read_threads": 8}}
-    assert resources.need(eight, 2).memory_bytes == 2 * 1_356_000_000
-    why = resources.refuse("imagenet_files", "field", resources.need(eight, 16), 16, Path("/r"), free=10**14,
+    assert resources.need(eight, 2).memory_bytes == 2 * 1_540_000_000
+    why = resources.refuse("imagenet_files", "field", resources.need(eight, 15), 15, Path("/r"), free=10**14,
                            avail=avail)
-    assert why and "16 DLIO ranks peak at ~21.7 GB (1.4 GB each)" in why and "at most 15 ranks fit here" in why
-    assert resources.refuse("imagenet_files", "field", resources.need(eight, 15), 15, Path("/r"), free=10**14,
+    assert why and "15 DLIO ranks peak at ~23.1 GB (1.5 GB each)" in why and "at most 14 ranks fit here" in why
+    assert resources.refuse("imagenet_files", "field", resources.need(eight, 14), 14, Path("/r"), free=10**14,
                             avail=avail) is None
     # the control: the same ranks with 4 readers (or DLIO's default 1, or none) fit as before
     for readers in (4, 1, 0):
@@ -100,8 +100,8 @@ def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_sma
 
 # Each field workload's reader processes per rank, from its DLIO base (configs/workload/<base>.yaml of DLIO 2.0.0:
 # unet3d_h100 and cosmoflow_h100 4, resnet50_h100 8, imagenet_files' base resnet50_h100 8), and how many of its ranks
-# 24 GB available holds under the 90% headroom, by hand: 21.6 / 1.1 = 19.6 with 4 readers, 21.6 / 1.356 = 15.9 with 8.
-FIELD_READERS = {"unet3d": (4, 19), "cosmoflow": (4, 19), "resnet50": (8, 15), "imagenet_files": (8, 15)}
+# 24 GB available holds under the 90% headroom, by hand: 21.6 / 1.1 = 19.6 with 4 readers, 21.6 / 1.54 = 14.03 with 8.
+FIELD_READERS = {"unet3d": (4, 19), "cosmoflow": (4, 19), "resnet50": (8, 14), "imagenet_files": (8, 14)}
 
 
 def test_field_ranks_refused_against_memory_for_every_field_workload():
