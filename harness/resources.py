@@ -15,11 +15,14 @@ from pathlib import Path
 DLIO_RANK_RSS = 1_100_000_000
 DLIO_RANK_READERS = 4
 # Each reader process more, by how DLIO starts them (the probe's reader_context): forked (DLIO 2.0.0), a reader shares
-# its rank's pages and adds at most ~48 MB of its own (PSS of 2 ranks x 32 readers, unet3d field-10k-rt32 under
-# DFTracer: bench/results/2026-11-27-rt32), counted as 60 MB; spawned (DLIO 3.x), a fresh interpreter that imports
-# DLIO and torch: ~440 MB PSS each (408 MB its own dirty pages; 2 ranks x 4 readers, unet3d tiny, same folder),
-# counted as 500 MB for every reader (the forked readers in DLIO_RANK_RSS are not its).
-READER_BYTES = {"fork": 60_000_000, "spawn": 500_000_000}
+# its rank's pages and adds 45-80 MB of its own: at most ~48 MB PSS with 2 ranks x 32 readers (unet3d field-10k-rt32
+# under DFTracer: bench/results/2026-11-27-rt32), 54 MB untraced and up to 80 MB under DFTracer (Private_* of
+# smaps_rollup) with 2 ranks x 8 readers at 102,400 files (imagenet_files field-100k, whose rank and readers peaked
+# at 1.53 GB PSS: bench/results/2026-11-27-imagenet-dlio), counted as 110 MB; spawned (DLIO 3.x), a fresh
+# interpreter that imports DLIO and torch: ~440 MB PSS each (408 MB its own dirty pages; 2 ranks x 4 readers, unet3d
+# tiny, bench/results/2026-11-27-rt32), counted as 500 MB for every reader (the forked readers in DLIO_RANK_RSS are
+# not its).
+READER_BYTES = {"fork": 110_000_000, "spawn": 500_000_000}
 # An HDF5 file's own bytes beyond its samples (superblock, object headers, B-trees; the file system's block
 # rounding): at most ~8 KiB per file for DLIO's and the kernel's one- and two-dataset files.
 FILE_OVERHEAD = 8192

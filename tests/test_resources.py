@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import resources
+from harness.workload import deep_merge
 
 CFG = {"dataset": {"num_files_train": 148000, "num_samples_per_file": 1, "record_length": 4096}}
 
@@ -37,19 +38,38 @@ def test_refuses_more_dlio_ranks_than_memory_holds_unless_dlio_is_reused():
                             avail=avail) is None
 
 
+def test_dlio_ranks_with_8_readers_count_each_reader_beyond_4():
+    """imagenet_files and resnet50 run 8 PyTorch readers per rank: 1.1 GB + 4 x 110 MB = 1.54 GB per rank (by hand),
+    so 24 GB available (21.6 GB under the headroom) holds 14 such ranks (21.6 / 1.54 = 14.03), not 19."""
+    avail = 24 * 10**9
+    eight = {**CFG, "reader": {"read_threads": 8}}
+    assert resources.need(eight, 2).memory_bytes == 2 * 1_540_000_000
+    why = resources.refuse("imagenet_files", "field", resources.need(eight, 15), 15, Path("/r"), free=10**14,
+                           avail=avail)
+    assert why and "15 DLIO ranks peak at ~23.1 GB (1.5 GB each, with its reader processes)" in why and "at most 14 ranks fit here" in why
+    assert resources.refuse("imagenet_files", "field", resources.need(eight, 14), 14, Path("/r"), free=10**14,
+                            avail=avail) is None
+    # the control: the same ranks with 4 readers (or DLIO's default 1, or none) fit as before
+    for readers in (4, 1, 0):
+        cfg = {**CFG, "reader": {"read_threads": readers}}
+        assert resources.need(cfg, 16).memory_bytes == 16 * 1_100_000_000
+        assert resources.refuse("unet3d", "field", resources.need(cfg, 16), 16, Path("/r"), free=10**14,
+                                avail=avail) is None
+
+
 def test_no_reading_no_refusal():
     n = resources.need(CFG, 64)
     assert resources.refuse("unet3d", "field", n, 64, Path("/r"), free=None, avail=None) is None
 
 
-def field_config(name: str) -> dict:
-    """A reference config's overlay merged with its field scale (DLIO's base adds no dataset key these need but
-    num_samples_per_file, which is 1 in every base concerned and resources.need's default)."""
+def field_config(name: str, scale: str = "field") -> dict:
+    """A reference config's overlay merged with one of its field scales (DLIO's base adds no dataset key these need
+    but num_samples_per_file, which is 1 in every base concerned and resources.need's default)."""
     import yaml
 
     from harness.workload import REFERENCE_CONFIGS, deep_merge
     ref = yaml.safe_load((REFERENCE_CONFIGS / f"{name}.yaml").read_text())
-    return deep_merge(ref.get("overlay") or {}, ref["scales"]["field"])
+    return deep_merge(ref.get("overlay") or {}, ref["scales"][scale])
 
 
 # (workload, files per side, disk for both sides in GB rounded as gb() prints it): computed by hand from the field
@@ -60,56 +80,69 @@ FIELD_SHAPES = [
     ("resnet50", 1_024, "167.9 GB"),                      # 1,024 x (1,251 x 65,536 + 8,192) x 2 = 167.92 GB
     ("imagenet_files", 1_281_024, "31.5 GB"),             # 1,281,024 x 12,288 x 2 = 31.48 GB
 ]
+# imagenet_files' growth-curve scales (docs/scale.md): the field shape at fewer files, by hand as above.
+SMALLER_FIELD_SHAPES = [
+    ("imagenet_files", "field-10k", 10_240, "251.7 MB"),  # 10,240 x 12,288 x 2 = 251.66 MB
+    ("imagenet_files", "field-100k", 102_400, "2.5 GB"),  # 102,400 x 12,288 x 2 = 2.52 GB
+]
+ALL_FIELD_SHAPES = [(name, "field", files, disk) for name, files, disk in FIELD_SHAPES] + SMALLER_FIELD_SHAPES
 
 
-@pytest.mark.parametrize("name,files,disk", FIELD_SHAPES, ids=[s[0] for s in FIELD_SHAPES])
-def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_small(name, files, disk):
-    n = resources.need(field_config(name), 2)
+@pytest.mark.parametrize("name,scale,files,disk", ALL_FIELD_SHAPES, ids=[f"{s[0]}-{s[1]}" for s in ALL_FIELD_SHAPES])
+def test_every_field_scale_is_refused_with_its_numbers_where_the_disk_is_too_small(name, scale, files, disk):
+    n = resources.need(field_config(name, scale), 2)
     assert n.files == files
     tight = int(n.disk_bytes / resources.HEADROOM) - 1  # one byte short of what fits under the headroom
-    why = resources.refuse(name, "field", n, 2, Path("/r"), free=tight, avail=10**12)
-    assert why and f"{name} (field)" in why and f"its datasets need {disk}" in why and f"{files} files" in why
-    assert resources.refuse(name, "field", n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
+    why = resources.refuse(name, scale, n, 2, Path("/r"), free=tight, avail=10**12)
+    assert why and f"{name} ({scale})" in why and f"its datasets need {disk}" in why and f"{files} files" in why
+    assert resources.refuse(name, scale, n, 2, Path("/r"), free=tight + 2, avail=10**12) is None
+
+
+# Each field workload's reader processes per rank, from its DLIO base (configs/workload/<base>.yaml of DLIO 2.0.0:
+# unet3d_h100 and cosmoflow_h100 4, resnet50_h100 8, imagenet_files' base resnet50_h100 8), and how many of its ranks
+# 24 GB available holds under the 90% headroom, by hand: 21.6 / 1.1 = 19.6 with 4 readers, 21.6 / 1.54 = 14.03 with 8.
+FIELD_READERS = {"unet3d": (4, 19), "cosmoflow": (4, 19), "resnet50": (8, 14), "imagenet_files": (8, 14)}
 
 
 def test_field_ranks_refused_against_memory_for_every_field_workload():
-    """24 GB available holds 19 DLIO ranks of 1.1 GB under the 90% headroom (21.6 / 1.1): 20 are refused, 19 not."""
     for name, _, _ in FIELD_SHAPES:
-        cfg = field_config(name)
-        why = resources.refuse(name, "field", resources.need(cfg, 20), 20, Path("/r"), free=10**14, avail=24 * 10**9)
-        assert why and "20 DLIO ranks" in why and "at most 19 ranks fit here" in why, name
-        assert resources.refuse(name, "field", resources.need(cfg, 19), 19, Path("/r"), free=10**14,
+        readers, fit = FIELD_READERS[name]
+        cfg = deep_merge({"reader": {"read_threads": readers}}, field_config(name))  # the base's readers
+        why = resources.refuse(name, "field", resources.need(cfg, fit + 1), fit + 1, Path("/r"), free=10**14,
+                               avail=24 * 10**9)
+        assert why and f"{fit + 1} DLIO ranks" in why and f"at most {fit} ranks fit here" in why, name
+        assert resources.refuse(name, "field", resources.need(cfg, fit), fit, Path("/r"), free=10**14,
                                 avail=24 * 10**9) is None, name
 
 
 def test_dlio_reader_processes_counted_by_how_dlio_starts_them():
     """A rank's memory grows with its reader processes beyond the 4 DLIO_RANK_RSS was measured with: forked readers
-    (DLIO 2.0.0) at 60 MB each, spawned ones (DLIO 3.x: fresh interpreters) whole, every one. Expected values by hand:
-    32 forked: 1.1 GB + 28 x 60 MB = 2.78 GB; 32 spawned: 1.1 GB + 32 x 500 MB = 17.1 GB."""
+    (DLIO 2.0.0) at 110 MB each, spawned ones (DLIO 3.x: fresh interpreters) whole, every one. Expected values by
+    hand: 32 forked: 1.1 GB + 28 x 110 MB = 4.18 GB; 32 spawned: 1.1 GB + 32 x 500 MB = 17.1 GB."""
     def cfg(readers, ctx=None):
         return {**CFG, "reader": {"read_threads": readers, **({"multiprocessing_context": ctx} if ctx else {})}}
     assert resources.need(cfg(4), 2).memory_bytes == 2 * 1_100_000_000
     assert resources.need(cfg(0), 2).memory_bytes == 2 * 1_100_000_000
-    assert resources.need(cfg(32), 2).rank_bytes == 2_780_000_000
-    assert resources.need(cfg(32), 2, "fork").memory_bytes == 5_560_000_000
+    assert resources.need(cfg(32), 2).rank_bytes == 4_180_000_000
+    assert resources.need(cfg(32), 2, "fork").memory_bytes == 8_360_000_000
     assert resources.need(cfg(32), 2, "spawn").rank_bytes == 17_100_000_000
     assert resources.need(cfg(4), 1, "spawn").rank_bytes == 3_100_000_000
     # the workload's own multiprocessing_context wins over the reference DLIO's default
-    assert resources.need(cfg(32, "fork"), 1, "spawn").rank_bytes == 2_780_000_000
+    assert resources.need(cfg(32, "fork"), 1, "spawn").rank_bytes == 4_180_000_000
     assert resources.need(cfg(32, "spawn"), 1, "fork").rank_bytes == 17_100_000_000
 
 
 def test_32_reader_ranks_refused_with_their_numbers():
-    """24 GB available (21.6 GB under the 90% headroom): 2 ranks of 32 forked readers (5.56 GB) fit, 8 (22.2 GB) do
-    not, at most 7 (21.6 / 2.78); 2 ranks of 32 spawned readers (34.2 GB) do not, 1 (17.1 GB) does."""
+    """24 GB available (21.6 GB under the 90% headroom): 2 ranks of 32 forked readers (8.36 GB) fit, 8 (33.4 GB) do
+    not, at most 5 (21.6 / 4.18); 2 ranks of 32 spawned readers (34.2 GB) do not, 1 (17.1 GB) does."""
     c = {**CFG, "reader": {"read_threads": 32}}
     avail = 24 * 10**9
     assert resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 2, "fork"), 2, Path("/r"), free=10**14,
                             avail=avail) is None
     why = resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 8, "fork"), 8, Path("/r"), free=10**14,
                            avail=avail)
-    assert why and "8 DLIO ranks peak at ~22.2 GB (2.8 GB each, with its reader processes)" in why \
-        and "at most 7 ranks fit here" in why, why
+    assert why and "8 DLIO ranks peak at ~33.4 GB (4.2 GB each, with its reader processes)" in why \
+        and "at most 5 ranks fit here" in why, why
     why = resources.refuse("unet3d", "field-10k-rt32", resources.need(c, 2, "spawn"), 2, Path("/r"), free=10**14,
                            avail=avail)
     assert why and "2 DLIO ranks peak at ~34.2 GB (17.1 GB each" in why and "at most 1 ranks fit here" in why, why
