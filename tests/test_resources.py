@@ -46,7 +46,8 @@ def test_dlio_ranks_with_8_readers_count_each_reader_beyond_4():
     assert resources.need(eight, 2).memory_bytes == 2 * 1_540_000_000
     why = resources.refuse("imagenet_files", "field", resources.need(eight, 15), 15, Path("/r"), free=10**14,
                            avail=avail)
-    assert why and "15 DLIO ranks peak at ~23.1 GB (1.5 GB each, with its reader processes)" in why and "at most 14 ranks fit here" in why
+    assert why and "15 DLIO ranks peak at ~23.1 GB (1.5 GB each, with its reader processes)" in why \
+        and "at most 14 ranks fit here" in why
     assert resources.refuse("imagenet_files", "field", resources.need(eight, 14), 14, Path("/r"), free=10**14,
                             avail=avail) is None
     # the control: the same ranks with 4 readers (or DLIO's default 1, or none) fit as before
