@@ -966,8 +966,8 @@ def check_dftracer(run: RunView) -> list[dict]:
     """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
     difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
     d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
-    if d is None and k is not None and run.manifest.get("sides") == ["kernel"] and raw_reader(run) and \
-            not checkpoint_only(run.cfg):  # a kernel-only run: its opens against the model, nothing side by side
+    if d is None and k is not None and run.manifest.get("sides") == ["kernel"] and not checkpoint_only(run.cfg) \
+            and (raw_reader(run) or "process_opens" in k and _one_open_per_sample(run)):  # against the model
         return check_model_opens(run, None, k, None)
     if d is None or k is None:
         return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
@@ -1070,6 +1070,17 @@ def _whole_opens_more(a: dict | None, b: dict | None) -> int:
 FILE_INDEX = re.compile(r"_(\d+)_of_\d+\.[^/]+$")
 
 
+def _one_open_per_sample(run: RunView) -> bool:
+    """An HDF5 workload whose every sample read is one open of its file (one sample per file, training only: the
+    model's read_files name each read's file; eval files would share train files' indices): the kernel's DFTracer
+    opens per file can be checked against the model without DLIO's side."""
+    cfg = run.cfg
+    if int((cfg.get("dataset") or {}).get("num_samples_per_file", 1)) != 1:
+        return False
+    segs = run.model_reads(cfg)
+    return bool(segs) and all(seg.get("phase") == "train" and "read_files" in seg for r in segs for seg in segs[r])
+
+
 def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict | None) -> list[dict]:
     """A DLIO reading whole files (no Log VFD count to check): each rank's data-file opens against the analytic model,
     per file. The kernel exactly; DLIO exactly without pre-warm prefetch, else at least the model's opens and at most
@@ -1080,8 +1091,9 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
     spf = int((run.cfg.get("dataset") or {}).get("num_samples_per_file", 1))
     out = []
     for r in range(run.ranks):
-        # a segment's "bytes" names, per whole-file read, the file read: one open each
-        want = Counter(f for seg in segs[r] for f in seg["bytes"])
+        # a segment's "bytes" names, per whole-file read, the file read: one open each (an HDF5 model of one sample
+        # per file: its read_files)
+        want = Counter(f for seg in segs[r] for f in seg.get("read_files", seg["bytes"]))
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
             got = Counter(_file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)

@@ -670,3 +670,37 @@ def test_first_pass_scan_selects_the_lines_holding_a_marker(tmp_path, monkeypatc
     assert got == want and len(want) == 7 * 4 + 1
     assert any(0 < (body.find(x, k) % 37) > 37 - len(x) for x in only for k in range(0, len(body), 37)
                if body.find(x, k) >= 0)
+
+
+def test_kernel_only_hdf5_one_sample_files_opens_against_the_model():
+    """A kernel-only run of a DLIO 2.0.0 HDF5 workload of one sample per file (issue 26: the 1.28 M-file imagenet_files
+    run): the kernel's DFTracer opens per data file and rank are checked against the model, as for a whole-file
+    reader. The kernel's real traces of a tiny unet3d run (tests/data/dftracer: 28 files, 2 epochs, 2 ranks, 4
+    readers, run-tiny's workload: every file opened once per epoch, by hand 2 x 28 = 56 opens over both ranks);
+    planted: an open more on rank 1, then a file of rank 0's missing."""
+    man = json.loads((Path(__file__).parent / "data" / "run-tiny" / "manifest.json").read_text())  # its workload
+    k = {"process_opens": dftracer.process_opens(load("kernel"), Path(RUN) / "kernel" / "data")}
+
+    class Run:
+        ranks, release, cfg = 2, "2.0.0", man["workload"]["config"]
+        manifest = {"sides": ["kernel"]}
+
+        def model_reads(self, cfg):
+            return model.workload_reads(cfg, self.ranks, self.release)
+
+        def table(self, name):
+            return k if name == "dftracer-kernel.json" else None
+    run = Run()
+    assert not dftracer.raw_reader(run)
+    assert sum(len(files) for r in ("0", "1") for files in k["process_opens"][r]) == 56
+    v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
+    assert v == {"counts.dftracer.kernel.rank0": "pass", "counts.dftracer.kernel.rank1": "pass"}
+    k["process_opens"]["1"].append([k["process_opens"]["1"][0][0]])
+    v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
+    assert v == {"counts.dftracer.kernel.rank0": "pass", "counts.dftracer.kernel.rank1": "fail"}
+    next(files for files in k["process_opens"]["0"] if files).pop()
+    v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
+    assert v["counts.dftracer.kernel.rank0"] == "fail"
+    # two samples per file: an open is no longer one sample's, so no such check (the side-by-side one applies)
+    run.cfg = {**run.cfg, "dataset": {**run.cfg["dataset"], "num_samples_per_file": 2}}
+    assert [c["name"] for c in dftracer.check_dftracer(run)] == ["dftracer.per_file"]

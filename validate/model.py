@@ -400,6 +400,7 @@ def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, l
                 off = 0 if phase == "train" else ntrain
                 segs.append({"phase": phase, "epoch": e, "samples": list(idx[: steps * b]),
                              "prefetched": (issued - steps) * b, "opens": len(read),
+                             "read_files": [int(s) // spf for s in read],
                              "bytes": [raw_read_bytes(dims[off + s // spf], s % spf, spf, chunked) for s in read
                                        for _ in range(ndset)]})
         out[r] = segs
