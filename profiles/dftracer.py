@@ -227,18 +227,24 @@ def names(events: Iterable[dict]) -> tuple[dict[str, int], dict[str, str]]:
     return pid_rank, fnames
 
 
-def normalize_one(e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str, str]) -> dict | None:
-    """One event normalized (normalize), None for one that is not a complete event."""
-    if e.get("ph") not in COMPLETE:
-        return None
-    a = e.get("args", {}) or {}
+def _who(e: dict, side: str, pid_rank: dict[str, int]) -> tuple[str, int, str, str]:
+    """An event's pid, rank (DLIO: its trace file's rank, else the pid's number; the kernel: the pid's rank), category
+    and name (POSIX calls by their canonical name)."""
     pid = str(e.get("pid"))
     if side == "dlio":
         rank = e["_file_rank"] if e.get("_file_rank", -1) >= 0 else _num(pid, -1)
     else:
         rank = pid_rank.get(pid, -1)
     cat = e.get("cat", "")
-    name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+    return pid, rank, cat, CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+
+
+def normalize_one(e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str, str]) -> dict | None:
+    """One event normalized (normalize), None for one that is not a complete event."""
+    if e.get("ph") not in COMPLETE:
+        return None
+    a = e.get("args", {}) or {}
+    pid, rank, cat, name = _who(e, side, pid_rank)
     fname = a.get("fname") if "fname" in a else fnames.get(str(a.get("fhash"))) if "fhash" in a else None
     try:  # every number at once (_num's int()); any that is not one: each field by _num, its default for that one
         nums = (int(e.get("ts", 0)), int(e.get("dur", 0)), int(a.get("offset", -1)), int(a.get("count", -1)),
@@ -815,13 +821,7 @@ class Tables:
         making its dict on the hot path (a POSIX call on a data file outside the checkpoint folder) or for any
         other region (the timeline alone); the others (checkpoints, files outside the data folder) through
         normalize_one and add. tests/test_dftracer.py holds it to add(normalize_one(e)) on both tracers' traces."""
-        pid = str(e.get("pid"))
-        if side == "dlio":
-            rank = e["_file_rank"] if e.get("_file_rank", -1) >= 0 else _num(pid, -1)
-        else:
-            rank = pid_rank.get(pid, -1)
-        cat = e.get("cat", "")
-        name = CANON.get(e.get("name", ""), e.get("name", "")) if cat == "POSIX" else e.get("name", "")
+        pid, rank, cat, name = _who(e, side, pid_rank)
         try:
             ts, dur = int(e.get("ts", 0)), int(e.get("dur", 0))
         except (TypeError, ValueError):

@@ -15,7 +15,7 @@ for tree in old new; do
   rm -rf "${out:?}/$tree"
   PYTHONPATH=$t /usr/bin/time -v -o "$out/$tree.time" "$py" "$here/darshanpart.py" "$run" "$out/$tree" \
     ${root:+--data-root "$root"} > "$out/$tree.json"
-  [ -n "$root" ] || PYTHONPATH=$t "$py" "$here/launchmem.py" "$run" "$step" > "$out/$tree.tracemalloc.json"
+  [ -n "$root" ] || PYTHONPATH=$t "$py" "$here/../2026-11-27-validation-memory/launchmem.py" "$run" "$step" > "$out/$tree.tracemalloc.json"
 done
 PYTHONPATH=$new /usr/bin/time -v -o "$out/import.time" "$py" "$here/darshanpart.py" "$run" "$out/x" --import-only \
   > "$out/import.json"
