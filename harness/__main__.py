@@ -2,11 +2,12 @@
 (--sides kernel: the kernel's launches alone, validated against the analytic model only).
 
 Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keeps what was collected),
-2 bad workload or options, 130 interrupted (resume with --resume RUN_DIR)."""
+2 bad workload or options, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); both resume with --resume RUN_DIR."""
 from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -241,6 +242,8 @@ def main(argv=None) -> int:
     _announce(a, rd, notes)
     try:
         m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
+    except Terminated:
+        return 143
     except KeyboardInterrupt:
         return 130
     except ValueError as e:
@@ -250,5 +253,16 @@ def main(argv=None) -> int:
     return 0 if m["status"] == "complete" else 1
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's cancel, kill): handled as Ctrl-C is, so that the running launch (mpirun in a session
+    of its own, which a signal to the harness alone does not reach) is killed with its ranks and the run directory
+    marked interrupted, resumable; exit 143."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(main())

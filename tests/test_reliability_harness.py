@@ -3,6 +3,7 @@ bin/dlio_benchmark is a small script) and the real kernel: bad options and workl
 Ctrl-C and timeouts are recorded, kill the launch and resume, the manifest is written atomically."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -276,6 +277,32 @@ def test_harness_ctrl_c_kills_the_launch_and_resumes(tmp_path, fake):
     rd = _run_dir(fake)
     m = json.loads((rd / "manifest.json").read_text())
     assert m["status"] == "interrupted" and "--resume" in job.stdout
+    (fake.ctl / "generate").write_text("ok")
+    p = fake.harness("--resume", str(rd))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads((rd / "manifest.json").read_text())["status"] == "complete"
+
+
+def test_harness_sigterm_kills_the_launch_and_resumes(tmp_path, fake):
+    """SIGTERM to the harness (a batch system's cancel, `kill`) while a launch runs: as Ctrl-C, the launch's whole
+    process group is killed (mpirun runs in a session of its own: a signal to the harness alone never reaches it),
+    the manifest says 'interrupted', the exit status is 143; --resume completes the run. Without the harness's
+    handler the fake launch outlives it (the control, measured: assert_nothing_left names the survivors)."""
+    (fake.ctl / "generate").write_text("sleep")
+    job = Job(fake.argv(), cwd=REPO)
+    job.wait_for("dlio.generate ...", timeout=120)
+    time.sleep(1.0)
+    assert survivors(str(fake.ctl.parent)), "the fake launch should be running"
+    os.kill(job.p.pid, signal.SIGTERM)
+    try:
+        assert job.finish(timeout=30) == 143, job.stderr
+        assert_nothing_left(str(fake.root))
+    finally:  # a harness that failed this must not leave the fake mpirun behind for the rest of the suite
+        for left in survivors(str(fake.root)):
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(left.split()[1].rstrip(":")), signal.SIGKILL)
+    rd = _run_dir(fake)
+    assert json.loads((rd / "manifest.json").read_text())["status"] == "interrupted" and "--resume" in job.stdout
     (fake.ctl / "generate").write_text("ok")
     p = fake.harness("--resume", str(rd))
     assert p.returncode == 0, p.stdout + p.stderr
