@@ -49,6 +49,10 @@ def test_kernel_block_is_dlio3s_formulas(kernel_run):
             assert len(m[k]) == len(v) and all(mt.close(a, b) for a, b in zip(m[k], v, strict=True)), k
         elif isinstance(v, str):
             assert m[k] == v, k
+        elif "_stdev_" in k:  # a stdev of near-equal epochs carries its values' rounding as an absolute error, large
+            # against itself: two epochs' AU stdev ~1e-4 % (a CI run: 0.000100783 vs 0.000100775 from the inputs)
+            assert math.isclose(m[k], v, rel_tol=1e-3, abs_tol=1e-9 * abs(want[k.replace("_stdev_", "_mean_")])), \
+                (k, m[k], v)
         else:
             assert mt.close(m[k], v), (k, m[k], v)
     planted = mt.from_kernel_inputs(m, 0.85, exclude_start=0)
