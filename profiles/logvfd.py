@@ -17,8 +17,10 @@ from common.mapping import dotted_get
 from profiles import Done, Launch, LaunchSpec, Profile, RunView, Shape, Wrapped, checkpoint_only, register
 from profiles.compare import FAIL, PASS, SKIP, raw_reader, result
 
+# a record never spans a line: the Log VFD prints each with one fprintf (one write, whole on the rank's pipe), padded
+# with spaces; only the text before it (another process's output glued in front) may hold anything
 RECORD_RE = re.compile(
-    r"\s*(\d+)-\s*(\d+) \(\s*(\d+) bytes\) \(H5FD_MEM_([A-Z]+)\) (Read|Written|Allocated|Freed)")
+    r"\s*(\d+)- *(\d+) \( *(\d+) bytes\) \(H5FD_MEM_([A-Z]+)\) (Read|Written|Allocated|Freed)")
 
 
 @dataclass(frozen=True)
@@ -79,62 +81,91 @@ def rank_table(text: str) -> dict:
     return rank_table_stream([text])
 
 
-# a record is < 100 characters: a match ending this far before the end of the text read so far cannot change when
-# more text is read (the stream is cut after it, and scanned again from there)
+# a record is < 100 characters: in a stream piece without a line end, a match ending this far before the end of the
+# text read so far cannot change when more text is read (the piece is cut after it, and scanned again from there)
 _MARGIN = 4096
 _CHUNK = 1 << 22
 
 
-def _stream_records(chunks: Iterable[str]) -> Iterator[Record]:
-    """The records of a stream read in pieces: the same records, in the same order, as RECORD_RE over the whole
-    text (parse), holding one piece at a time. A match that ends within _MARGIN of the text read so far is scanned
-    again with the next piece; text without a record is dropped up to _MARGIN before the end."""
+def _split(buf: str) -> tuple[list[tuple], str]:
+    """The records of buf that more text cannot change, as RECORD_RE's groups, and the text to scan again with the
+    next piece: up to the last line end (no record spans one: RECORD_RE), or, in a piece without any, up to the last
+    match ending _MARGIN before its end (a match past it is scanned again; text without a record is dropped up to
+    _MARGIN before the end)."""
+    cut = buf.rfind("\n") + 1
+    if cut:
+        return RECORD_RE.findall(buf, 0, cut), buf[cut:]
+    out, end = [], 0
+    for m in RECORD_RE.finditer(buf):
+        if m.end() > len(buf) - _MARGIN:
+            return out, buf[m.start():]
+        out.append(m.groups())
+        end = m.end()
+    return out, buf[max(end, len(buf) - _MARGIN):]
+
+
+def _record_lists(chunks: Iterable[str]) -> Iterator[list[tuple]]:
+    """The records of a stream read in pieces, a list per piece, each record RECORD_RE's groups (start, end, size,
+    memory type, operation as text): together the same records, in the same order, as RECORD_RE over the whole text
+    (parse), holding one piece at a time."""
     buf = ""
     for chunk in chunks:
-        buf += chunk
-        end, cut = 0, None
-        for m in RECORD_RE.finditer(buf):
-            if m.end() > len(buf) - _MARGIN:
-                cut = m.start()
-                break
-            a, b, n, mem, op = m.groups()
+        recs, buf = _split(buf + chunk)
+        yield recs
+    yield RECORD_RE.findall(buf)
+
+
+def _stream_records(chunks: Iterable[str]) -> Iterator[Record]:
+    """_record_lists' records one at a time, as Records."""
+    for recs in _record_lists(chunks):
+        for a, b, n, mem, op in recs:
             yield Record(int(a), int(b), int(n), mem, op)
-            end = m.end()
-        buf = buf[cut if cut is not None else max(end, len(buf) - _MARGIN):]
-    for a, b, n, mem, op in RECORD_RE.findall(buf):
-        yield Record(int(a), int(b), int(n), mem, op)
+
+
+def _normalized(block: list[tuple]) -> tuple[str, ...]:
+    """normalize_block of a block of RECORD_RE's groups."""
+    sup = [int(r[1]) for r in block if r[3] == "SUPER"]
+    return tuple(([f"SUPER-PROBE 0-{max(sup)}"] if sup else [])
+                 + [f"{int(r[0])}-{int(r[1])} {r[3]} {r[4]}" for r in block if r[3] != "SUPER"])
 
 
 def rank_table_stream(chunks: Iterable[str]) -> dict:
-    """One rank's table from its stderr read in pieces: counts aggregated record by record, each open's block
+    """One rank's table from its stderr read in pieces: counts aggregated a piece at a time, each open's block
     normalized when the next open starts it. Equal blocks are one shared list (a rank that opens 10^6 files of a few
-    shapes holds a few blocks and 10^6 references), so memory follows the number of opens, not of records."""
+    shapes holds a few blocks and 10^6 references), so memory follows the number of opens, not of records; a block
+    seen before (the same records) is not normalized again (up to 10^4 distinct blocks remembered)."""
     n = stray = raw_reads = raw_bytes = read_bytes = 0
     kinds: Counter = Counter()
     blocks: list[list[str]] = []
     shared: dict[tuple, list[str]] = {}
-    cur: list[Record] | None = None
+    seen: dict[tuple, list[str]] = {}
+    cur: list[tuple] | None = None
 
-    def close(block: list[Record]) -> None:
-        t = normalize_block(block)
-        blocks.append(shared.setdefault(t, list(t)))
+    def close(block: list[tuple]) -> None:
+        key = tuple(block)
+        if (b := seen.get(key)) is None:
+            t = _normalized(block)
+            b = shared.setdefault(t, list(t))
+            if len(seen) >= 10_000:
+                seen.clear()
+            seen[key] = b
+        blocks.append(b)
 
-    for r in _stream_records(chunks):
-        n += 1
-        kinds[f"{r.mem} {r.op}"] += 1
-        if r.op == "Read":
-            read_bytes += r.size
-            if r.mem == "DRAW":
-                raw_reads += 1
-                raw_bytes += r.size
-        if is_open(r):
-            if cur is not None:
-                close(cur)
-            cur = [r]
-        elif cur is not None:
-            cur.append(r)
-        else:
-            stray += 1
+    for recs in _record_lists(chunks):
+        n += len(recs)
+        kinds.update((r[3], r[4]) for r in recs)
+        read_bytes += sum(int(r[2]) for r in recs if r[4] == "Read")
+        draw = [int(r[2]) for r in recs if r[3] == "DRAW" and r[4] == "Read"]
+        raw_reads, raw_bytes = raw_reads + len(draw), raw_bytes + sum(draw)
+        for r in recs:
+            if r[3] == "SUPER" and r[4] == "Allocated" and int(r[0]) == 0 and int(r[1]) == 8:  # is_open
+                if cur is not None:
+                    close(cur)
+                cur = [r]
+            elif cur is not None:
+                cur.append(r)
+            else:
+                stray += 1
     if cur is not None:
         close(cur)
     return {
@@ -144,7 +175,7 @@ def rank_table_stream(chunks: Iterable[str]) -> dict:
         "raw_reads": raw_reads,
         "raw_read_bytes": raw_bytes,
         "read_bytes": read_bytes,
-        "record_kinds": dict(sorted(kinds.items())),
+        "record_kinds": {f"{m} {o}": c for (m, o), c in sorted(kinds.items(), key=lambda x: f"{x[0][0]} {x[0][1]}")},
         "blocks": blocks,
     }
 

@@ -52,13 +52,16 @@ def rank_texts() -> dict[str, str]:
                                           for p in sorted(LOGVFD.glob("1/rank.*/stderr")))}
 
 
+@pytest.mark.parametrize("lines", [True, False])
 @pytest.mark.parametrize("chunk,margin", [(5, 4096), (37, 200), (4096, 4096), (1 << 22, 4096)])
-def test_streamed_log_vfd_records_are_the_whole_texts_at_any_cut(monkeypatch, chunk, margin):
+def test_streamed_log_vfd_records_are_the_whole_texts_at_any_cut(monkeypatch, chunk, margin, lines):
     """Every capture, glued and not, three times over: the records streamed in pieces of `chunk` characters are the
-    regex's over the whole text, in order; the table's blocks are the whole-text blocks."""
+    regex's over the whole text, in order; the table's blocks are the whole-text blocks. Also with every line end
+    replaced (one line of ~10^5 characters: the stream is then cut only after records far from a piece's end)."""
     monkeypatch.setattr(logvfd, "_MARGIN", margin)
     for p in sorted((DATA / "logvfd").glob("*/1/rank.*/stderr")):
         text = p.read_text(errors="replace") * 3
+        text = text if lines else text.replace("\n", "#")
         got = list(logvfd._stream_records(text[i:i + chunk] for i in range(0, len(text), chunk)))
         assert got == logvfd.parse(text), p
         t = logvfd.rank_table_stream(text[i:i + chunk] for i in range(0, len(text), chunk))
