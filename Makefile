@@ -7,7 +7,8 @@
 #   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
 #   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md),
 #   DARSHAN_ANALYSES=auto|all|none (which Darshan logs get pydarshan's summary and drishti; docs/validation.md),
-#   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale.md).
+#   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale.md),
+#   COLLECT_JOBS=N (processes parsing the traces and logs at once; default the CPUs, at most 4; docs/scale.md).
 SHELL := /bin/bash
 # a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
 .SHELLFLAGS := -o pipefail -c
@@ -52,7 +53,7 @@ RUNS_DIR ?= runs
 HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
   --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
   $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(VOL),--vol $(VOL)) $(if $(SIDES),--sides $(SIDES)) \
-  $(if $(filter 1,$(DLIO_QUIET_MAP)),--dlio-quiet-index-map)
+  $(if $(filter 1,$(DLIO_QUIET_MAP)),--dlio-quiet-index-map) $(if $(COLLECT_JOBS),--collect-jobs $(COLLECT_JOBS))
 # VOL=async, async-prefetch: the kernel built against the thread-safe HDF5 (mk/vol.mk vol-kernel, a prerequisite then)
 VOL_ASYNC := $(filter async async-prefetch,$(VOL))
 define start_run

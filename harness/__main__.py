@@ -6,6 +6,7 @@ Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keep
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sys
@@ -54,6 +55,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--repeat", type=_count("REPEAT", "--repeat"), default=1,
                    help="timing launches per side (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
+    r.add_argument("--collect-jobs", type=_count("COLLECT_JOBS", "--collect-jobs"), default=min(4, os.cpu_count() or 1),
+                   help="processes parsing the launches' traces and logs at once, at most one holding a per-file "
+                        "table (default: the CPUs, at most 4)")
     r.add_argument("--print-run-dir", type=Path, default=None,
                    help="write the run directory path here once the run directory exists; the file is removed "
                         "first, so after a failed start it names no run (make validate reads it)")
@@ -166,6 +170,7 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
     return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
                         vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
                         repeat=a.repeat, sides=a.sides, dlio_quiet_index_map=a.dlio_quiet_index_map,
+                        collect_jobs=a.collect_jobs,
                         found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
                         skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
                                                         for side, why in sides.items()}},

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from multiprocessing import get_context
+from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 
 import yaml
@@ -53,6 +55,7 @@ class Options:
     vol_plugins: str = ""                              # its plugin folder (HDF5_PLUGIN_PATH of the kernel's ranks)
     sides: tuple = BOTH                                # the sides launched (SIDES=kernel: the kernel's alone)
     dlio_quiet_index_map: bool = False                 # DLIO_QUIET_MAP=1: harness/dlio_site on DLIO's PYTHONPATH
+    collect_jobs: int = 1                              # processes parsing the launches' output at once (collect)
 
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
@@ -303,47 +306,142 @@ def _reuse(rd: Path, src: Path, m: dict) -> None:
             m["steps"][name] = {**rec, "reused_from": str(src)}
 
 
-def collect(rd: Path, m: dict, dlio_venv: Path) -> None:
+def _lanes(m: dict) -> list[list[tuple[str, dict]]]:
+    """The finished steps to collect, in lanes: one per (profile, side), or per side's generation, its steps in
+    launch order. Two lanes never write the same table (a profile names its tables after the side, or the step)."""
+    lanes: dict[tuple[str, str], list] = {}
+    for name, rec in m["steps"].items():
+        side, step = name.split(".", 1)
+        if rec.get("status") == "ok" and (step == "generate" or (prof := owner(step)) is not None):
+            lanes.setdefault(("generate" if step == "generate" else prof.name, side), []).append((name, rec))
+    return list(lanes.values())
+
+
+def _collect_lane(rd: Path, lane: list[tuple[str, dict]], dlio_venv: Path) -> tuple[dict, dict]:
+    """Parse one lane's steps, in order: ({step: error}, {step: tables} of the profiles with their own merge; the
+    others' tables are written as soon as they are parsed)."""
+    rdir = RunDir(rd)
+    errors, parts = {}, {}
+    for name, rec in lane:
+        side, step = name.split(".", 1)
+        try:
+            if step == "generate":
+                _collect_dataset(rdir, side, dlio_venv)
+                continue
+            prof = owner(step)
+            # the data folders the launch read, as its traces name them: a step reused from an earlier run read that
+            # run's
+            base = Path(rec.get("reused_from") or rd)
+            done = Done(name, side, step, Path(rec["workdir"]), rec["wall_s"], base / side / "data",
+                        base / OTHER[side] / "data")
+            tables = prof.collect(done)
+            if type(prof).merge is Profile.merge:
+                for table, obj in tables.items():
+                    rdir.write_table(table, obj)
+                del tables
+            else:
+                parts[name] = tables
+        except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
+            errors[name] = f"{type(e).__name__}: {e}"
+    return errors, parts
+
+
+def _heavy(lane: list[tuple[str, dict]]) -> bool:
+    """A lane whose parse holds a table per data file (Profile.holds_file_tables): one at a time."""
+    prof = owner(lane[0][0].split(".", 1)[1])
+    return prof is not None and prof.holds_file_tables
+
+
+def _input_bytes(lane: list[tuple[str, dict]]) -> int:
+    """What a lane parses, in bytes (its steps' folders; a generation's data folder counted by its files, 4 KiB each):
+    the order lanes start in, largest first."""
+    n = 0
+    for name, rec in lane:
+        root = Path(rec.get("workdir") or "")
+        if name.endswith(".generate"):
+            root = Path(rec.get("workdir") or "").parent / "data"
+        for dirpath, _, files in os.walk(root):
+            n += sum(4096 if name.endswith(".generate") else _size(Path(dirpath) / f) for f in files)
+    return n
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def _lane_process(rd: Path, lane: list, dlio_venv: Path, conn) -> None:
+    conn.send(_collect_lane(rd, lane, dlio_venv))
+    conn.close()
+
+
+def _run_lanes(rd: Path, lanes: list, dlio_venv: Path, jobs: int) -> list[tuple[dict, dict]]:
+    """Each lane's (errors, parts): in this process one after the other (jobs 1, or a single lane), else in up to
+    `jobs` forked processes, largest lane first, never two heavy lanes at once. A process that ends without its
+    answer (killed: out of memory?) fails its lane's steps, said, not raised; on any exception here (Ctrl-C, SIGTERM)
+    every process still parsing is killed."""
+    if jobs <= 1 or len(lanes) <= 1:
+        return [_collect_lane(rd, lane, dlio_venv) for lane in lanes]
+    ctx = get_context("fork")
+    pending = sorted(lanes, key=_input_bytes, reverse=True)
+    out, running = [], {}  # receiving end -> (process, lane)
+    try:
+        while pending or running:
+            for lane in list(pending):
+                heavy = any(_heavy(x) for _, x in running.values())
+                if len(running) >= jobs or (heavy and _heavy(lane)):
+                    continue
+                pending.remove(lane)
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_lane_process, args=(rd, lane, dlio_venv, send), daemon=True)
+                proc.start()
+                send.close()
+                running[recv] = (proc, lane)
+            for recv in mp_wait(list(running)):
+                proc, lane = running.pop(recv)
+                try:
+                    out.append(recv.recv())
+                except EOFError:
+                    proc.join()
+                    why = (f"killed by signal {-proc.exitcode} (out of memory?)" if (proc.exitcode or 0) < 0 else
+                           f"exit {proc.exitcode}: its error is in the harness's output above")
+                    out.append(({name: f"collection process ended without its tables: {why}" for name, _ in lane},
+                                {}))
+                proc.join()
+    finally:
+        for proc, _ in running.values():
+            proc.kill()
+            proc.join()
+    return out
+
+
+def collect(rd: Path, m: dict, dlio_venv: Path, jobs: int = 1) -> None:
     """Parse every finished step's raw output into tables/: generation into the dataset tables, every other step by
     the profile it belongs to (profiles.owner; Profile.collect per launch, Profile.merge per profile). A step whose
     output cannot be parsed is recorded in m["collect_errors"]; the others are still collected. A profile whose merge
     is the default union has each launch's tables written as soon as they are parsed (the same files and bytes, the
     later launch's table over an earlier one of the same name, as the union): collection then holds one launch's
-    tables at a time, not every profile's of every launch (docs/performance.md#validation-at-scale)."""
-    rdir = RunDir(rd)
-    rdir.tables.mkdir(exist_ok=True)
+    tables at a time, not every profile's of every launch (docs/performance.md#validation-at-scale). jobs > 1: lanes
+    (_lanes) parsed in that many processes at once, at most one lane holding per-file tables (_run_lanes)."""
+    RunDir(rd).tables.mkdir(exist_ok=True)
     errors: dict = {}
-    parts: dict[str, list] = {}
-    union = Profile.merge
-    for name, rec in m["steps"].items():
-        if rec.get("status") != "ok":
-            continue
-        side, step = name.split(".", 1)
-        try:
-            if step == "generate":
-                _collect_dataset(rdir, side, dlio_venv)
-            elif (prof := owner(step)) is not None:
-                # the data folders the launch read, as its traces name them: a step reused from an earlier run read
-                # that run's
-                base = Path(rec.get("reused_from") or rd)
-                done = Done(name, side, step, Path(rec["workdir"]), rec["wall_s"], base / side / "data",
-                            base / OTHER[side] / "data")
-                tables = prof.collect(done)
-                if type(prof).merge is union:
-                    for table, obj in tables.items():
-                        rdir.write_table(table, obj)
-                    del tables
-                else:
-                    parts.setdefault(prof.name, []).append(tables)
-        except (OSError, ValueError, KeyError, TypeError) as e:  # a step's output unreadable: the others still count
-            errors[name] = f"{type(e).__name__}: {e}"
-    m["collect_errors"] = errors
+    parts: dict = {}
+    for errs, ps in _run_lanes(rd, _lanes(m), dlio_venv, jobs):
+        errors.update(errs)
+        parts.update(ps)
+    m["collect_errors"] = {n: errors[n] for n in m["steps"] if n in errors}
     m.setdefault("vol", hvol.manifest_block(hvol.STACKS["native"], "", KERNEL_BIN))["kernel_launches"] = \
         kernel_vol(rd, m)
+    by_profile: dict[str, list] = {}
+    for name in m["steps"]:  # a profile's launches merged in launch order
+        if name in parts:
+            by_profile.setdefault(owner(name.split(".", 1)[1]).name, []).append(parts[name])
     reg = registry()
-    for pname, ps in parts.items():
+    for pname, ps in by_profile.items():
         for table, obj in reg[pname].merge(ps).items():
-            rdir.write_table(table, obj)
+            RunDir(rd).write_table(table, obj)
 
 
 def kernel_vol(rd: Path, m: dict) -> dict:
@@ -429,6 +527,6 @@ def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bo
     missing = [s.name for s in steps if s.name not in m["steps"]]
     m["status"] = "failed" if failed or missing else "complete"
     m["failed_steps"] = failed + missing
-    collect(rd, m, dlio_venv)
+    collect(rd, m, dlio_venv, opt.collect_jobs)
     rdir.save(m)
     return m

@@ -134,6 +134,8 @@ class Profile:
     order: ClassVar[int] = 50          # listing order (--profiles, the manifest) and the order of its checks
     launch_order: ClassVar[int | None] = None  # order of its launches in a run, if not `order`
     checks: ClassVar[tuple[Check, ...]] = ()
+    # its collect() holds a table per data file (~1-1.5 KB each): collection parses one such launch at a time
+    holds_file_tables: ClassVar[bool] = False
 
     def available(self, ctx: Context) -> Found:
         return Found(True)

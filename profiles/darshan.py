@@ -642,6 +642,7 @@ class Darshan(Profile):
     """Training under Darshan (POSIX, MPI-IO, H5F/H5D, DXT), reading in the ranks on both sides: processes forked
     after MPI_Init (DLIO's PyTorch workers) leave no log, so with workers Darshan would see none of DLIO's reads."""
     name = "darshan"
+    holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)
 

@@ -1181,6 +1181,7 @@ UNBUFFERED_TRACE = {"DFTRACER_WRITE_BUFFER_SIZE": "1", "DFTRACER_TRACE_COMPRESSI
 @register
 class DFTracer(Profile):
     name = "dftracer"
+    holds_file_tables = True
     order = 30
     checks = (check_dftracer,)
 

@@ -36,6 +36,7 @@ CASES = [
      ["DARSHAN_ANALYSES=some", "not one of auto, all, none"]),
     ("DLIO_QUIET_MAP unknown", ["validate", "DLIO_QUIET_MAP=yes"], ["DLIO_QUIET_MAP=yes", "not 0 or 1"]),
     ("REPEAT not a number", ["validate", "REPEAT=twice"], ["REPEAT=twice", "not a whole number"]),
+    ("COLLECT_JOBS zero", ["validate", "COLLECT_JOBS=0"], ["COLLECT_JOBS=0", "at least 1"]),
     ("DLIO neither version nor checkout", ["validate", "DLIO=nosuch"], ["DLIO=nosuch", "neither a version"]),
     ("DLIO a folder that is not DLIO", ["validate", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),
     ("HDF5_DIR not an install", ["validate", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),

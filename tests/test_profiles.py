@@ -5,7 +5,10 @@ tables written and its check run in the verdict."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,99 @@ def test_each_launchs_tables_are_written_when_parsed_as_the_union_would(tmp_path
     hrun.collect(rd, dict(m), tmp_path / "venv")
     assert seen == [None, None]  # its own merge: nothing written until every launch is parsed
     assert json.loads((rd / "tables" / "echo-kernel.json").read_text()) == {"said": "launch 0\nlaunch 1\n"}
+
+
+def _lanes_run(tmp_path: Path) -> tuple[Path, dict]:
+    """Both sides' echo and echo-again launches (two lanes), a timing launch per side (its own merge: two more
+    lanes), one failed launch."""
+    rd = tmp_path / "run"
+    m = {"steps": {}}
+    for side in ("dlio", "kernel"):
+        for step in ("echo", "echo-again"):
+            wd = rd / side / step
+            (wd / "said").mkdir(parents=True)
+            (wd / "said" / "out.txt").write_text(f"{side} {step}\n")
+            m["steps"][f"{side}.{step}"] = {"status": "ok", "workdir": str(wd), "wall_s": 1}
+        m["steps"][f"{side}.timing"] = {"status": "ok", "workdir": str(rd / side / "timing"), "wall_s": 2}
+    m["steps"]["kernel.echo-3"] = {"status": "ok", "workdir": str(rd / "kernel" / "echo-3"), "wall_s": 1}
+    return rd, m
+
+
+def _tables(rd: Path) -> dict[str, str]:
+    """tables/ as text, the run directory's own path written RUN"""
+    return {p.name: p.read_text().replace(str(rd), "RUN") for p in sorted((rd / "tables").iterdir())}
+
+
+def test_collection_in_parallel_writes_what_one_process_writes(tmp_path, echo):
+    """COLLECT_JOBS: the lanes (one per profile and side) parsed by forked processes write the same tables, byte for
+    byte, with the same errors, as one process one step after the other; a profile with its own merge gets its
+    launches' tables from the processes, merged in launch order."""
+    for merged in (False, True):
+        if merged:
+            echo.merge = lambda self, parts: {"echo.json": {"said": "".join(p[k]["said"] for p in parts for k in p)}}
+        tables, errors = {}, {}
+        for jobs in (1, 3):
+            rd, m = _lanes_run(tmp_path / f"{merged}{jobs}")
+            assert len(hrun._lanes(m)) == 4
+            hrun.collect(rd, m, tmp_path / "venv", jobs)
+            tables[jobs] = _tables(rd)
+            errors[jobs] = {k: v.replace(str(rd), "RUN") for k, v in m["collect_errors"].items()}
+        assert tables[1] == tables[3] and errors[1] == errors[3]
+        assert list(errors[3]) == ["dlio.timing", "kernel.timing", "kernel.echo-3"]  # no output: said, in step order
+        if merged:
+            said = json.loads(tables[3]["echo.json"])["said"]
+            assert said == "dlio echo\ndlio echo-again\nkernel echo\nkernel echo-again\n"
+        else:
+            assert json.loads(tables[3]["echo-kernel.json"])["said"] == "kernel echo-again\n"  # the later launch's
+            assert sorted(tables[3]) == ["echo-dlio.json", "echo-kernel.json"]
+
+
+def test_a_collection_process_that_dies_fails_its_steps_only(tmp_path, echo):
+    """A lane's process killed (as by the kernel's OOM killer) fails that lane's steps in collect_errors, said with
+    the signal; the other lanes' tables are written and the harness goes on."""
+    collect = echo.collect
+
+    def dying(self, done):
+        if done.side == "dlio":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return collect(self, done)
+
+    echo.collect = dying
+    rd, m = _lanes_run(tmp_path)
+    hrun.collect(rd, m, tmp_path / "venv", 2)
+    assert sorted(m["collect_errors"]) == ["dlio.echo", "dlio.echo-again", "dlio.timing", "kernel.echo-3",
+                                           "kernel.timing"]
+    assert "killed by signal 9" in m["collect_errors"]["dlio.echo"]
+    assert sorted(_tables(rd)) == ["echo-kernel.json"]
+
+
+def test_two_lanes_holding_per_file_tables_never_run_at_once(tmp_path, echo):
+    """At most one lane whose profile holds a table per data file (DFTracer, Darshan) runs at a time, light lanes
+    beside it: each launch logs its start and end, the first heavy one waiting up to 2 s for another to start;
+    in the log no heavy start falls between a heavy start and its end."""
+    log = tmp_path / "log"
+    collect = echo.collect
+
+    def logging(self, done):
+        heavy = done.step != "timing"  # the echo lanes (one per side): heavy; the timing lanes: light
+        with open(log, "a") as f:
+            f.write(f"start {done.name} {heavy}\n")
+        for _ in range(20 if heavy else 0):  # give a second heavy lane the time to start, were it allowed to
+            if log.read_text().count("True") > 1:
+                break
+            time.sleep(0.1)
+        with open(log, "a") as f:
+            f.write(f"end {done.name} {heavy}\n")
+        return collect(self, done)
+
+    echo.collect = logging
+    echo.holds_file_tables = True
+    rd, m = _lanes_run(tmp_path)
+    hrun.collect(rd, m, tmp_path / "venv", 3)
+    inside = 0
+    for line in log.read_text().splitlines():
+        what, name, heavy = line.split()
+        if heavy == "True":
+            inside += 1 if what == "start" else -1
+            assert inside <= 1, log.read_text()
+    assert log.read_text().count("start") == 5
