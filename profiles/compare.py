@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from profiles import checkpoint_dir
+from profiles import checkpoint_dir, checkpoint_only
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -221,6 +221,35 @@ def raw_reader(run) -> str | None:
     return ("DLIO reads each sample as the whole file with Python open().read() (sample_read whole_file), without "
             "the HDF5 library: no Log VFD record to compare; equivalence is checked at the POSIX level "
             "(dftracer.per_file: opens, reads, bytes and (offset, size) accesses per file; darshan.* when installed)")
+
+
+def one_open_per_sample(run) -> bool:
+    """An HDF5 workload whose every sample read is one open of its file (one sample per file, training only: the
+    model's read_files name each read's file; eval files would share train files' indices): a tracer's opens per
+    data file can be checked against the model without DLIO's side."""
+    cfg = run.cfg
+    if int((cfg.get("dataset") or {}).get("num_samples_per_file", 1)) != 1:
+        return False
+    segs = run.model_reads(cfg)
+    return bool(segs) and all(seg.get("phase") == "train" and "read_files" in seg for r in segs for seg in segs[r])
+
+
+def model_judges_kernel(run, per_sample: bool = True) -> bool:
+    """A kernel-only run (SIDES=kernel) whose kernel's opens per data file the analytic model names alone: the
+    reference reads whole files (raw_reader), or (when the tracer's table can say it: per_sample) each sample read is
+    one open of its file (one_open_per_sample). Then counts.<tracer>.kernel* judge the kernel's trace against the
+    model instead of a skip."""
+    return list(run.manifest.get("sides") or ()) == ["kernel"] and not checkpoint_only(run.cfg) and \
+        bool(raw_reader(run) or per_sample and one_open_per_sample(run))
+
+
+FILE_INDEX = re.compile(r"_(\d+)_of_\d+\.[^/]+$")
+
+
+def file_index(f: str) -> int:
+    """A data file's index by DLIO's name (img_<i>_of_<N>.<ext>), -1 for any other name."""
+    m = FILE_INDEX.search(f)
+    return int(m.group(1)) if m else -1
 
 
 class FileRows:

@@ -35,7 +35,9 @@ from profiles.compare import (
     FileRows,
     classify,
     explained,
+    file_index,
     launch_roots,
+    model_judges_kernel,
     result,
     similarity,
 )
@@ -560,6 +562,8 @@ def check_darshan(run: RunView) -> list[dict]:
     the DXT segments."""
     skipped = run.manifest.get("skipped_profiles", {})
     d, k = run.table("darshan-dlio.json"), run.table("darshan-kernel.json")
+    if d is None and k is not None and model_judges_kernel(run):  # a kernel-only run: against the model
+        return [check_kernel_model(run, k)]
     if d is None or k is None:
         why = skipped.get("darshan") or skipped.get("darshan.dlio") or skipped.get("darshan.kernel") or \
             "darshan profile not run (or a launch failed)"
@@ -603,6 +607,122 @@ def check_darshan(run: RunView) -> list[dict]:
     out.append(check_checkpoints(run, d, k, dxt, diffs))
     out.append(explained("darshan", [x for x in diffs if x["file"] not in data]))
     return out + similarity("similarity.darshan", d, k, "the DXT read segments")
+
+
+COUNTED = ("POSIX", "H5F", "H5D")  # the modules whose counters counts.darshan.kernel reads (not DXT's segments)
+
+
+def _launch_cfg(run: RunView) -> dict:
+    """The workload as the kernel's Darshan launch read it: reading in the ranks (read_threads 0) when its recorded
+    argv set read-threads=0, as launches() asks for every workload that reads data (and as assumed when the step has
+    no argv recorded); else the workload's own reader threads."""
+    argv = (run.step("kernel.darshan") or {}).get("argv")
+    if argv is not None and "read-threads=0" not in argv:
+        return run.cfg
+    return {**run.cfg, "reader": {**(run.cfg.get("reader") or {}), "read_threads": 0}}
+
+
+def _model_per_file(segs: dict) -> tuple[Counter, dict]:
+    """Over every rank: the model's opens per data file, and for an HDF5 model (its segments name each read's file:
+    read_files) each file's [H5D reads, H5D bytes]: a read's datasets (num_dset_per_record) and bytes, which for one
+    sample per file are the whole sample's (model.raw_read_bytes: min(sieve, 1 x sample)), what H5Dread selects."""
+    opens, h5d = Counter(), {}
+    for rank_segs in segs.values():
+        for seg in rank_segs:
+            files = seg.get("read_files", seg["bytes"])
+            opens.update(files)
+            if "read_files" not in seg or not files:
+                continue
+            nd = len(seg["bytes"]) // len(files)
+            per_read = seg["bytes"] if nd == 1 else \
+                [sum(seg["bytes"][i * nd:(i + 1) * nd]) for i in range(len(files))]
+            for f, b in zip(files, per_read, strict=True):
+                row = h5d.get(f)
+                if row is None:
+                    h5d[f] = [nd, b]
+                else:
+                    row[0] += nd
+                    row[1] += b
+    return opens, h5d
+
+
+def _kernel_per_file(k: dict) -> tuple[Counter, dict, int]:
+    """The kernel's Darshan table per data file index (DLIO's name img_<i>_of_<N>; the table sums every process's
+    log): POSIX opens, [H5F opens, H5D reads, H5D bytes] (summed over datasets), and the opens of files under the data
+    folder without such a name."""
+    opens, h5, unnamed = Counter(), {}, 0
+    for name, row in k["files"].items():
+        i = file_index(name)
+        if i < 0:
+            unnamed += row["opens"]
+            continue
+        opens[i] += row["opens"]
+        nf, nr, nb = row["h5f_opens"], 0, 0
+        for x in row["h5d"].values():
+            nr += x["reads"]
+            nb += x["bytes"]
+        r = h5.get(i)
+        if r is None:
+            h5[i] = [nf, nr, nb]
+        else:  # (two names of one index: a file outside the training folder; its opens fail above)
+            r[0] += nf
+            r[1] += nr
+            r[2] += nb
+    return opens, h5, unnamed
+
+
+def _differences(want: Counter, want_h5: dict | None, got: Counter, got_h5: dict) -> tuple[list, list, list, list]:
+    """In one pass over the files (10^6 of them: no sort but of what differs): modelled files never opened, files
+    opened more (an unmodelled one among them) or less than modelled, and (want_h5 given) files whose [H5F opens, H5D
+    reads, H5D bytes] are not the model's [opens, reads, bytes]."""
+    missing, more, fewer, h5_bad = [], [], [], []
+    for f, n in want.items():
+        g = got.get(f, 0)
+        if g != n:
+            (missing if g == 0 else more if g > n else fewer).append(f)
+        if want_h5 is not None:
+            w, x = want_h5.get(f) or (0, 0), got_h5.get(f) or [0, 0, 0]
+            if x[0] != n or x[1] != w[0] or x[2] != w[1]:
+                h5_bad.append({"file": f, "model": [n, *w], "darshan": x})
+    more += [f for f, g in got.items() if g and f not in want]
+    return sorted(missing), sorted(more), sorted(fewer), sorted(h5_bad, key=lambda x: x["file"])
+
+
+def check_kernel_model(run: RunView, k: dict) -> dict:
+    """counts.darshan.kernel: a kernel-only run's Darshan records per data file against the analytic model (DLIO's
+    side absent: model_judges_kernel). Darshan's table sums every process's log (ranks and reader processes alike),
+    so the model's reads are summed over ranks: per file, POSIX opens equal the model's opens; with HDF5 records
+    and an HDF5 model, H5F opens equal them too and the H5D reads and bytes (summed over the file's datasets) equal
+    the model's reads and sample bytes. A modelled file never opened, a file opened more or less than modelled, an
+    open of a file without DLIO's name, a child process that touched a data file, a counted module out of record
+    memory: each fails it."""
+    want, want_h5 = _model_per_file(run.model_reads(_launch_cfg(run)))
+    got, got_h5, unnamed = _kernel_per_file(k)
+    h5 = bool(want_h5) and "H5F" in k["modules"] and "H5D" in k["modules"]
+    missing, more, fewer, h5_bad = _differences(want, want_h5 if h5 else None, got, got_h5)
+    children = [c["log"] for c in k.get("children", []) if c.get("data_files")]
+    partial = [x for x in k.get("partial", []) if x.rsplit(":", 1)[-1] in COUNTED]
+    dxt = [x for x in k.get("partial", []) if x not in partial]
+    ok = bool(want) and not (missing or more or fewer or h5_bad or unnamed or children or partial)
+    fields = "POSIX opens, H5F opens, H5D reads and bytes" if h5 else "POSIX opens"
+    detail = (f"{sum(got.values())} opens of {len(got)} files, {fields} per file as modelled" if ok else
+              "; ".join(x for x in (
+                  f"{len(missing)} modelled files never opened (first {missing[:4]})" * bool(missing),
+                  f"{len(more)} files opened more than modelled (first {more[:4]})" * bool(more),
+                  f"{len(fewer)} files opened less than modelled (first {fewer[:4]})" * bool(fewer),
+                  f"{len(h5_bad)} files' [H5F opens, H5D reads, H5D bytes] differ (first {h5_bad[:2]})" * bool(h5_bad),
+                  f"{unnamed} opens of files without DLIO's name" * bool(unnamed),
+                  f"child processes touched data files (logs {children[:3]})" * bool(children),
+                  f"Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
+                  "profiles/darshan.py config_text()" * bool(partial),
+                  "no modelled read" * (not want)) if x))
+    return result("counts.darshan.kernel", PASS if ok else FAIL, sum(want.values()), sum(got.values()),
+                  f"model of DLIO {run.release}, the Darshan launch's reads (summed over ranks: Darshan's table sums "
+                  f"every process's log), per data file: {detail}"
+                  + ("" if h5 or not want_h5 else "; H5F/H5D not judged: the kernel's logs have no HDF5 module "
+                     "records")
+                  + (f"; DXT ran out of record memory in {len(dxt)} logs (its segments are not judged here)"
+                     if dxt else ""))
 
 
 CKPT_FIELDS = ("opens", "writes", "bytes", "fsyncs", "reads", "read_bytes")

@@ -51,7 +51,9 @@ from profiles.compare import (
     classify,
     dlio_rule,
     explained,
+    file_index,
     launch_roots,
+    model_judges_kernel,
     raw_reader,
     result,
     similarity,
@@ -966,8 +968,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
     difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
     d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
-    if d is None and k is not None and run.manifest.get("sides") == ["kernel"] and not checkpoint_only(run.cfg) \
-            and (raw_reader(run) or "process_opens" in k and _one_open_per_sample(run)):  # against the model
+    if d is None and k is not None and model_judges_kernel(run, "process_opens" in k):  # against the model
         return check_model_opens(run, None, k, None)
     if d is None or k is None:
         return [result("dftracer.per_file", SKIP, detail="dftracer profile not run (or a launch failed)")]
@@ -1067,20 +1068,6 @@ def _whole_opens_more(a: dict | None, b: dict | None) -> int:
     return na - nb if same else 0
 
 
-FILE_INDEX = re.compile(r"_(\d+)_of_\d+\.[^/]+$")
-
-
-def _one_open_per_sample(run: RunView) -> bool:
-    """An HDF5 workload whose every sample read is one open of its file (one sample per file, training only: the
-    model's read_files name each read's file; eval files would share train files' indices): the kernel's DFTracer
-    opens per file can be checked against the model without DLIO's side."""
-    cfg = run.cfg
-    if int((cfg.get("dataset") or {}).get("num_samples_per_file", 1)) != 1:
-        return False
-    segs = run.model_reads(cfg)
-    return bool(segs) and all(seg.get("phase") == "train" and "read_files" in seg for r in segs for seg in segs[r])
-
-
 def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict | None) -> list[dict]:
     """A DLIO reading whole files (no Log VFD count to check): each rank's data-file opens against the analytic model,
     per file. The kernel exactly; DLIO exactly without pre-warm prefetch, else at least the model's opens and at most
@@ -1096,7 +1083,7 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
         want = Counter(f for seg in segs[r] for f in seg.get("read_files", seg["bytes"]))
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
-            got = Counter(_file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
+            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
             unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
             if side == "kernel" or not may:
@@ -1119,11 +1106,6 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
     return out
 
 
-def _file_index(f: str) -> int:
-    m = FILE_INDEX.search(f)
-    return int(m.group(1)) if m else -1
-
-
 def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch: bool) -> dict:
     """dftracer.batches.rank<r>: the order of reads within each batch. Every process's data-file opens, in time
     order, cut into batches of batch_size opens (one whole-file open per sample): the kernel's batches must be the
@@ -1144,7 +1126,7 @@ def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch:
         got: Counter = Counter()
         partial = []
         for files in (t.get("process_opens") or {}).get(str(r), []):
-            chunks = cut([_file_index(f) for f in files])
+            chunks = cut([file_index(f) for f in files])
             if chunks and len(chunks[-1]) < bs:
                 partial.append(chunks.pop())
             got.update(chunks)

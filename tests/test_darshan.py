@@ -517,3 +517,129 @@ def test_live_darshan_under_vol_async(tmp_path, monkeypatch):
                        "--reuse-dlio", str(run))
     assert bad["darshan.per_file"]["status"] == "fail" and "'field': 'reads'" in bad["darshan.per_file"]["detail"]
     assert bad["darshan.per_file"]["observed"] == 27
+
+
+# ------------------------------------------- a kernel-only run: the kernel's Darshan records against the model
+
+KONLY = DATA / "kernel-only-unet3d"  # a real kernel-only run's manifest, workload and Darshan table (README.md)
+
+
+def _konly(tmp_path: Path, plant=None, manifest=None) -> dict:
+    """check_darshan over a copy of the committed kernel-only run, its table (and manifest) changed by `plant`
+    (`manifest`) first: its rows by name."""
+    import json
+
+    from validate import checks
+    run = tmp_path / "run"
+    shutil.copytree(KONLY, run, dirs_exist_ok=True)
+    for name, fn in (("tables/darshan-kernel.json", plant), ("manifest.json", manifest)):
+        if fn:
+            t = json.loads((run / name).read_text())
+            fn(t)
+            (run / name).write_text(json.dumps(t))
+    return {c["name"]: c for c in darshan.check_darshan(checks.Run(run))}
+
+
+def test_kernel_only_darshan_records_pass_against_the_model(tmp_path):
+    """tiny unet3d (28 one-sample files of ~1 MB, record_length_stdev: each file its own sample bytes; 2 epochs, all
+    28 read in each: 2 ranks x batch 7 x 2 steps), kernel-only under Darshan: counts.darshan.kernel is the only row
+    and passes, judging POSIX opens, H5F opens, H5D reads and bytes per file; the whole validation keeps it."""
+    import json
+
+    from validate import checks
+    cfg = json.loads((KONLY / "manifest.json").read_text())["workload"]["config"]
+    opens = cfg["dataset"]["num_files_train"] * cfg["train"]["epochs"]
+    rows = _konly(tmp_path)
+    assert list(rows) == ["counts.darshan.kernel"]
+    c = rows["counts.darshan.kernel"]
+    assert c["status"] == "pass" and c["expected"] == c["observed"] == opens, c
+    assert "H5F opens, H5D reads and bytes" in c["detail"]
+    v = checks.validate(tmp_path / "run")
+    assert v["verdict"] == "pass" and {x["name"]: x["status"] for x in v["checks"]}["counts.darshan.kernel"] == "pass"
+
+
+def _first(t: dict) -> dict:
+    return t["files"]["train/img_05_of_28.hdf5"]
+
+
+def _stray(t: dict) -> None:
+    t["files"]["train/stray.hdf5"] = {**_first(t), "opens": 1}
+
+
+def _more(t: dict) -> None:
+    _first(t)["opens"] += 1
+
+
+def _bytes(t: dict) -> None:
+    _first(t)["h5d"]["records"]["bytes"] -= 1
+
+
+def _h5f(t: dict) -> None:
+    _first(t)["h5f_opens"] += 1
+
+
+def _h5d_read(t: dict) -> None:
+    _first(t)["h5d"]["records"]["reads"] += 1
+
+
+def _posix_partial(t: dict) -> None:
+    t["partial"] = [f"{t['logs'][0]}:POSIX"]
+
+
+def _child(t: dict) -> None:
+    t["children"] = [{"log": "x.darshan", "exe": "/bin/cat", "data_files": ["train/img_05_of_28.hdf5"],
+                      "checkpoint_files": []}]
+
+
+@pytest.mark.parametrize("plant,says", [
+    (_more, "1 files opened more than modelled (first [5])"),
+    (lambda t: t["files"].pop("train/img_05_of_28.hdf5"), "1 modelled files never opened (first [5])"),
+    (_bytes, "H5D bytes] differ"), (_h5f, "H5D bytes] differ"), (_h5d_read, "H5D bytes] differ"),
+    (_stray, "1 opens of files without DLIO's name"), (_posix_partial, "ran out of record memory"),
+    (_child, "child processes touched data files")])
+def test_kernel_only_darshan_records_fail_a_planted_divergence(tmp_path, plant, says):
+    """Negative controls on the real table: an extra open of one file, a file never opened, one H5D byte less, an H5F
+    open or H5D read more, an open of a file without DLIO's name, a POSIX module out of record memory, a child process
+    reading a data file: each FAILs counts.darshan.kernel, saying which."""
+    c = _konly(tmp_path, plant)["counts.darshan.kernel"]
+    assert c["status"] == "fail" and says in c["detail"], c
+
+
+def test_kernel_only_darshan_check_applies_where_the_model_names_each_file(tmp_path):
+    """Where it does not apply, the side-by-side skip stays: a run with both sides (one table missing), two samples
+    per file (an open is no longer one sample's). A DXT module out of record memory only is said, not failed (its
+    segments are not judged)."""
+    def both(m):
+        m["sides"] = ["dlio", "kernel"]
+
+    def two(m):
+        m["workload"]["config"]["dataset"]["num_samples_per_file"] = 2
+    for i, fix in enumerate((both, two)):
+        assert list(_konly(tmp_path / str(i), manifest=fix)) == ["darshan.per_file"]
+    c = _konly(tmp_path / "dxt", lambda t: t.update(partial=[f"{t['logs'][0]}:DXT_POSIX"]))["counts.darshan.kernel"]
+    assert c["status"] == "pass" and "DXT ran out of record memory in 1 logs" in c["detail"], c
+
+
+@pytest.mark.darshan
+@pytest.mark.dlio
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", [None, "extra-open", "skip-read", "read-offset"])
+def test_live_kernel_only_darshan_against_the_model(tmp_path, monkeypatch, mutant):
+    """`--sides kernel --profiles darshan` of tiny unet3d (the DLIO venv only for the probe): counts.darshan.kernel
+    passes with 28 files x 2 epochs of opens, and the verdict with it; each kernel read mutant FAILs it, and only it:
+    extra-open (a file opened once more), skip-read (a sample never read: its file opened once less), read-offset
+    (one H5D read a row element short)."""
+    info, venv = _live()
+    if mutant:
+        monkeypatch.setenv("H5DLIO_MUTATE", mutant)
+    _, c = _live_run(tmp_path, info, venv, "unet3d", mutant or "base", "--sides", "kernel")
+    k = c["counts.darshan.kernel"]
+    assert k["expected"] == 28 * 2, k
+    failed = sorted(n for n, x in c.items() if x["status"] == "fail")
+    if mutant is None:
+        assert k["status"] == "pass" and not failed, (k, failed)
+        return
+    assert failed == ["counts.darshan.kernel"], failed
+    assert k["observed"] == {"extra-open": 57, "skip-read": 55, "read-offset": 56}[mutant], k
+    assert {"extra-open": "opened more", "skip-read": "opened less", "read-offset": "H5D bytes] differ"}[mutant] \
+        in k["detail"], k

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiles import dftracer
-from profiles.compare import cosine_similarity
+from profiles.compare import cosine_similarity, file_index
 from validate import model
 
 DATA = Path(__file__).parent / "data" / "dftracer"
@@ -376,7 +376,7 @@ def test_dftracer2_batches_in_order_and_cut_short():
     k["process_opens"]["1"][0][:7] = k["process_opens"]["1"][0][:7][::-1]
     assert dftracer._batches(run, 1, segs[1], tables["dlio"], k, True)["status"] == "fail"
     # a DLIO reader that read only the first 3 files of a batch its pre-warm may prefetch
-    names = {dftracer._file_index(f): f for p in tables["dlio"]["process_opens"]["0"] for f in p}
+    names = {file_index(f): f for p in tables["dlio"]["process_opens"]["0"] for f in p}
     pre = [s for seg in segs[0] for s in seg.get("prefetch_samples", [])]
     d = json.loads(json.dumps(tables["dlio"]))
     d["process_opens"]["0"].append([names.get(i, f"train/img_{i:02d}_of_28.hdf5") for i in pre[-7:][:3]])

@@ -18,7 +18,7 @@ from harness.workload import load
 REPO = Path(__file__).resolve().parent.parent
 RUN_TINY = REPO / "tests" / "data" / "run-tiny"
 MODEL_ONLY = ("dlio.version", "steps.kernel.", "vol.kernel", "counts.kernel.", "counts.checkpoints",
-              "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "darshan.analyses")
+              "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
 
 
 def _kernel_only(tmp_path: Path, mark: bool = True) -> Path:

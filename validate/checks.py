@@ -361,18 +361,20 @@ COVERAGE = [
      "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
      "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
     ("counts_model", "opens, reads and bytes per rank against the analytic model",
-     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.checkpoints", "counts.checkpoint_io."),
-     "the Log VFD or DFTracer profile",
+     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.darshan.", "counts.checkpoints",
+      "counts.checkpoint_io."),
+     "the Log VFD, DFTracer or Darshan profile",
      lambda run: True),
 ]
 
 
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
-# the analytic model or itself (these prefixes; vol.: the stack HDF5 reported to each kernel launch;
+# the analytic model or itself (these prefixes: counts.dftracer.kernel. and counts.darshan.kernel, its traced opens
+# per data file; vol.: the stack HDF5 reported to each kernel launch;
 # darshan.analyses: Darshan's own reports of the kernel's logs, info only); every other row, side by side by nature,
 # becomes a SKIP.
 KERNEL_ONLY = ("dlio.version", "steps.", "vol.", "counts.kernel.", "counts.checkpoints", "counts.checkpoint_io.kernel",
-               "counts.dftracer.kernel.", "darshan.analyses")
+               "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
 NO_DLIO = {"io": "dlio", "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
            "needs": "a side-by-side run (SIDES=both, the default)"}
