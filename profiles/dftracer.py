@@ -978,6 +978,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     prewarm = prewarm_prefetch(run)
     extra: dict[str, int] = {}  # data file -> DLIO's opens beyond the kernel's (its pre-warm prefetch)
     df, kf = d["files"]["files"], k["files"]["files"]
+    kernel_opens = _PerOpen(kf)
     names = sorted(set(df) | set(kf))
     data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
     is_data = set(data)  # (a list's `in` made this check quadratic in the files: 100 s at 10^5)
@@ -993,20 +994,7 @@ def check_dftracer(run: RunView) -> list[dict]:
                               "class": _classify_both(call, n, roots, DATA, (a or {}).get("calls", {}).get(call, 0),
                                                       (b or {}).get("calls", {}).get(call, 0))})
             continue
-        wrong = [f for f in DATA_FIELDS if (a or {}).get(f) != (b or {}).get(f)]
-        if wrong and prewarm and (k_extra := _whole_opens_more(a, b)):
-            extra[n], wrong = k_extra, []
-        bad_files += bool(wrong)
-        for f in wrong:
-            diffs.append({"file": n, "field": f, "dlio": (a or {}).get(f), "kernel": (b or {}).get(f), "class": None})
-        for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
-            if call in ("open", "openat", "close", "pread", "read"):
-                continue
-            x, y = (a or {}).get("calls", {}).get(call, 0), (b or {}).get("calls", {}).get(call, 0)
-            # a file DLIO's pre-warm opened more often: its other calls in the same proportion
-            if (x * b["opens"] != y * a["opens"]) if n in extra else x != y:
-                diffs.append({"file": n, "field": call, "dlio": x, "kernel": y,
-                              "class": _classify_both(call, n, roots, DATA, x, y)})
+        bad_files += _compare_data_file(n, a, b, kernel_opens if prewarm else None, extra, diffs, roots)
     for side, t in (("dlio", d), ("kernel", k)):
         for o in t["files"]["other"]:
             diffs.append({"file": o["file"], "field": o["call"], "dlio": o["n"] if side == "dlio" else 0,
@@ -1016,6 +1004,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     run.put_table("files-dftracer.json", files.table(differences=diffs, checkpoints=ck_rows))
     raw = raw_reader(run)  # DLIO reads whole files without HDF5: this is the level where equivalence is shown
     first = next((x for x in diffs if x["field"] in DATA_FIELDS), None)
+    alone = sum(not kf.get(n, {}).get("opens") for n in extra)  # files only DLIO's pre-warm opened
     if checkpoint_only(run.cfg) and not data:
         out.append(result("dftracer.per_file", SKIP, detail="a checkpoint-only workload (workflow.train false): no "
                           "data file is read; its checkpoint files are compared in dftracer.checkpoints"))
@@ -1024,8 +1013,10 @@ def check_dftracer(run: RunView) -> list[dict]:
                           len(data) - bad_files,
                           f"{len(data)} data files: opens, closes, reads, bytes and (offset, size) accesses equal" +
                           (f" but for DLIO's pre-warm prefetch: {sum(extra.values())} more opens of {len(extra)} "
-                           "files, each reading the file as the kernel's opens do (counts.dftracer and "
-                           "dftracer.batches check which)"
+                           "files, each reading the file as the kernel's opens do" +
+                           (f" ({alone} of them opened by DLIO's pre-warm alone, each open reading as the kernel's "
+                            "read a file of that size)" if alone else "") +
+                           " (counts.dftracer and dftracer.batches check which)"
                            if extra else "") +
                           ("; DLIO reads whole files without HDF5 (sample_read whole_file): the equivalence of the two "
                            "sides' I/O, in place of the Log VFD checks" if raw else "")
@@ -1054,6 +1045,60 @@ def prewarm_prefetch(run: RunView) -> dict | None:
     if not any(seg.get("prefetch_samples") for segs in reads.values() for seg in segs):
         return None
     return reads
+
+
+def _compare_data_file(n: str, a: dict | None, b: dict | None, prefetch: _PerOpen | None, extra: dict[str, int],
+                       diffs: list, roots: dict) -> bool:
+    """One data file's rows of both sides compared (False when they agree); DLIO's opens beyond the kernel's go to
+    extra when its pre-warm may prefetch (prefetch: the kernel's per-open rows) and each reads as the kernel's do: of
+    the same file, or, for a file the kernel never opened, of a file of that size. The pre-warm after an epoch
+    iterates the loader reconfigured for the next one (MLCommons 3.x main.py:802, :811-818): its prefetched batches are
+    next epoch's files, among them those no rank read this epoch (the remainder below a whole batch); the counts and
+    batch checks say which files those may be."""
+    wrong = [f for f in DATA_FIELDS if (a or {}).get(f) != (b or {}).get(f)]
+    if wrong and prefetch is not None and (more := _whole_opens_more(a, b) or prefetch.alone(a, b)):
+        extra[n], wrong = more, []
+    for f in wrong:
+        diffs.append({"file": n, "field": f, "dlio": (a or {}).get(f), "kernel": (b or {}).get(f), "class": None})
+    if n in extra and not (b or {}).get("opens"):
+        return False  # its other calls were matched with the opens (prefetch.alone)
+    for call in sorted(set((a or {}).get("calls", {})) | set((b or {}).get("calls", {}))):
+        if call in ("open", "openat", "close", "pread", "read"):
+            continue
+        x, y = (a or {}).get("calls", {}).get(call, 0), (b or {}).get("calls", {}).get(call, 0)
+        # a file DLIO's pre-warm opened more often: its other calls in the same proportion
+        if (x * b["opens"] != y * a["opens"]) if n in extra else x != y:
+            diffs.append({"file": n, "field": call, "dlio": x, "kernel": y,
+                          "class": _classify_both(call, n, roots, DATA, x, y)})
+    return bool(wrong)
+
+
+class _PerOpen:
+    """The kernel's data-file rows per open (closes, reads, bytes, (offset, size) accesses and every call, each over
+    the file's opens), collected when first asked: what one open of a file of a given size reads on the kernel's
+    side (a whole-file read's accesses and bytes name the size)."""
+
+    def __init__(self, kernel_files: dict):
+        self.files, self.seen = kernel_files, None
+
+    @staticmethod
+    def of(row: dict) -> tuple | None:
+        n = row.get("opens") or 0
+        if not n or any(row[f] % n for f in ("closes", "reads", "bytes")) or \
+                any(c % n for c in (*row["accesses"].values(), *row.get("calls", {}).values())):
+            return None
+        return (row["closes"] // n, row["reads"] // n, row["bytes"] // n,
+                tuple(sorted((x, c // n) for x, c in row["accesses"].items())),
+                tuple(sorted((x, c // n) for x, c in row.get("calls", {}).items())))
+
+    def alone(self, a: dict | None, b: dict | None) -> int:
+        """DLIO's opens of a file the kernel never opened, when every one of them reads as one open of the kernel's
+        reads some file (of that size), else 0."""
+        if not a or (b or {}).get("opens") or (mine := self.of(a)) is None:
+            return 0
+        if self.seen is None:
+            self.seen = {p for row in self.files.values() if (p := self.of(row)) is not None}
+        return a["opens"] if mine in self.seen else 0
 
 
 def _whole_opens_more(a: dict | None, b: dict | None) -> int:

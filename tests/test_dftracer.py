@@ -252,6 +252,73 @@ def test_prewarm_extra_opens_must_read_as_the_kernel_does():
     assert dftracer._whole_opens_more(row, row) == 0 and dftracer._whole_opens_more(row, None) == 0
 
 
+
+def test_files_only_dlio3s_prewarm_opened_must_read_as_the_kernel_reads_a_file_of_their_size():
+    """DLIO 3.x's pre-warm after an epoch iterates the loader reconfigured for the next epoch (main.py:802, :811-818):
+    its prefetched batches hold files no rank read in the epoch (the remainder below a whole batch), which the kernel,
+    reading worker 0's share only, never opens. imagenet_files at 10,240 files (2 ranks, batch 400, 8 readers) showed
+    350 such files and failed dftracer.per_file (kernel row None) and dftracer.explained (their lseeks). Planted here in
+    the real 3.x tiny traces: a prefetched file's extra opens moved to a name the kernel never opened; it passes when
+    each of its opens reads as the kernel read a file of that size (the same file's per-open row), and fails when the
+    read was cut, was of a size the kernel never read, made another call, or when no pre-warm is modelled."""
+    by_hand = {"dataset": {"num_files_train": 10240, "num_samples_per_file": 1, "num_subfolders_train": 1000},
+               "reader": {"batch_size": 400, "read_threads": 8, "file_shuffle": "seed", "sample_shuffle": "seed"},
+               "train": {"epochs": 1}}
+    segs = model.dlio3_workload_reads(by_hand, 2)
+    read = {f for r in (0, 1) for f in segs[r][1]["bytes"]}
+    assert len(segs[0][1]["bytes"]) == 12 * 400 and len(read) == 10240 - 2 * 320  # 5,120 per rank: 12 whole batches
+    assert {s for r in (0, 1) for s in segs[r][2]["prefetch_samples"]} - read  # next epoch's prefetch: unread files
+    tables = {s: {"files": dftracer.file_table(load2(s), Path(RUN2) / s / "data"),
+                  "process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
+              for s in ("dlio", "kernel")}
+
+    class Run(_Run):
+        manifest = {"sides": ["dlio", "kernel"], "steps": {},
+                    "dlio": {"probed": {"rules": {"sample_read": "whole_file", "prewarm": True}}}}
+        path = Path(RUN2)
+
+        def table(self, name):
+            return {"dftracer-dlio.json": d, "dftracer-kernel.json": tables["kernel"]}.get(name)
+
+        def step(self, name):
+            return None
+
+        def put_table(self, name, obj):
+            pass
+
+    def verdict():
+        v = {c["name"]: c for c in dftracer.check_dftracer(Run())}
+        return v["dftracer.per_file"]["status"], v["dftracer.explained"]["status"], v["dftracer.per_file"]["detail"]
+    d = tables["dlio"]
+    assert verdict()[:2] == ("pass", "pass")
+    df, kf = d["files"]["files"], tables["kernel"]["files"]["files"]
+    f = next(n for n in sorted(df) if df[n]["opens"] > kf[n]["opens"])  # a file DLIO's pre-warm prefetched
+    alone, n = "train/img_99_of_28.hdf5", kf[f]["opens"]
+    one = {"opens": 1, "closes": kf[f]["closes"] // n, "reads": kf[f]["reads"] // n, "bytes": kf[f]["bytes"] // n,
+           "accesses": {x: c // n for x, c in kf[f]["accesses"].items()},
+           "calls": {x: c // n for x, c in kf[f]["calls"].items()}}  # one open of f, as the kernel's
+    assert one["reads"] == 2 and one["accesses"]["-1+1"] == 1  # a whole-file read: the file, then end of file
+
+    def plant(**change):
+        row = {**json.loads(json.dumps(one)), **change}
+        base = json.loads(json.dumps(tables["dlio"]))
+        base["files"]["files"][f] = json.loads(json.dumps(kf[f]))
+        base["files"]["files"][alone] = row
+        return base
+    d = plant()
+    status, explained, detail = verdict()
+    assert (status, explained) == ("pass", "pass") and "1 of them opened by DLIO's pre-warm alone" in detail
+    cut = {"reads": 1, "accesses": {x: c for x, c in one["accesses"].items() if x != "-1+1"},
+           "calls": {**one["calls"], "read": 1}}
+    other_size = {"bytes": one["bytes"] - 1,
+                  "accesses": {(f"-1+{one['bytes']}" if x != "-1+1" else x): c for x, c in one["accesses"].items()}}
+    for change in (cut, other_size, {"calls": {**one["calls"], "lseek": one["calls"].get("lseek", 0) + 1}}):
+        d = plant(**change)
+        assert verdict()[0] == "fail", change
+    d = plant()
+    Run.manifest = {**Run.manifest, "dlio": {"probed": {"rules": {"sample_read": "whole_file", "prewarm": False}}}}
+    assert verdict()[:2] == ("fail", "fail")  # without a pre-warm, no open of DLIO's alone is allowed
+
 # ------------------------------------------------------------------- which tracer a reference venv has, and the wrap
 
 def _venv(tmp_path: Path, layout: str, pydftracer: str) -> Path:
