@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from harness.paths import KERNEL_BIN, REPO
@@ -19,12 +20,13 @@ DESCRIBER = KERNEL_BIN.resolve().parent / "h5dlio-describe"
 INSPECT = REPO / "harness" / "inspect_dataset.py"
 
 
-def _c_lines(folder: Path, describer: Path) -> tuple[dict[str, list[str]], list[str]]:
-    """({description text: [files]}, [files for inspect_dataset.py]) from the C describer, streamed line by line."""
-    groups: dict[str, list[str]] = {}
-    other: list[str] = []
+def _c_part(folder: Path, describer: Path, part: str | None, out: tuple[dict, list]) -> None:
+    """One describer process's lines (its --part K/N of the files, or all of them) into out ({description text:
+    [files]}, [files for inspect_dataset.py]), streamed line by line; a failure raised as OSError."""
+    groups, other = out
+    argv = [str(describer)] + (["--part", part] if part else []) + [str(folder)]
     with tempfile.TemporaryFile(mode="w+") as err:
-        with subprocess.Popen([str(describer), str(folder)], stdout=subprocess.PIPE, stderr=err, text=True) as p:
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True) as p:
             assert p.stdout is not None
             for line in p.stdout:
                 name, _, desc = line.rstrip("\n").partition("\t")
@@ -36,7 +38,36 @@ def _c_lines(folder: Path, describer: Path) -> tuple[dict[str, list[str]], list[
         err.seek(0)
         if p.returncode != 0:
             raise OSError(f"{describer} {folder}: exit {p.returncode}: {err.read()[-400:].strip()}")
-    return groups, other
+
+
+def _c_lines(folder: Path, describer: Path, parts: int = 1) -> tuple[dict[str, list[str]], list[str]]:
+    """({description text: [files]}, [files for inspect_dataset.py]) from the C describer: `parts` processes at once,
+    each describing the files of its --part (a folder of 10^6 files is bound by the file system's latency, which
+    concurrent opens hide), their lines merged (the caller sorts every group's files)."""
+    outs = [({}, []) for _ in range(parts)]
+    if parts == 1:
+        _c_part(folder, describer, None, outs[0])
+    else:
+        errors: list[OSError] = []
+
+        def run(k: int) -> None:
+            try:
+                _c_part(folder, describer, f"{k}/{parts}", outs[k])
+            except OSError as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(parts)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+    groups: dict[str, list[str]] = {}
+    for g, _ in outs:
+        for desc, names in g.items():
+            groups.setdefault(desc, []).extend(names)
+    return groups, [n for _, o in outs for n in o]
 
 
 def _python(folder: Path, dlio_venv: Path, only_other: bool) -> dict:
@@ -48,7 +79,7 @@ def _python(folder: Path, dlio_venv: Path, only_other: bool) -> dict:
     return json.loads(p.stdout)["files"]
 
 
-def describe(folder: Path, dlio_venv: Path, describer: Path = DESCRIBER) -> dict:
+def describe(folder: Path, dlio_venv: Path, describer: Path = DESCRIBER, parts: int = 1) -> dict:
     """The dataset table of one side's data folder: {"folder", "described_by", "file_groups": [{"structure",
     "files"}]}, groups in the order of their first file, files sorted. Without the C describer (a kernel built
     elsewhere: H5DLIO_KERNEL_BIN) every file is described by h5py, as before, and "described_by" says so."""
@@ -56,7 +87,7 @@ def describe(folder: Path, dlio_venv: Path, describer: Path = DESCRIBER) -> dict
         return {"folder": str(folder), "described_by": "nothing (no such folder)", "files_described": 0,
                 "file_groups": []}  # as the h5py describer's rglob of a missing folder gave
     if describer.exists():
-        groups, other = _c_lines(folder, describer)
+        groups, other = _c_lines(folder, describer, parts)
         by = [describer.name]
         if other:
             by.append("inspect_dataset.py (h5py, zip)")

@@ -317,16 +317,16 @@ def _lanes(m: dict) -> list[list[tuple[str, dict]]]:
     return list(lanes.values())
 
 
-def _collect_lane(rd: Path, lane: list[tuple[str, dict]], dlio_venv: Path) -> tuple[dict, dict]:
+def _collect_lane(rd: Path, lane: list[tuple[str, dict]], dlio_venv: Path, jobs: int = 1) -> tuple[dict, dict]:
     """Parse one lane's steps, in order: ({step: error}, {step: tables} of the profiles with their own merge; the
-    others' tables are written as soon as they are parsed)."""
+    others' tables are written as soon as they are parsed). A dataset is described by `jobs` processes at once."""
     rdir = RunDir(rd)
     errors, parts = {}, {}
     for name, rec in lane:
         side, step = name.split(".", 1)
         try:
             if step == "generate":
-                _collect_dataset(rdir, side, dlio_venv)
+                _collect_dataset(rdir, side, dlio_venv, jobs)
                 continue
             prof = owner(step)
             # the data folders the launch read, as its traces name them: a step reused from an earlier run read that
@@ -372,8 +372,8 @@ def _size(p: Path) -> int:
         return 0
 
 
-def _lane_process(rd: Path, lane: list, dlio_venv: Path, conn) -> None:
-    conn.send(_collect_lane(rd, lane, dlio_venv))
+def _lane_process(rd: Path, lane: list, dlio_venv: Path, jobs: int, conn) -> None:
+    conn.send(_collect_lane(rd, lane, dlio_venv, jobs))
     conn.close()
 
 
@@ -383,7 +383,7 @@ def _run_lanes(rd: Path, lanes: list, dlio_venv: Path, jobs: int) -> list[tuple[
     answer (killed: out of memory?) fails its lane's steps, said, not raised; on any exception here (Ctrl-C, SIGTERM)
     every process still parsing is killed."""
     if jobs <= 1 or len(lanes) <= 1:
-        return [_collect_lane(rd, lane, dlio_venv) for lane in lanes]
+        return [_collect_lane(rd, lane, dlio_venv, jobs) for lane in lanes]
     ctx = get_context("fork")
     pending = sorted(lanes, key=_input_bytes, reverse=True)
     out, running = [], {}  # receiving end -> (process, lane)
@@ -395,7 +395,7 @@ def _run_lanes(rd: Path, lanes: list, dlio_venv: Path, jobs: int) -> list[tuple[
                     continue
                 pending.remove(lane)
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_lane_process, args=(rd, lane, dlio_venv, send), daemon=True)
+                proc = ctx.Process(target=_lane_process, args=(rd, lane, dlio_venv, jobs, send), daemon=True)
                 proc.start()
                 send.close()
                 running[recv] = (proc, lane)
@@ -470,9 +470,11 @@ def kernel_vol(rd: Path, m: dict) -> dict:
     return out
 
 
-def _collect_dataset(rdir: RunDir, side: str, dlio_venv: Path) -> None:
-    """tables/dataset-<side>.json: every file a generation step wrote, described (harness.describe_dataset)."""
-    rdir.write_table(f"dataset-{side}.json", describe_dataset.describe(rdir.path / side / "data", dlio_venv))
+def _collect_dataset(rdir: RunDir, side: str, dlio_venv: Path, parts: int = 1) -> None:
+    """tables/dataset-<side>.json: every file a generation step wrote, described (harness.describe_dataset) by
+    `parts` processes at once."""
+    rdir.write_table(f"dataset-{side}.json", describe_dataset.describe(rdir.path / side / "data", dlio_venv,
+                                                                       parts=parts))
 
 
 def run(rd: Path, wl: Workload | None, opt: Options, dlio_venv: Path, resume: bool, progress=print) -> dict:

@@ -49,6 +49,28 @@ def test_bad_usage_exits_2_naming_it(tmp_path):
     assert p.returncode == 2 and f"{tmp_path / 'nope'}: not a folder" in p.stderr
 
 
+@pytest.mark.parametrize("part", ["3/3", "1/0", "x/2", "1", "-1/2"])
+def test_a_bad_part_exits_2_naming_it(tmp_path, part):
+    p = subprocess.run([str(DESCRIBER), "--part", part, str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 2 and f"--part {part}: expected K/N" in p.stderr
+
+
+def test_parts_describe_every_file_once_and_the_same_table(tmp_path):
+    """--part K/N: the N processes' lines are every file once (none twice, none left out), and describe() with
+    several parts at once gives the table one process gives, byte for byte."""
+    data = generate(tmp_path, "clean", 64)
+    want = sorted(p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file())
+    got = []
+    for k in range(3):
+        p = subprocess.run([str(DESCRIBER), "--part", f"{k}/3", str(data)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        got.append([json.loads(line.split("\t")[0]) for line in p.stdout.splitlines()])
+    assert all(got) and sorted(n for g in got for n in g) == want  # each part some files; together each file once
+    one = dd.describe(data, Path("/nonexistent"), DESCRIBER)
+    assert json.dumps(dd.describe(data, Path("/nonexistent"), DESCRIBER, parts=3)) == json.dumps(one)
+    assert one["files_described"] == 64
+
+
 def test_grouped_table_reads_back_per_file_and_the_mutants_fail_structure(tmp_path):
     clean = dd.describe(generate(tmp_path, "clean", 64), Path("/nonexistent"), DESCRIBER)
     assert clean["described_by"] == "h5dlio-describe" and clean["files_described"] == 64

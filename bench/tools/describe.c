@@ -11,6 +11,8 @@
  * or {"error": "..."} for a file HDF5 cannot open or walk. A file ending in .npz, .jpeg or .png (DLIO 3.x's formats,
  * described by inspect_dataset.py) gets the line "<path>\tother". Identical structures give identical text, so the
  * caller groups files by it. HDF5's own error stack is silenced: a failure is the file's description.
+ * --part K/N: only the files whose relative path hashes (FNV-1a, 64-bit) to K modulo N, so that N processes describe
+ * the folder together, each file once (the caller merges their lines; a cold file system serves them concurrently).
  * Exit 0 when the folder was walked (whatever the files held); 2 for bad usage or a folder that is not one; 1 when
  * the walk itself failed (naming the path). */
 #define _GNU_SOURCE
@@ -23,7 +25,8 @@
 #include <sys/stat.h>
 
 static size_t root_len_;
-static FILE *desc_; /* the description being built (open_memstream) */
+static unsigned long part_k_, part_n_ = 1; /* --part K/N */
+static FILE *desc_;                        /* the description being built (open_memstream) */
 static char *desc_buf_;
 static size_t desc_len_;
 
@@ -165,6 +168,13 @@ static void describe(const char *path)
     fflush(desc_);
 }
 
+static unsigned long long fnv1a(const char *s)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -181,6 +191,8 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
     if (type != FTW_F)
         return 0;
     const char *rel = path + root_len_ + (path[root_len_] == '/');
+    if (part_n_ > 1 && fnv1a(rel) % part_n_ != part_k_)
+        return 0;
     json_str(stdout, rel);
     if (ends_with(rel, ".npz") || ends_with(rel, ".jpeg") || ends_with(rel, ".png")) {
         fputs("\tother\n", stdout);
@@ -194,8 +206,19 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 int main(int argc, char **argv)
 {
     struct stat st;
+    if (argc == 4 && !strcmp(argv[1], "--part")) {
+        char *end;
+        part_k_ = strtoul(argv[2], &end, 10);
+        part_n_ = *end == '/' ? strtoul(end + 1, &end, 10) : 0;
+        if (*end || part_n_ < 1 || part_k_ >= part_n_) {
+            fprintf(stderr, "h5dlio-describe: --part %s: expected K/N with 0 <= K < N\n", argv[2]);
+            return 2;
+        }
+        argv += 2, argc -= 2;
+    }
     if (argc != 2 || !strcmp(argv[1], "--help")) {
-        fprintf(stderr, "usage: h5dlio-describe FOLDER (one line per file: its path and its HDF5 structure)\n");
+        fprintf(stderr, "usage: h5dlio-describe [--part K/N] FOLDER (one line per file: its path and its HDF5 "
+                        "structure)\n");
         return 2;
     }
     if (stat(argv[1], &st) != 0 || !S_ISDIR(st.st_mode)) {
