@@ -905,6 +905,9 @@ def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+# how the checks read a side's table: equal counts one shared object, without the per-file read time no check uses
+# (a float per file: every row would be its own); at 10^6 files ~0.3 GB a side, not ~1.2 GB (common.rundir.loads_table)
+SHARED = {"shared": True, "skip": ("read_time_s",)}
 FILE_FIELDS = ("opens", "closes", "reads", "bytes")  # the per-file table's counters (tables/files-dftracer.json)
 
 
@@ -965,7 +968,7 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
 def check_dftracer(run: RunView) -> list[dict]:
     """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
     difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
-    d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
+    d, k = (run.table(f"dftracer-{side}.json", **SHARED) for side in SIDES)
     if d is None and k is not None and run.manifest.get("sides") == ["kernel"] and not checkpoint_only(run.cfg) \
             and (raw_reader(run) or "process_opens" in k and _one_open_per_sample(run)):  # against the model
         return check_model_opens(run, None, k, None)
