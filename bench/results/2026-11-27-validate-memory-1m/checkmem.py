@@ -1,8 +1,9 @@
 """Where `python -m validate` holds its memory: every check of validate.checks.checks() run in turn, as validate runs
 them, each with the process's peak RSS reset first (/proc/self/clear_refs 5), then its own peak (VmHWM), the RSS
 left after it and its CPU seconds; and, with --tables, what one parsed table keeps (tracemalloc, RunDir.table) for
-the per-file tables. Nothing is written to the run directory (the derived tables are dropped).
-Usage: PYTHONPATH=<tree> python checkmem.py RUN_DIR [--tables]      prints one JSON object"""
+the per-file tables (--tables shared: read as the checks read them now, shared=True; DFTracer's without read_time_s).
+Nothing is written to the run directory (the derived tables are dropped).
+Usage: PYTHONPATH=<tree> python checkmem.py RUN_DIR [--tables [shared]]      prints one JSON object"""
 import gc
 import json
 import resource
@@ -42,7 +43,7 @@ def per_check(run_dir: Path) -> list[dict]:
     return out
 
 
-def per_table(run_dir: Path) -> dict:
+def per_table(run_dir: Path, shared: bool) -> dict:
     from common.rundir import RunDir
 
     rd, out = RunDir(run_dir), {}
@@ -51,7 +52,8 @@ def per_table(run_dir: Path) -> dict:
             continue
         gc.collect()
         tracemalloc.start()
-        t = rd.table(name)
+        how = {"shared": True, "skip": ("read_time_s",) if name.startswith("dftracer") else ()} if shared else {}
+        t = rd.table(name, **how)
         cur, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         out[name] = {"kept_mb": round(cur / 2**20), "peak_mb": round(peak / 2**20),
@@ -64,7 +66,7 @@ def main() -> None:
     run_dir = Path(sys.argv[1])
     res = {"checks": per_check(run_dir)}
     if "--tables" in sys.argv[2:]:
-        res["tables"] = per_table(run_dir)
+        res["tables"] = per_table(run_dir, "shared" in sys.argv[2:])
     res["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(res, indent=1))
 
