@@ -4,6 +4,7 @@ an interrupted run or validation never leaves half a table."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ VERDICT = "verdict.json"     # what validate judged
 TABLES = "tables"            # parsed profiler output and the checks' derived tables
 SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
 BIG_TABLE = 1 << 20          # a table of this many bytes or more is written compact (RunDir.write_table)
+SHARE_LIMIT = 1 << 16        # distinct shared objects per table read with shared=True (loads_table)
+TAIL = 1 << 16               # the first window table_member reads from a table's end (doubled up to TAIL_MAX)
+TAIL_MAX = 1 << 26
 
 
 
@@ -32,10 +36,69 @@ def _expand(d: dict) -> dict:
     return d
 
 
-def loads_table(text: str) -> Any:
-    """A table's JSON text parsed (a compact Log VFD or dataset table expanded: _expand)."""
+class Shared(dict):
+    """An object of a table read with shared=True (loads_table): every equal object of the table is this one, so it
+    is read-only (a change would change them all: copy it, dict(x)) and hashed by identity."""
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def _read_only(self, *a, **k):
+        raise TypeError("a shared table object is read-only (copy it first: dict(x))")
+
+    __setitem__ = __delitem__ = __ior__ = pop = popitem = clear = update = setdefault = _read_only  # type: ignore
+
+    def __reduce__(self):  # a copy (copy, deepcopy, pickle) is a plain dict of its own
+        return dict, (dict(self),)
+
+
+class _Sharing:
+    """json's object_pairs_hook for loads_table(shared=True): an object whose values are all integers and shared
+    objects (a file's counts, its accesses, a whole per-file row of counts) is the one Shared object of its content,
+    at most SHARE_LIMIT distinct ones per table (past that, a plain dict each); any other a dict (a compact table
+    expanded: _expand); keys in skip left out of every object."""
+
+    def __init__(self, skip: tuple[str, ...]):
+        self.skip, self.seen = frozenset(skip), {}
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
+        if self.skip:
+            pairs = [p for p in pairs if p[0] not in self.skip]
+        for _, v in pairs:
+            if type(v) is not int and type(v) is not Shared:  # (a bool or float equals an int: true == 1 == 1.0)
+                return _expand(dict(pairs))
+        key = tuple(pairs)
+        hit = self.seen.get(key)
+        if hit is None:
+            if len(self.seen) >= SHARE_LIMIT:
+                return dict(pairs)
+            hit = self.seen[key] = Shared(pairs)
+        return hit
+
+
+def loads_table(text: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any:
+    """A table's JSON text parsed (a compact Log VFD or dataset table expanded: _expand). shared: equal objects of
+    integers (and of such objects) are one read-only object (Shared), so a per-file table of 10^6 files' equal counts
+    holds each file's name and one pointer, not a dict per file and field (~1 KB per file); skip (with shared): keys
+    left out of every object (fields the reader does not use, e.g. a time per file that makes every row distinct)."""
+    if shared:
+        return json.loads(text, object_pairs_hook=_Sharing(skip))
     return json.loads(text, object_hook=_expand) if '"block_seq"' in text or '"file_groups"' in text \
         else json.loads(text)
+
+
+def last_member(text: str, key: str) -> tuple[bool, Any]:
+    """(True, value) when `key` names the last member of the JSON object whose text ends `text` (a whole table or its
+    end), else (False, None). `"key":` outside a string is always a key (a quote in a string is escaped); a member's
+    value followed by nothing but the one closing brace is the outermost object's last member (a deeper one is
+    followed by a brace for each level)."""
+    dec = json.JSONDecoder()
+    for m in reversed(list(re.finditer(f'"{re.escape(key)}"\\s*:\\s*', text))):
+        try:
+            value, end = dec.raw_decode(text, m.end())
+        except ValueError:
+            continue
+        if text[end:].strip() == "}":
+            return True, value
+    return False, None
 
 
 class RunDir:
@@ -51,10 +114,30 @@ class RunDir:
     def save(self, m: dict) -> None:
         write_json_atomic(self.manifest_path, m)
 
-    def table(self, name: str) -> Any:
-        """tables/<name> parsed, or None when there is no such table."""
+    def table(self, name: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any:
+        """tables/<name> parsed, or None when there is no such table (shared, skip: loads_table)."""
         p = self.tables / name
-        return loads_table(p.read_text()) if p.exists() else None
+        return loads_table(p.read_text(), shared, skip) if p.exists() else None
+
+    def table_member(self, name: str, key: str) -> Any:
+        """tables/<name>[key], or None: read from the table's end when `key` is its last member (a per-file table's
+        summary after its rows: DFTracer's `metadata`; last_member), a window of TAIL bytes doubled up to TAIL_MAX,
+        else the table parsed whole. A 10^6-file table is ~0.5 GB of text and ~2 GB parsed; its summary, kB."""
+        p = self.tables / name
+        if not p.exists():
+            return None
+        size, n = p.stat().st_size, TAIL
+        with p.open("rb") as f:
+            while True:
+                f.seek(max(0, size - n))
+                found, value = last_member(f.read().decode("utf-8", "replace"), key)  # (a cut character: 1st)
+                if found:
+                    return value
+                if n >= size or n >= TAIL_MAX:
+                    break
+                n *= 2
+        t = self.table(name)
+        return t.get(key) if isinstance(t, dict) else None
 
     def write_table(self, name: str, obj: Any) -> None:
         """tables/<name>: a str is stored as it is (already JSON: e.g. the Log VFD tables, the largest, written

@@ -120,7 +120,7 @@ class RunView(Protocol):
     cfg: dict
     release: str
 
-    def table(self, name: str) -> Any: ...
+    def table(self, name: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any: ...  # common.rundir
     def step(self, name: str) -> dict | None: ...
     def model_reads(self, cfg: dict) -> dict: ...  # validate's analytic model: rank -> phase segments
     def put_table(self, name: str, obj: Any) -> None: ...  # a derived table (files-<profile>.json) to store

@@ -196,7 +196,7 @@ def _logs(run: RunView, side: str, step: str) -> tuple[list[Path], int]:
     """The launched program's logs of one launch (darshan-<side>.json "logs"), and how many child-process logs (the
     `uname` DLIO's Python spawns) were left out: listed with the comparison's differences, not analysed."""
     wd = Path(run.path) / side / step
-    parsed = run.table(f"darshan-{side}.json") if step == "darshan" else None
+    parsed = run.table(f"darshan-{side}.json", shared=True) if step == "darshan" else None
     mine = set(parsed["logs"]) if parsed and "children" in parsed else None
     logs = [lg for lg in sorted((wd / "logs").rglob("*.darshan")) if mine is None or lg.name in mine]
     return logs, len(parsed.get("children", [])) if parsed else 0

@@ -907,6 +907,9 @@ def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
 
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
+# how the checks read a side's table: equal counts one shared object, without the per-file read time no check uses
+# (a float per file: every row would be its own); at 10^6 files ~0.3 GB a side, not ~1.2 GB (common.rundir.loads_table)
+SHARED = {"shared": True, "skip": ("read_time_s",)}
 FILE_FIELDS = ("opens", "closes", "reads", "bytes")  # the per-file table's counters (tables/files-dftracer.json)
 
 
@@ -967,7 +970,7 @@ def compare_checkpoints(run: RunView, d: dict | None, k: dict | None, diffs: lis
 def check_dftracer(run: RunView) -> list[dict]:
     """System level: per data file, opens/closes/reads/bytes/access multiset equal on both sides; every other POSIX
     difference listed and classified; the DLIO paper's cosine similarity over I/O features, reported."""
-    d, k = run.table("dftracer-dlio.json"), run.table("dftracer-kernel.json")
+    d, k = (run.table(f"dftracer-{side}.json", **SHARED) for side in SIDES)
     if d is None and k is not None and model_judges_kernel(run, "process_opens" in k):  # against the model
         return check_model_opens(run, None, k, None)
     if d is None or k is None:

@@ -460,7 +460,7 @@ def test_dftracer2_kernel_only_run_checks_the_kernels_opens_against_the_model():
     class Run(_Run):  # as the harness records a 3.x reference: its probed rule sample_read whole_file
         manifest = {"sides": ["kernel"], "dlio": {"probed": {"rules": {"sample_read": "whole_file"}}}}
 
-        def table(self, name):
+        def table(self, name, **_):
             return k if name == "dftracer-kernel.json" else None
     run = Run()
     assert dftracer.raw_reader(run)
@@ -755,7 +755,7 @@ def test_kernel_only_hdf5_one_sample_files_opens_against_the_model():
         def model_reads(self, cfg):
             return model.workload_reads(cfg, self.ranks, self.release)
 
-        def table(self, name):
+        def table(self, name, **_):
             return k if name == "dftracer-kernel.json" else None
     run = Run()
     assert not dftracer.raw_reader(run)

@@ -14,6 +14,7 @@ from typing import Any
 from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
 from profiles import checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
+from profiles.dftracer import SHARED
 from validate import model
 
 
@@ -178,7 +179,7 @@ def check_checkpoint_io(run: Run) -> list[dict]:
     want = model.checkpoint_io_v3(run.cfg, run.ranks, model.release(run.release)["ckpt_stream"])
     out = []
     for side in SIDES:
-        t = run.table(f"dftracer-{side}.json")
+        t = run.table(f"dftracer-{side}.json", **SHARED)
         if t is None or t.get("checkpoints") is None:
             out.append(result(f"counts.checkpoint_io.{side}", SKIP, detail="dftracer profile not run (or a launch "
                               "failed): no traced checkpoint calls"))
