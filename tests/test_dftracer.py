@@ -277,7 +277,7 @@ def test_files_only_dlio3s_prewarm_opened_must_read_as_the_kernel_reads_a_file_o
                     "dlio": {"probed": {"rules": {"sample_read": "whole_file", "prewarm": True}}}}
         path = Path(RUN2)
 
-        def table(self, name):
+        def table(self, name, **_):
             return {"dftracer-dlio.json": d, "dftracer-kernel.json": tables["kernel"]}.get(name)
 
         def step(self, name):
