@@ -580,7 +580,8 @@ def check_darshan(run: RunView) -> list[dict]:
     df, kf = d["files"], k["files"]
     data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
-    dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"]
+    partial, dxt_partial = _partial(d, k)
+    dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"] and not dxt_partial
     fields = tuple(f for f in DARSHAN_FIELDS if dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
     columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
     rows, diffs = FileRows(tuple(columns)), []
@@ -596,7 +597,6 @@ def check_darshan(run: RunView) -> list[dict]:
     is_data = set(data)  # (`in` a list of 10^6 files for each of DLIO's ~4,000 import differences: minutes)
     bad = sorted({x["file"] for x in diffs if x["file"] in is_data})
     first = next((x for x in diffs if x["file"] in is_data), None)
-    partial = d.get("partial", []) + k.get("partial", [])
     out = [result("darshan.per_file", PASS if data and not bad and not partial else FAIL, len(data),
                   len(data) - len(bad),
                   (f"{len(data)} data files equal in {', '.join(fields)}" if data and not bad else
@@ -604,13 +604,23 @@ def check_darshan(run: RunView) -> list[dict]:
                   + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
                      "profiles/darshan.py config_text()" if partial else "")
                   + ("" if h5 else _no_h5(run, d, k))
-                  + ("" if dxt else "; access offsets and sizes not compared: a side has no DXT records"))]
+                  + ("" if dxt else f"; access offsets and sizes not compared: DXT ran out of its trace memory "
+                     f"(fixed at Darshan's build) in {len(dxt_partial)} logs" if dxt_partial else
+                     "; access offsets and sizes not compared: a side has no DXT records"))]
     out.append(check_checkpoints(run, d, k, dxt, diffs))
     out.append(explained("darshan", [x for x in diffs if x["file"] not in is_data]))
     return out + similarity("similarity.darshan", d, k, "the DXT read segments")
 
 
-COUNTED = ("POSIX", "H5F", "H5D")  # the modules whose counters counts.darshan.kernel reads (not DXT's segments)
+
+
+def _partial(*tables: dict) -> tuple[list[str], list[str]]:
+    """The tables' partial logs ("<log>:<module>"): those of a module whose counters are compared (out of record
+    memory: a failure), and the others (DXT's segments, whose memory is fixed at Darshan's build: those segments are
+    then not compared)."""
+    every = [x for t in tables for x in t.get("partial", [])]
+    counted = [x for x in every if not x.rsplit(":", 1)[-1].startswith("DXT")]
+    return counted, [x for x in every if x not in counted]
 
 
 def _launch_cfg(run: RunView) -> dict:
@@ -702,8 +712,7 @@ def check_kernel_model(run: RunView, k: dict) -> dict:
     h5 = bool(want_h5) and "H5F" in k["modules"] and "H5D" in k["modules"]
     missing, more, fewer, h5_bad = _differences(want, want_h5 if h5 else None, got, got_h5)
     children = [c["log"] for c in k.get("children", []) if c.get("data_files")]
-    partial = [x for x in k.get("partial", []) if x.rsplit(":", 1)[-1] in COUNTED]
-    dxt = [x for x in k.get("partial", []) if x not in partial]
+    partial, dxt = _partial(k)
     ok = bool(want) and not (missing or more or fewer or h5_bad or unnamed or children or partial)
     fields = "POSIX opens, H5F opens, H5D reads and bytes" if h5 else "POSIX opens"
     detail = (f"{sum(got.values())} opens of {len(got)} files, {fields} per file as modelled" if ok else
