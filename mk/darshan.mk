@@ -20,14 +20,14 @@ DARSHAN_TS_STAMP := build/.darshan-ts-prefix
 darshan: | deps
 	@mkdir -p build
 	@[ -z "$(HDF5_DIR)" ] || { echo "make darshan: builds against the project's own HDF5 only (unset HDF5_DIR, or build Darshan against $(HDF5_DIR) yourself and set DARSHAN_PREFIX)" >&2; exit 2; }
-	@[ -n "$(DARSHAN_TARBALL)" ] || { echo "make darshan: set DARSHAN_TARBALL=<darshan-X.Y.Z.tar.gz> (none in $(VENDOR_DIR))" >&2; exit 2; }
+	@[ -n "$(DARSHAN_TARBALL)" ] || { echo "make darshan: set DARSHAN_TARBALL=<darshan-X.Y.Z.tar.gz> (none in $(VENDOR_DIR); where to get one: docs/testing.md#a-clone-with-nothing-beside-it)" >&2; exit 2; }
 	@DARSHAN_TARBALL="$(abspath $(DARSHAN_TARBALL))" H5DLIO_HDF5_PREFIX="$$(cat build/.hdf5-prefix)" \
 	  bash scripts/deps-darshan.sh > $(DARSHAN_STAMP).tmp && tail -n1 $(DARSHAN_STAMP).tmp > $(DARSHAN_STAMP) && \
 	  rm -f $(DARSHAN_STAMP).tmp && echo "darshan: $$(cat $(DARSHAN_STAMP)) (DARSHAN_PREFIX)"
 
 ## check the tarball DARSHAN_TARBALL names exists (exit 2 naming it), before the thread-safe HDF5 is built for it
 darshan-tarball:
-	@[ -n "$(DARSHAN_TARBALL)" ] || { echo "make darshan-ts: set DARSHAN_TARBALL=<darshan-X.Y.Z.tar.gz> (none in $(VENDOR_DIR))" >&2; exit 2; }
+	@[ -n "$(DARSHAN_TARBALL)" ] || { echo "make darshan-ts: set DARSHAN_TARBALL=<darshan-X.Y.Z.tar.gz> (none in $(VENDOR_DIR); where to get one: docs/testing.md#a-clone-with-nothing-beside-it)" >&2; exit 2; }
 	@[ -f "$(DARSHAN_TARBALL)" ] || { echo "make darshan-ts: DARSHAN_TARBALL=$(DARSHAN_TARBALL): no such tarball" >&2; exit 2; }
 
 ## build Darshan from DARSHAN_TARBALL against the thread-safe HDF5 of make vol-deps (the vol kernel's Darshan)

@@ -21,10 +21,12 @@ endif
 .PHONY: vol-deps vol-tarballs vol-kernel vol-for-tests build/.vol-prefix
 
 # before anything builds: each tarball named is there
-## check the VOL tarballs named by ARGOBOTS_TGZ, VOL_ASYNC_TGZ, VOL_CACHE_TGZ exist (exit 2 naming one that is not)
+# every missing one is named (not only the first), with where to get them
+## check the VOL tarballs named by ARGOBOTS_TGZ, VOL_ASYNC_TGZ, VOL_CACHE_TGZ exist (exit 2 naming each that is not)
 vol-tarballs:
-	@for v in "ARGOBOTS_TGZ=$(ARGOBOTS_TGZ)" "VOL_ASYNC_TGZ=$(VOL_ASYNC_TGZ)" $(if $(VOL_CACHE_TGZ),"VOL_CACHE_TGZ=$(VOL_CACHE_TGZ)"); do \
-	  [ -f "$${v#*=}" ] || { echo "make vol-deps: $$v: no such tarball" >&2; exit 2; }; done
+	@rc=0; for v in "ARGOBOTS_TGZ=$(ARGOBOTS_TGZ)" "VOL_ASYNC_TGZ=$(VOL_ASYNC_TGZ)" $(if $(VOL_CACHE_TGZ),"VOL_CACHE_TGZ=$(VOL_CACHE_TGZ)"); do \
+	  [ -f "$${v#*=}" ] || { echo "make vol-deps: $$v: no such tarball" >&2; rc=2; }; done; \
+	[ $$rc = 0 ] || echo "make vol-deps: set each variable above to its release tarball (docs/testing.md#a-clone-with-nothing-beside-it), or VOL_VENDOR=<a folder holding them>; VOL_CACHE_TGZ= builds without vol-cache" >&2; exit $$rc
 
 build/.hdf5-ts-prefix: scripts/deps-hdf5.sh | deps-system
 	@mkdir -p build

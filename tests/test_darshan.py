@@ -363,6 +363,7 @@ def _live_run(tmp_path: Path, info: dict, venv: str, workload: str, name: str, *
     return run, {c["name"]: c for c in json.loads((run / "verdict.json").read_text())["checks"]}
 
 
+@pytest.mark.vendored
 @pytest.mark.darshan
 @pytest.mark.dlio
 def test_live_darshan_validation(tmp_path):
@@ -389,6 +390,7 @@ def test_live_darshan_validation(tmp_path):
     assert bad["darshan.per_file"]["status"] == "fail" and bad["darshan.per_file"]["observed"] == 27
 
 
+@pytest.mark.vendored
 @pytest.mark.darshan
 @pytest.mark.dlio
 def test_live_darshan_compares_checkpoint_files(tmp_path):
@@ -500,6 +502,7 @@ def _vol_kernel() -> str:
     return kernel
 
 
+@pytest.mark.vendored
 @pytest.mark.darshan
 @pytest.mark.dlio
 @pytest.mark.slow
@@ -631,6 +634,7 @@ def test_kernel_only_darshan_check_applies_where_the_model_names_each_file(tmp_p
     assert c["status"] == "pass" and "DXT ran out of record memory in 1 logs" in c["detail"], c
 
 
+@pytest.mark.vendored
 @pytest.mark.darshan
 @pytest.mark.dlio
 @pytest.mark.slow

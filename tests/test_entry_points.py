@@ -100,8 +100,12 @@ def test_previous_run_passes(previous_run, tmp_path):
     assert p.returncode == 0 and (out / "report.md").exists(), p.stderr[-2000:]
 
 
+VENDORED_TARGETS = {"vol-deps", "darshan-ts"}   # their defaults name ../shared/vendor: @pytest.mark.vendored
+
+
 @pytest.mark.dlio
-@pytest.mark.parametrize("case,args,words", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case,args,words", [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.vendored] if c[1][0] in VENDORED_TARGETS else []) for c in CASES])
 def test_bad_variable_after_a_passing_run(previous_run, tmp_path, case, args, words):
     pointer = tmp_path / "last-run"
     pointer.write_text(str(previous_run))

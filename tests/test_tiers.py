@@ -60,6 +60,20 @@ def test_runs_srun():
     subprocess.run(["srun", "-n", "2", "true"])
 
 
+def test_reads_the_vol_prefix_and_skips():
+    if not os.environ.get("H5DLIO_VOL_PREFIX"):
+        pytest.skip("vol-async is not built here")
+
+
+def test_make_vol_deps():
+    subprocess.run(["make", "-C", os.environ["PLANTED_EMPTY"], "vol-deps"], capture_output=True)
+
+
+@pytest.mark.vendored
+def test_marked_reads_the_vol_prefix():
+    assert os.environ["H5DLIO_VOL_PREFIX"] == os.environ["PLANTED_EMPTY"]
+
+
 @pytest.mark.dlio
 def test_marked_reads_the_venv_variable():
     assert os.environ["H5DLIO_DLIO_VENV"] == str(VENV)
@@ -115,7 +129,7 @@ def run_planted(tmp: Path) -> tuple[dict[str, str], str]:
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     env.update(PATH=f"{tmp / 'bin'}:{env['PATH']}", H5DLIO_CACHE=str(tmp / "cache"), PLANTED_CACHE=str(tmp / "cache"),
                PLANTED_EMPTY=str(tmp / "empty"), H5DLIO_DLIO_VENV=str(venv.parent),
-               PYTHONPATH=f"{REPO / 'tests'}:{REPO}")
+               H5DLIO_VOL_PREFIX=str(tmp / "empty"), PYTHONPATH=f"{REPO / 'tests'}:{REPO}")
     p = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "tiers", "-p", "no:cacheprovider",
                         "--rootdir", str(tmp), "-c", str(tmp / "pytest.ini"), str(tmp / "test_planted.py")],
                        cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
@@ -132,13 +146,15 @@ def test_the_guard_fails_unmarked_uses_and_only_those(tmp_path):
                  "test_make_validate": "make validate (it needs dlio",
                  "test_runs_pdflatex_and_swallows_the_error": "runs pdflatex",
                  "test_runs_chromium": "runs chromium",
-                 "test_runs_srun": "runs srun"}
+                 "test_runs_srun": "runs srun",
+                 "test_reads_the_vol_prefix_and_skips": "$H5DLIO_VOL_PREFIX without @pytest.mark.vendored",
+                 "test_make_vol_deps": "make vol-deps (it needs vendored"}
     for name, words in want_fail.items():
         assert got.get(name) in ("FAILED", "ERROR"), f"{name}: {got.get(name)}\n{out[-4000:]}"
         block = out.split(f"test_planted.py::{name}: test tier guard:", 1)
         assert len(block) == 2 and words in block[1].split("\n\n")[0], f"{name}: {words!r} not named\n{out[-4000:]}"
-    for name in ("test_marked_reads_the_venv_variable", "test_marked_runs_pdflatex",
+    for name in ("test_marked_reads_the_venv_variable", "test_marked_runs_pdflatex", "test_marked_reads_the_vol_prefix",
                  "test_marked_runs_chromium_and_srun", "test_unmarked_own_fake_venv",
                  "test_unmarked_make_dry_run", "test_unmarked_sets_the_variable_itself", "test_unmarked_plain"):
         assert got.get(name) == "PASSED", f"{name}: {got.get(name)}\n{out[-4000:]}"
-    assert len(got) == len(want_fail) + 7, got
+    assert len(got) == len(want_fail) + 8, got

@@ -153,15 +153,17 @@ ASYNC_TIMEOUT = ("--timeout", "300")
 
 
 @pytest.fixture(scope="module")
-def async_run(reference_run):
-    """The kernel side again under vol-async with explicit async reads (VOL=async-prefetch), DLIO's side reused."""
+def async_run(request):
+    """The kernel side again under vol-async with explicit async reads (VOL=async-prefetch), DLIO's side reused
+    (the reference run only made when the vol kernel is there: a clone without the vendored tarballs skips at once)."""
     kernel = _vol_kernel()
-    tmp, _, run = reference_run
+    tmp, _, run = request.getfixturevalue("reference_run")
     rc, arun = harness(tmp / "async", "--reuse-dlio", str(run), "--vol", "async-prefetch", *ASYNC_TIMEOUT,
                        env={"H5DLIO_KERNEL_BIN": kernel})
     return kernel, rc, arun
 
 
+@pytest.mark.vendored
 def test_async_validation_passes_and_names_the_stack(async_run):
     """Under vol-async with explicit async reads (the read_threads=0 launches; those with reader processes stay
     native) the kernel reads what DLIO reads: the verdict passes with the Log VFD sequence and counts of the
@@ -190,6 +192,7 @@ def test_async_validation_passes_and_names_the_stack(async_run):
     assert "async > native: " in (out / "report.md").read_text()
 
 
+@pytest.mark.vendored
 def test_a_lost_async_read_fails_the_read_checks(async_run, reference_run):
     """Negative control: mutant async-lost-read (rank 0's 2nd H5Dread_async never reaches its event set, yet is
     counted) under VOL=async-prefetch: the Log VFD's in-order comparison and the model's counts of rank 0's

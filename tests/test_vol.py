@@ -239,6 +239,7 @@ def _need_vol_deps():
         pytest.skip("vol-async is not built here (no build/.vol-prefix, H5DLIO_VOL_PREFIX unset): `make vol-deps`")
 
 
+@pytest.mark.vendored
 def test_vol_async_built_against_another_hdf5_exits_2(tmp_path, dataset):
     """The measured case of issue 28: vol-async linked against the thread-safe HDF5, loaded by the kernel built
     against the project's non-thread-safe one (undefined symbol H5TSmutex_*): exit 2 naming the library."""
@@ -250,6 +251,7 @@ def test_vol_async_built_against_another_hdf5_exits_2(tmp_path, dataset):
     assert len(errs) == 1 and "undefined symbol: H5TSmutex_" in errs[0] and f"'{ASYNC}'" in errs[0], errs
 
 
+@pytest.mark.vendored
 def test_vol_async_is_named_and_reads_the_same_bytes(tmp_path, monkeypatch):
     """With the thread-safe HDF5 and vol-async built by `make vol-deps`: the stack is async > native, and the sample
     logs and counts equal a native run's (the kernel's calls are synchronous; async only stacks under them)."""
@@ -371,6 +373,7 @@ def _traced(tmp: Path, name: str, env: dict, sets: dict):
     return r, (strace_reads(folder, tmp / "data") if strace else None)
 
 
+@pytest.mark.vendored
 def test_async_prefetch_reads_the_same_bytes_as_sync(traced_sync, monkeypatch):
     """Under vol-async with explicit async reads the kernel reads the same bytes of the same files as the synchronous
     run: the same batches (sample sets per step), the same counts in output.json, and under strace (which sees the
@@ -394,6 +397,7 @@ def test_async_prefetch_reads_the_same_bytes_as_sync(traced_sync, monkeypatch):
     assert tb[2] and not tb[2] & tb[3], "async: the data files are read by the background threads"
 
 
+@pytest.mark.vendored
 def test_the_same_bytes_check_catches_a_lost_async_read(traced_sync, monkeypatch):
     """Negative control: mutant async-lost-read drops one H5Dread_async from its event set but counts it. The kernel's
     counts and batches cannot see it; the strace comparison above names the file and the one (offset, size) read."""
@@ -410,6 +414,7 @@ def test_the_same_bytes_check_catches_a_lost_async_read(traced_sync, monkeypatch
     assert all(not (tb[0][f] - ta[0].get(f, Counter())) for f in tb[0])
 
 
+@pytest.mark.vendored
 def test_the_count_check_catches_a_skipped_read_under_async(traced_sync, monkeypatch):
     """Negative control of the counts comparison: mutant skip-read (run.c, every loader reads through it) under the
     async loader: one sample fewer in rank 0's 2nd batch of epoch 1, seen in the counts and the batches."""
@@ -422,6 +427,7 @@ def test_the_count_check_catches_a_skipped_read_under_async(traced_sync, monkeyp
     assert batches(a) == batches(b)  # the logs record the plan: the counts are what see it
 
 
+@pytest.mark.vendored
 def test_async_prefetch_log_vfd_records_equal_sync(tmp_path, monkeypatch):
     """The Log VFD sits below the native connector: under async its records come from the background thread. One
     rank, in order: the same records as the synchronous run (async's thread runs the event set's operations in the
@@ -471,6 +477,7 @@ def _dftracer(tmp: Path, name: str, lib: Path, env: dict) -> tuple[Counter, set,
 
 
 @pytest.mark.dlio
+@pytest.mark.vendored
 def test_dftracer_sees_the_async_reads_on_the_background_thread(tmp_path, monkeypatch, dlio_venv):
     """DFTracer's preload library (the DLIO venv's, as the harness uses it) under async: the same (file, offset, size)
     pread64 calls as the synchronous run, made by threads other than the ones running the steps' compute; the lost

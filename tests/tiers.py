@@ -29,11 +29,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 TIER_MARKERS = ("dlio", "darshan", "slurm", "browser", "latex")   # what a test needs; `slow` is about time only
+# `vendored`: the test's verdict depends on the vendored sources of ../shared/vendor (Darshan, Argobots, vol-async,
+# vol-cache) or on what was built from them; not a tier of its own (test-fast runs these tests), but the set .ci/run
+# runs again from a clone with no ../shared beside it, as a user's clone is (issue 39, docs/testing.md)
+GUARDED = (*TIER_MARKERS, "vendored")
+SHARED = REPO.parent / "shared"
+VENDORED_ENV = ("H5DLIO_DARSHAN_PREFIX", "H5DLIO_VOL_PREFIX", "H5DLIO_BIN_TS", "DARSHAN_TS_PREFIX")
 CACHE = Path(os.environ.get("H5DLIO_CACHE") or Path.home() / ".cache" / "h5dlio")
 DLIO_ENV = ("H5DLIO_DLIO_VENV", "H5DLIO_DLIO_VENV_MPI", "H5DLIO_MLPERF_DLIO_VENV", "H5DLIO_DLIO3_VENV",
             "H5DLIO_DLIO3_MLPS_VENV")
 FIXTURES = {"dlio_venv": "dlio", "chromium": "browser", "cluster": "slurm", "nodes": "slurm"}
-ENV = {**{k: "dlio" for k in DLIO_ENV}, "H5DLIO_CHROMIUM": "browser"}
+ENV = {**{k: "dlio" for k in DLIO_ENV}, "H5DLIO_CHROMIUM": "browser", **{k: "vendored" for k in VENDORED_ENV}}
 PROGRAMS = {
     "browser": {"chromium", "chromium-browser", "google-chrome", "chrome", "headless_shell"},
     "latex": {"pdflatex", "pdftotext", "pdffonts", "kpsewhich", "xelatex", "lualatex", "latexmk"},
@@ -46,7 +52,9 @@ make_targets = sys.modules["make_targets"] = importlib.util.module_from_spec(_sp
 _spec.loader.exec_module(make_targets)
 MAKE_TARGETS = {"dlio": make_targets.needing({"dlio-venv", "dlio-venv-spec"}),
                 "browser": make_targets.needing({"chromium"}), "latex": make_targets.needing({"latex"}),
-                "slurm": make_targets.needing({"slurm"})}
+                "slurm": make_targets.needing({"slurm"}),
+                "vendored": make_targets.needing({"vol-tarballs", "darshan-tarball", "darshan", "darshan-for-tests",
+                                                     "vol-for-tests"}) - {"test", "test-py"}}
 
 
 def dlio_paths() -> list[str]:
@@ -74,6 +82,8 @@ class _Guard:
                 self.violations.append(msg)
 
     def _path(self, s: str, how: str) -> None:
+        if "vendored" not in self.allowed and (s == str(SHARED) or s.startswith(str(SHARED) + "/")):
+            self.flag("vendored", f"../shared ({how} {s})")
         if "dlio" not in self.allowed and any(s == p or s.startswith(p + "/") or s.startswith(p + ".")
                                               or (p.endswith("dlio-") and s.startswith(p)) for p in self.dlio):
             self.flag("dlio", f"the DLIO venv ({how} {s})")
@@ -102,7 +112,7 @@ class _Guard:
             self._path(a, "passes")
 
     def audit(self, event: str, args: tuple) -> None:
-        if self.item is None or self.allowed.issuperset(TIER_MARKERS):
+        if self.item is None or self.allowed.issuperset(GUARDED):
             return
         try:
             if event == "subprocess.Popen":
