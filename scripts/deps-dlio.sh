@@ -138,7 +138,18 @@ fi
 if [ -f "$venv/.h5dlio-complete" ]; then
   echo "deps-dlio: cached at $venv" >&2; echo "$venv"; exit 0
 fi
-rm -rf "$venv.partial"; mkdir -p "$cache"
+# one builder per venv: a second make (another clone, a parallel job) waits for the first and reuses its venv instead
+# of deleting its half-built folder beneath it (measured: two at once failed both with a broken pip)
+mkdir -p "$cache"
+exec 9>"$venv.lock"
+if ! flock -n 9; then
+  echo "deps-dlio: another process is building $venv: waiting for it" >&2
+  flock 9
+fi
+if [ -f "$venv/.h5dlio-complete" ]; then
+  echo "deps-dlio: cached at $venv (built by the process waited for)" >&2; echo "$venv"; exit 0
+fi
+rm -rf "$venv.partial"
 echo "deps-dlio: creating $venv (DLIO $ver from $origin, $(basename "$lock"); ~7 GB, a few minutes)" >&2
 "$py" -m venv "$venv.partial"
 "$venv.partial/bin/pip" install --no-cache-dir -q --upgrade pip >&2
