@@ -141,6 +141,30 @@ def test_c_description_equals_h5pys_file_by_file(tmp_path):
     assert sorted(c) == sorted(h5) == ["a.hdf5", "b.hdf5", "empty.hdf5", "garbage.hdf5"]
     assert "error" in c["garbage.hdf5"] and "error" in h5["garbage.hdf5"]
     for f in ("a.hdf5", "b.hdf5", "empty.hdf5"):
-        assert {k: {kk: vv for kk, vv in v.items() if kk != "filters"} for k, v in c[f].items()} == h5[f], f
+        assert {k: {kk: vv for kk, vv in v.items() if kk not in ("filters", "filter_values")}
+                for k, v in c[f].items()} == h5[f], f
     assert "inner" not in c["b.hdf5"] and c["b.hdf5"]["link"] == c["b.hdf5"]["c"]
     assert c["b.hdf5"]["c"]["filters"] == [2, 1]       # H5Z_FILTER_SHUFFLE, then H5Z_FILTER_DEFLATE (H5Zpublic.h)
+    assert c["b.hdf5"]["c"]["filter_values"][1] == [4]  # h5py's default gzip level (compression_opts None -> 4)
+
+
+def _gzip(tmp: Path, name: str, level: int) -> dict:
+    data = tmp / name
+    sets = tiny(data, **{"generate-data": True, "train": False, "evaluation": False, "num-files-train": 4,
+                         "num-files-eval": 0, "num-samples-per-file": 1, "record-length": 4096, "chunking": True,
+                         "compression": "gzip", "compression-level": level})
+    r = run(tmp, 1, sets, name=f"{name}-out", timeout=300)
+    assert r.proc.returncode == 0, r.proc.stderr[-800:]
+    return dd.describe(data, Path("/nonexistent"), DESCRIBER)
+
+
+def test_a_compression_level_is_compared_not_only_the_filter(tmp_path):
+    """issue 35: dataset.structure compared filter ids only, so a kernel writing gzip level 5 where DLIO writes 4
+    (DLIO 2.0.0 hdf5_generator.py:63-70 passes compression_opts=compression_level) passed. Each filter's client data
+    is described: gzip's first value is its level (H5Pset_deflate)."""
+    four, five = _gzip(tmp_path, "l4", 4), _gzip(tmp_path, "l5", 5)
+    rec = next(iter(loads_table(json.dumps(four))["files"].values()))["records"]
+    assert rec["filters"] == [1] and rec["filter_values"] == [[4]] and rec["compression"] == "gzip", rec
+    assert structure_row(tmp_path, four, four)["status"] == "pass"     # the control
+    row = structure_row(tmp_path, four, five)
+    assert row["status"] == "fail" and row["observed"] == 4 and "filter_values" in row["detail"], row

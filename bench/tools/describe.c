@@ -72,7 +72,8 @@ static void dtype_json(FILE *o, hid_t t)
 
 static const char *LAYOUTS[] = {"compact", "contiguous", "chunked", "virtual"};
 
-/* h5py's Dataset.compression: the first of gzip, lzf, szip among the filters (h5py/_hl/dataset.py:603-608, h5py 3.x) */
+/* h5py's Dataset.compression: the first of gzip, lzf, szip among the filters (h5py/_hl/dataset.py:603-608, h5py 3.x);
+ * "filter_values": each filter's client data (gzip: its level), so a compression level is compared, not only the id */
 static void filters_json(FILE *o, hid_t dcpl)
 {
     int n = H5Pget_nfilters(dcpl), gzip = 0, lzf = 0, szip = 0;
@@ -83,6 +84,16 @@ static void filters_json(FILE *o, hid_t dcpl)
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nv, NULL, 0, NULL, &conf);
         fprintf(o, "%s%d", i ? ", " : "", (int)id);
         gzip |= id == H5Z_FILTER_DEFLATE, lzf |= id == 32000, szip |= id == H5Z_FILTER_SZIP;
+    }
+    fputs("], \"filter_values\": [", o);
+    for (int i = 0; i < n; i++) {
+        unsigned flags, conf, cd[16];
+        size_t nv = 16;
+        H5Pget_filter2(dcpl, (unsigned)i, &flags, &nv, cd, 0, NULL, &conf);
+        fputs(i ? ", [" : "[", o);
+        for (size_t j = 0; j < nv && j < 16; j++)
+            fprintf(o, "%s%u", j ? ", " : "", cd[j]);
+        fputs("]", o);
     }
     const char *comp = gzip ? "\"gzip\"" : lzf ? "\"lzf\"" : szip ? "\"szip\"" : "null";
     fprintf(o, "], \"compression\": %s", comp);
