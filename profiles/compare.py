@@ -112,11 +112,15 @@ STAT_CALLS = ("stat", "lstat", "fstat", "fstatat", "newfstatat", "statx", "acces
 PROC_CALLS = ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
               "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit", "dirfd")
 PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint file until it is whole
+# calls that change a file: a rule explaining what a path *is* (configuration, a library, a launch's own output)
+# explains reading it, never these (issue 35: the kernel writing the run's workload YAML or a .so was explained)
+WRITES = ("write", "pwrite", "pwrite64", "pwritev", "pwritev2", "writev", "fwrite", "ftruncate", "truncate",
+          "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "creat", "fsync", "fdatasync")
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
 
 # What a launch's own folder holds (harness/run.py, the profiles' wrap): anything else a side touches there is a
 # stray file, never explained
-OWN_OUTPUT = ("out", "hydra", "logs")
+OWN_OUTPUT = ("out", "logs")   # and DLIO's hydra/ (its resolved configuration)
 OWN_FILES = re.compile(r"trace[^/]*\.pfw(\.gz)?|darshan\.conf")
 
 # (test(call, kind, relative path, side), why). A data file opened, read, written, truncated or renamed outside the
@@ -139,12 +143,15 @@ CLASSES = [
     (lambda c, k, r, s: k not in (DATA, CHECKPOINT) and c in STAT_CALLS, "file-status probe (HDF5 build / libc ABI)"),
     (lambda c, k, r, s: k == PYTHON and s == "dlio",
      "Python environment: the interpreter's and the venv's modules, package data and entry points read at start-up"),
-    (lambda c, k, r, s: k in (OTHER, PYTHON) and (SHARED_LIB.search(r) is not None or r == "/etc/ld.so.cache"),
+    (lambda c, k, r, s: k in (OTHER, PYTHON) and c not in WRITES
+     and (SHARED_LIB.search(r) is not None or r == "/etc/ld.so.cache"),
      "shared libraries loaded at start-up (the dynamic linker, MPI and HDF5 plugins, Python extension modules)"),
-    (lambda c, k, r, s: k == OUTPUT and (r == "" or r.split("/")[0] in OWN_OUTPUT or OWN_FILES.fullmatch(r)),
+    (lambda c, k, r, s: k == OUTPUT and (r == "" or r.split("/")[0] in OWN_OUTPUT or OWN_FILES.fullmatch(r)
+                                        or (s == "dlio" and r.split("/")[0] == "hydra")),
      "the launch's own output: the program's output folder (out/), DLIO's resolved Hydra configuration (hydra/), the "
      "profilers' traces, logs and configuration (trace-*.pfw, logs/, darshan.conf)"),
-    (lambda c, k, r, s: k == CONFIG, "the run's configuration: the workload YAML each side reads"),
+    (lambda c, k, r, s: k == CONFIG and c not in WRITES, "the run's configuration: the workload YAML each side "
+     "reads"),
     (lambda c, k, r, s: k == USERCONF and s == "dlio" and c in ("open", "openat", "read", "close"),
      "a library's per-user configuration read at start-up (a dot-folder of the home folder, e.g. Keras' "
      "~/.keras/keras.json, read when DLIO imports TensorFlow)"),
@@ -156,7 +163,7 @@ CLASSES = [
      "process management, no file (DFTracer 2.x records it): the kernel forks its reader processes, DLIO 3.x spawns "
      "its readers (exec of the interpreter, and its waits) and, with mlpstorage_py, a checkpoint writer process per "
      "file (multiprocessing's forkserver)"),
-    (lambda c, k, r, s: k == OTHER and re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", r) is not None,
+    (lambda c, k, r, s: k == OTHER and s == "dlio" and re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", r) is not None,
      "a Python library's temporary file (tempfile's random name under /tmp)"),
 ]
 

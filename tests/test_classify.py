@@ -43,6 +43,12 @@ def roots(side: str = "dlio") -> Roots:
     ("rename", f"{RD}/dlio/dftracer/checkpoints/model-0.pt", "dlio"),      # only the kernel renames its partial file
     ("open", f"{RD}/kernel/dftracer/h5dlio-mutant.tmp", "kernel"),         # a stray file in the launch's folder
     ("write", f"{RD}/kernel/dftracer/notes.json", "kernel"),
+    # issue 35: a rule saying what a path is explains the side that legitimately touches it, and reading it
+    ("write", f"{RD}/workload.yaml", "kernel"),                            # the run's configuration, written
+    ("rename", f"{RD}/dlio-config/workload/h5dlio_unet3d.yaml", "dlio"),
+    ("write", "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13", "kernel"),       # a shared library, written
+    ("open", f"{RD}/kernel/dftracer/hydra/.hydra/config.yaml", "kernel"),  # DLIO's Hydra folder: not the kernel's
+    ("open", "/tmp/abcd1234", "kernel"),                                   # Python's tempfile: the kernel has none
 ])
 def test_never_explained(call, path, side):
     assert classify(call, path, roots(side)) is None, where(path, roots(side))
