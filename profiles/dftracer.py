@@ -58,6 +58,7 @@ from profiles.compare import (
     result,
     similarity,
 )
+from profiles.compute import check_compute
 from profiles.features import access_sizes, metadata_rate
 
 try:  # orjson (requirements-test.txt) decodes an event ~4x faster than json; json decodes what orjson refuses
@@ -676,7 +677,7 @@ def metadata(events: list[dict], data_dir: Path) -> dict:
 
 
 KIND = {"pread": "read", "read": "read", "open": "open", "openat": "open", "close": "close",
-        "compute": "compute", "TorchFramework.compute": "compute"}
+        "compute": "compute", "TorchFramework.compute": "compute", "TFFramework.compute": "compute"}
 # a lane of the timeline keeps at most this many events: beyond it, every s-th in trace order (s a power of two, so
 # the kept events are spread evenly over the lane), with the lane's exact count and seconds per kind beside them
 LANE_EVENTS = 20000
@@ -1213,7 +1214,7 @@ class DFTracer(Profile):
     name = "dftracer"
     holds_file_tables = True
     order = 30
-    checks = (check_dftracer,)
+    checks = (check_dftracer, check_compute)
 
     def available(self, ctx: Context) -> Found:
         lib = preload_library(ctx.dlio_venv)

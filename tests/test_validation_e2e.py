@@ -58,7 +58,7 @@ def test_tiny_unet3d_validation_passes(reference_run):
     for must in ("dataset.structure", "dataset.dlio_reads_kernel", "dataset.kernel_reads_dlio",
                  "logvfd.sequence.rt0.rank0", "logvfd.sequence.rt0.rank1", "logvfd.multiset.rank0",
                  "counts.dlio.logvfd-rt0.rank0.per_phase", "counts.kernel.logvfd.rank1", "dftracer.per_file",
-                 "dftracer.explained", "dftracer.checkpoints", "counts.checkpoints"):
+                 "dftracer.explained", "dftracer.checkpoints", "counts.checkpoints", "compute.rank0", "compute.rank1"):
         assert names[must]["status"] == "pass"
     dar = names["darshan.per_file"]
     assert dar["status"] == "pass" or (dar["status"] == "skip" and any(
@@ -114,6 +114,8 @@ MUTANTS = {
     "gen-chunk": ({"dataset.structure"}, {"counts.checkpoints", "dftracer.checkpoints"}),
     # one write(2) of a checkpoint file in two calls, same bytes: DFTracer's per-checkpoint-file calls, not the sizes
     "ckpt-split": ({"dftracer.checkpoints"}, {"counts.checkpoints", "dataset.structure"}),
+    # rank 0 skips one training step's emulated compute, its I/O unchanged: the compute regions of rank 0 only
+    "compute-skipped": ({"compute.rank0"}, {"compute.rank1", "logvfd.sequence.rt0.rank0", "dftracer.per_file"}),
 }
 
 

@@ -30,6 +30,7 @@ typedef enum {
     MUT_CKPT_SPLIT,      /* ckpt.c  save_file -> torchsave.c raw_write; stream_save */
     MUT_CKPT_FSYNC,      /* ckpt.c  save_file, stream_save (a second fsync) */
     MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
+    MUT_COMPUTE_SKIP,    /* run.c   run_step */
     MUT_COUNT
 } mutant_id_t;
 // clang-format on
