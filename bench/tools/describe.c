@@ -91,8 +91,7 @@ static void filters_json(FILE *o, hid_t dcpl)
         size_t nv = 16;
         H5Pget_filter2(dcpl, (unsigned)i, &flags, &nv, cd, 0, NULL, &conf);
         fputs(i ? ", [" : "[", o);
-        for (size_t j = 0; j < nv && j < 16; j++)
-            fprintf(o, "%s%u", j ? ", " : "", cd[j]);
+        for (size_t j = 0; j < nv && j < 16; j++) fprintf(o, "%s%u", j ? ", " : "", cd[j]);
         fputs("]", o);
     }
     const char *comp = gzip ? "\"gzip\"" : lzf ? "\"lzf\"" : szip ? "\"szip\"" : "null";
