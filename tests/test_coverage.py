@@ -64,6 +64,21 @@ def test_verdict_names_what_its_profiles_could_not_see(tmp_path, drop, unseen):
     assert all(len(ln) <= 200 for ln in out.splitlines() if "not compared:" in ln), out
 
 
+def test_a_row_declares_its_own_classes_and_only_known_ones(tmp_path):
+    """A new check's row says what it compared ("compared"): it covers that class; a SKIP claims nothing, whatever it
+    says; a class CLASSES does not know stops validation naming the check. Negative control: the same row without
+    its declaration leaves the class not compared."""
+    from validate import checks
+    run = checks.Run(_copy(tmp_path))
+    for declared, status, seen in (("open_flags", "pass", True), (None, "pass", False), ("open_flags", "skip", False)):
+        rows = [{"name": "strace.flags", "status": status, "required": True,
+                 **({"compared": [declared]} if declared else {})}]
+        checks.declare_compared(run, rows)
+        assert ("open_flags" not in {x["io"] for x in checks.not_compared(run, rows)}) is seen
+    with pytest.raises(KeyError, match="strace.flags"):
+        checks.declare_compared(run, [{"name": "strace.flags", "status": "pass", "compared": ["flagz"]}])
+
+
 def test_checkpoint_writes_unseen_without_a_tracer(tmp_path):
     run = _copy(tmp_path)
     m = json.loads((run / "manifest.json").read_text())

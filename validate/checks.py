@@ -456,7 +456,7 @@ CLAIMS = (
 
 def declare_compared(run: Run, rows: list[dict]) -> None:
     """Each row that ran (not a SKIP) and does not say what it compared gets its "compared" from CLAIMS; a class its
-    row names that COVERAGE does not know is a bug of that check (KeyError, naming it)."""
+    row names that CLASSES does not know is a bug of that check (KeyError, naming it)."""
     for c in rows:
         if c["status"] == SKIP:
             c.pop("compared", None)
@@ -469,7 +469,7 @@ def declare_compared(run: Run, rows: list[dict]) -> None:
         unknown = set(c.get("compared", ())) - set(COVERAGE)
         if unknown:
             raise KeyError(f"check {c['name']}: compared classes {sorted(unknown)} are not in validate/checks.py "
-                           "COVERAGE")
+                           "CLASSES")
 
 
 def covered(rows: list[dict]) -> set[str]:
