@@ -69,6 +69,9 @@ def test_kernel_only_verdict_is_the_model_only_and_says_so(tmp_path):
     assert "not compared: DLIO's I/O (kernel-only run" in out
     unseen = [x["io"] for x in v["not_compared"]]
     assert unseen[0] == "dlio" and "model_reads" not in unseen  # not "needs the Log VFD profile": it ran
+    # every other class is named too, needing first what the kernel-only run lacks: the other side
+    assert {"data_reads", "read_order", "posix_data", "open_flags"} <= set(unseen)
+    assert {x["needs"] for x in v["not_compared"]} == {"a side-by-side run (SIDES=both, the default)"}
     assert {c["name"]: c for c in v["checks"]}["coverage.kernel_model"]["status"] == "pass"
 
 

@@ -26,13 +26,17 @@ def print_table(v: dict, out=sys.stdout) -> None:
         print(f"  {mark}  {c['name']:<{w}}  {str(c['detail'])[:150]}{req}", file=out)
 
 
+SHOWN = 4  # classes named per printed line (the rest counted; verdict.json and the report list every one)
+
+
 def print_not_compared(v: dict, out=sys.stdout) -> None:
     """What the verdict does not cover, one short line per thing that would compare it: its classes' labels."""
     by_needs: dict[str, list[str]] = {}
     for x in v.get("not_compared", []):
         by_needs.setdefault(x["needs"], []).append(x.get("label") or x["what"])
     for needs, labels in by_needs.items():
-        print(f"  not compared: {'; '.join(labels)} (needs {needs})", file=out)
+        more = f"; and {len(labels) - SHOWN} more (verdict.json not_compared)" if len(labels) > SHOWN else ""
+        print(f"  not compared: {'; '.join(labels[:SHOWN])}{more} (needs {needs})", file=out)
 
 
 def main(argv=None) -> int:

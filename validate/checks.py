@@ -404,6 +404,7 @@ CLASSES = [
      _reads_data),
 ]
 COVERAGE = {key: (label, what, needs, applies) for key, label, what, needs, applies in CLASSES}
+MODEL_CLASSES = ("model_reads", "model_checkpoints")  # the classes a kernel-only run compares (the model's)
 
 
 def _n(x: Any) -> int:
@@ -485,7 +486,8 @@ def covered(rows: list[dict]) -> set[str]:
 KERNEL_ONLY = ("dlio.version", "run.status", "steps.", "vol.", "counts.kernel.", "counts.checkpoints",
                "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
-NO_DLIO = {"io": "dlio", "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
+NO_DLIO = {"io": "dlio", "label": "DLIO's I/O (kernel-only run)",
+           "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
            "needs": "a side-by-side run (SIDES=both, the default)"}
 
 
@@ -503,9 +505,10 @@ def restrict_kernel_only(rows: list[dict]) -> list[dict]:
 def not_compared(run: Run, rows: list[dict]) -> list[dict]:
     """Every class of I/O (COVERAGE) that applies to this run and that no required row that passed compared: what,
     and what would compare it; a kernel-only run names DLIO's I/O first."""
-    done = covered(rows)
-    return [NO_DLIO] * kernel_only(run) + [
-        {"io": key, "label": label, "what": what, "needs": needs}
+    done, alone = covered(rows), kernel_only(run)
+    return [NO_DLIO] * alone + [
+        {"io": key, "label": label, "what": what,
+         "needs": NO_DLIO["needs"] if alone and key not in MODEL_CLASSES else needs}
         for key, (label, what, needs, applies) in COVERAGE.items() if applies(run) and key not in done]
 
 
@@ -535,7 +538,7 @@ def check_kernel_model(run: Run, rows: list[dict]) -> list[dict]:
     compared by a required row that passed and compared at least one item. Side-by-side runs: no row."""
     if not kernel_only(run):
         return []
-    need = [k for k in ("model_reads", "model_checkpoints") if COVERAGE[k][3](run)]
+    need = [k for k in MODEL_CLASSES if COVERAGE[k][3](run)]
     missing = [k for k in need if k not in covered(rows)]
     labels = " and ".join(COVERAGE[k][0] for k in missing)
     if not missing:
