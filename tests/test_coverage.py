@@ -138,17 +138,19 @@ def test_an_empty_compared_set_claims_nothing(tmp_path):
 @pytest.mark.parametrize("plant,reason", [
     ("interrupted", "run interrupted, not complete"),
     ("failed-step", "launches failed or never ran: kernel.logvfd-rt0"),
+    ("launches-gone", "launches failed or never ran: dlio.logvfd-rt0, kernel.logvfd-rt0"),
 ])
 def test_an_incomplete_run_is_never_a_pass(tmp_path, plant, reason):
     """The issue's run: both read_threads=0 launches gone and the status `interrupted` (or the harness's record of a
-    failed launch) FAILs run.status, the verdict line names why. Negative control: the run as made PASSes."""
+    failed launch, or the launches gone under a status `complete`) FAILs run.status, the verdict line names why.
+    Negative control: the run as made PASSes."""
     run = _copy(tmp_path)
     v, out, rc = _validate(run)
     assert v["verdict"] == "pass" and rc == 0 and {c["name"]: c for c in v["checks"]}["run.status"]["status"] == "pass"
     m = json.loads((run / "manifest.json").read_text())
-    if plant == "interrupted":
+    if plant in ("interrupted", "launches-gone"):  # gone: the status left "complete", the profiles' plan has them
         steps = {n: r for n, r in m["steps"].items() if not n.endswith(".logvfd-rt0")}
-        _manifest(run, steps=steps, status="interrupted", failed_steps=[])
+        _manifest(run, steps=steps, status="interrupted" if plant == "interrupted" else "complete", failed_steps=[])
         for t in ("logvfd-rt0-dlio.json", "logvfd-rt0-kernel.json"):
             (run / "tables" / t).unlink()
     else:

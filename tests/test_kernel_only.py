@@ -120,11 +120,13 @@ def test_kernel_only_pass_needs_the_data_reads_against_the_model(tmp_path, check
     assert rc == 0 and v["verdict"] == "pass", v["failed"]
 
 
-def test_unmarked_run_reads_plain_pass_and_the_check_catches_it(tmp_path):
-    """Negative control: the same kernel-only tables without the manifest's scope give a plain PASS (the DLIO-side
-    checks skip for want of tables); the assertion above rejects that verdict."""
+def test_unmarked_run_is_no_pass_and_the_check_catches_it(tmp_path):
+    """Negative control: the same kernel-only tables without the manifest's scope read as a side-by-side run whose
+    DLIO launches never ran: run.status FAILs naming them (it was a plain PASS, the DLIO-side checks skipping for want
+    of tables); the assertion above rejects that verdict."""
     v, out, rc = _validate(_kernel_only(tmp_path, mark=False))
-    assert rc == 0 and v["verdict"] == "pass" and v["scope"] == "sides"
+    assert rc == 1 and v["verdict"] == "fail" and v["scope"] == "sides" and v["failed"] == ["run.status"]
+    assert "launches failed or never ran: dlio.generate" in v["reasons"][0]
     with pytest.raises(AssertionError):
         assert_kernel_only_verdict(v, out)
 

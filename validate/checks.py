@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
-from profiles import checkpoint_dir, checkpoint_only, registry
+from profiles import Shape, checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from profiles.dftracer import SHARED
 from validate import model
@@ -512,14 +512,29 @@ def not_compared(run: Run, rows: list[dict]) -> list[dict]:
         for key, (label, what, needs, applies) in COVERAGE.items() if applies(run) and key not in done]
 
 
+def planned_launches(run: Run) -> list[str]:
+    """The launches the harness plans for this run (harness/run.py plan: generation when the workload reads data, then
+    each of the manifest's profiles' launches, on each of its sides but a side the profile was skipped on), as step
+    names; a profile this validation does not know plans none here."""
+    m, reg = run.manifest, registry()
+    rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or {}
+    shape = Shape(run.cfg, int(m.get("repeat", 1)), rules, run.ranks)
+    specs = [(None, "generate")] * shape.reads_data + [(p, s.step) for p in m.get("profiles") or [] if p in reg
+                                                       for s in reg[p].launches(shape)]
+    skipped = m.get("skipped_profiles") or {}
+    return [f"{side}.{step}" for prof, step in specs for side in m.get("sides", SIDES)
+            if prof is None or f"{prof}.{side}" not in skipped]
+
+
 def check_run_status(run: Run) -> list[dict]:
     """run.status: the harness finished the run (manifest status "complete") with every launch it planned ok (no
-    failed_steps, no step whose status is not ok). A run interrupted or with a failed launch is never a PASS: the
-    checks of a launch that did not run are SKIPs, not evidence."""
+    failed_steps, no step whose status is not ok, no planned launch missing from the manifest). A run interrupted or
+    with a failed launch is never a PASS: the checks of a launch that did not run are SKIPs, not evidence."""
     m = run.manifest
     status = m.get("status")
     failed = list(dict.fromkeys([*(m.get("failed_steps") or []),
-                                 *(n for n, r in sorted(m["steps"].items()) if r.get("status") != "ok")]))
+                                 *(n for n, r in sorted(m["steps"].items()) if r.get("status") != "ok"),
+                                 *(n for n in planned_launches(run) if n not in m["steps"])]))
     why = [f"run {status or 'with no recorded status'}, not complete"] * (status != "complete")
     if failed:
         why.append(f"launches failed or never ran: {', '.join(failed[:4])}" +
