@@ -60,7 +60,7 @@ def verdict_section(run: RunData) -> list[Block]:
                         "`bench/src/mutate.c`): an attack on the validator, not a measurement"
                         + ("; no check caught it (a validator bug)." if v["verdict"] == "pass" else ".")))
     if v.get("not_compared"):
-        out.append(Para("**Not compared** in this run (its profiles could not see it; the verdict says nothing about "
+        out.append(Para("**Not compared** in this run (no passing check compared it; the verdict says nothing about "
                         "it):"))
         out.append(Bullets([f"{x['what']}: needs {x['needs']}" for x in v["not_compared"]]))
     if v.get("failed"):
