@@ -155,6 +155,15 @@ class RunDir:
 
 
 def verdict_label(v: dict) -> str:
-    """The verdict as printed and shown: PASS or FAIL, a kernel-only run's never a bare PASS."""
-    return v["verdict"].upper() + (" (kernel against the analytic model only, not DLIO)"
-                                    if v.get("scope") == "kernel-model" else "")
+    """The verdict as printed and shown: PASS or FAIL, never a bare PASS for a kernel-only run (qualified) or a run made
+    with a kernel mutant injected (PASS WITH MUTANT <name>: it survived); a FAIL names the reasons that are not a
+    failed comparison (an incomplete run, a kernel-only run that compared nothing against the model) and the mutant."""
+    notes = ["kernel against the analytic model only, not DLIO"] * (v.get("scope") == "kernel-model")
+    notes += v.get("reasons") or []
+    label = v["verdict"].upper()
+    if v.get("mutant") and v["verdict"] == "pass":
+        label = f"PASS WITH MUTANT {v['mutant']}"
+        notes.insert(0, "injected by H5DLIO_MUTATE and caught by no check: a validator bug, not a measurement")
+    elif v.get("mutant"):
+        notes.append(f"mutant {v['mutant']} injected by H5DLIO_MUTATE")
+    return label + (f" ({'; '.join(notes)})" if notes else "")

@@ -64,6 +64,16 @@ def killed_by(failed: list[str], patterns: list[str]) -> list[str]:
     return [f for f in failed if any(fnmatch.fnmatchcase(f, p) for p in patterns)]
 
 
+def outcome(injected: bool, verdict: str, vrc: int, hits: list[str]) -> str:
+    """A mutant run's cell: killed only when the verdict FAILs, validation exits non-zero and an intended check is
+    among the failures; a verdict "pass" (printed PASS WITH MUTANT, exit 1: validate names the mutant) survived."""
+    if not injected:
+        return "error"
+    if verdict == "fail" and vrc != 0:
+        return "killed" if hits else "killed-elsewhere"  # elsewhere: caught, not by its check: a finding too
+    return "survived"
+
+
 def _harness(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log: Path, env: dict,
              extra: list[str]) -> tuple[int, Path | None, float]:
     """One `python -m harness run`; its exit status, run directory (None: none made) and wall time."""
@@ -177,14 +187,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     hits = killed_by(failed, mut["checks"])
     verdict = (v or {}).get("verdict", "error")
     injected = _injected(run, mut["name"])
-    if not injected:
-        status = "error"
-    elif verdict == "fail" and vrc != 0 and hits:
-        status = "killed"
-    elif verdict == "fail" and vrc != 0:
-        status = "killed-elsewhere"  # caught, but not by the check meant to catch it: a finding too
-    else:
-        status = "survived"
+    status = outcome(injected, verdict, vrc, hits)
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
                injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
                failed_steps=[n for n, r in json.loads((run / MANIFEST).read_text())["steps"].items()

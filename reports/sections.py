@@ -55,8 +55,12 @@ def verdict_section(run: RunData) -> list[Block]:
                     f"`{v.get('scale')}` with {v.get('ranks')} ranks: {s.get('pass', 0)} pass, {s.get('fail', 0)} "
                     f"fail, {s.get('skip', 0)} skip. Only required checks decide the verdict; `runtime.*` checks are "
                     "reported, not judged."))
+    if v.get("mutant"):
+        out.append(Para(f"**Mutant injected**: this run's kernel ran with the mutant `{v['mutant']}` (`H5DLIO_MUTATE`, "
+                        "`bench/src/mutate.c`): an attack on the validator, not a measurement"
+                        + ("; no check caught it (a validator bug)." if v["verdict"] == "pass" else ".")))
     if v.get("not_compared"):
-        out.append(Para("**Not compared** in this run (its profiles could not see it; the verdict says nothing about "
+        out.append(Para("**Not compared** in this run (no passing check compared it; the verdict says nothing about "
                         "it):"))
         out.append(Bullets([f"{x['what']}: needs {x['needs']}" for x in v["not_compared"]]))
     if v.get("failed"):

@@ -115,6 +115,7 @@ def yes(ok: bool) -> str:
 # what each family of checks compares (the first part of a check's name; docs/validation.md, Reading the verdict)
 FAMILIES = {
     "dlio": "which kernel entry stands for the installed DLIO, from what it was seen to do",
+    "run": "the harness finished the run: status complete, no failed or missing launch",
     "steps": "every launch exited 0",
     "dataset": "the generated files: names, datasets, shapes, dtypes, layout; each side reads the other's",
     "nodes": "each side's ranks on the same nodes, and what each node's local rank 0 reported",
@@ -125,6 +126,7 @@ FAMILIES = {
     "compute": "the emulated computation per rank: compute regions as many and as long as DLIO's (DFTracer)",
     "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",
     "runtime": "wall time per phase and side (reported, not judged)",
+    "coverage": "a kernel-only run compared the kernel's data reads (and checkpoint files) with the analytic model",
 }
 
 

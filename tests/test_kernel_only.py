@@ -17,8 +17,9 @@ from harness.workload import load
 
 REPO = Path(__file__).resolve().parent.parent
 RUN_TINY = REPO / "tests" / "data" / "run-tiny"
-MODEL_ONLY = ("dlio.version", "steps.kernel.", "vol.kernel", "counts.kernel.", "counts.checkpoints",
-              "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
+MODEL_ONLY = ("dlio.version", "run.status", "coverage.kernel_model", "steps.kernel.", "vol.kernel", "counts.kernel.",
+              "counts.checkpoints", "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel",
+              "darshan.analyses")
 
 
 def _kernel_only(tmp_path: Path, mark: bool = True) -> Path:
@@ -66,14 +67,66 @@ def test_kernel_only_verdict_is_the_model_only_and_says_so(tmp_path):
                                                                                           "dftracer."))]
     assert skipped and all(c["detail"] == "kernel-only run: no DLIO side" for c in skipped)
     assert "not compared: DLIO's I/O (kernel-only run" in out
-    assert [x["io"] for x in v["not_compared"]] == ["dlio"]  # not "needs the Log VFD profile": it ran
+    unseen = [x["io"] for x in v["not_compared"]]
+    assert unseen[0] == "dlio" and "model_reads" not in unseen  # not "needs the Log VFD profile": it ran
+    # every other class is named too, needing first what the kernel-only run lacks: the other side
+    assert {"data_reads", "read_order", "posix_data", "open_flags"} <= set(unseen)
+    assert {x["needs"] for x in v["not_compared"]} == {"a side-by-side run (SIDES=both, the default)"}
+    assert {c["name"]: c for c in v["checks"]}["coverage.kernel_model"]["status"] == "pass"
 
 
-def test_unmarked_run_reads_plain_pass_and_the_check_catches_it(tmp_path):
-    """Negative control: the same kernel-only tables without the manifest's scope give a plain PASS (the DLIO-side
-    checks skip for want of tables); the assertion above rejects that verdict."""
+def _timing_only(run: Path, checkpoint: bool) -> None:
+    """The kernel-only run as `PROFILES=timing` leaves it (no Log VFD, no DFTracer launch or table); checkpoint: the
+    workload checkpoints and every training launch wrote the model's checkpoint files (counts.checkpoints passes)."""
+    from profiles import checkpoint_dir
+    from validate import model
+    m = json.loads((run / "manifest.json").read_text())
+    m["steps"] = {n: r for n, r in m["steps"].items() if n.split(".", 1)[1].startswith(("generate", "timing"))}
+    m["profiles"] = ["timing"]
+    m["workload"]["config"]["workflow"]["checkpoint"] = checkpoint
+    if checkpoint:  # a checkpoint after each of its 2 epochs, of a model small enough to plant (unet3d_checkpoint's)
+        m["workload"]["config"]["checkpoint"].update(checkpoint_after_epoch=1, epochs_between_checkpoints=1,
+                                                     model_size=4991531, layer_parameters=[173, 247402])
+    (run / "manifest.json").write_text(json.dumps(m))
+    for t in ("logvfd-kernel.json", "logvfd-rt0-kernel.json", "dftracer-kernel.json"):
+        (run / "tables" / t).unlink()
+    want = model.checkpoint_files(m["workload"]["config"], m["ranks"], "2.0.0") if checkpoint else {}
+    for name in m["steps"]:
+        for rel, size in want.items():
+            f = checkpoint_dir(run / "kernel" / name.split(".", 1)[1]) / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            with f.open("wb") as out:
+                out.truncate(size)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True], ids=["timing only", "timing only, checkpoints"])
+def test_kernel_only_pass_needs_the_data_reads_against_the_model(tmp_path, checkpoint):
+    """A kernel-only run whose profiles compared no data read with the model (PROFILES=timing: with checkpoints it
+    passed on counts.checkpoints alone) FAILs coverage.kernel_model, the verdict line naming what is missing.
+    Negative control: the Log VFD's counts in place, the same run PASSes."""
+    run = _kernel_only(tmp_path)
+    _timing_only(run, checkpoint)
+    v, out, rc = _validate(run)
+    rows = {c["name"]: c for c in v["checks"]}
+    if checkpoint:
+        assert rows["counts.checkpoints"]["status"] == "pass"
+    assert rc == 1 and v["verdict"] == "fail" and v["failed"] == ["coverage.kernel_model"], v["failed"]
+    line = next(ln for ln in out.splitlines() if ln.startswith("verdict: "))
+    assert line.startswith("verdict: FAIL (kernel against the analytic model only, not DLIO; kernel-only: no check "
+                           "compared data reads against the model)"), line
+    for t in ("logvfd-kernel.json", "logvfd-rt0-kernel.json"):
+        shutil.copy(RUN_TINY / "tables" / t, run / "tables" / t)
+    v, out, rc = _validate(run)
+    assert rc == 0 and v["verdict"] == "pass", v["failed"]
+
+
+def test_unmarked_run_is_no_pass_and_the_check_catches_it(tmp_path):
+    """Negative control: the same kernel-only tables without the manifest's scope read as a side-by-side run whose
+    DLIO launches never ran: run.status FAILs naming them (it was a plain PASS, the DLIO-side checks skipping for want
+    of tables); the assertion above rejects that verdict."""
     v, out, rc = _validate(_kernel_only(tmp_path, mark=False))
-    assert rc == 0 and v["verdict"] == "pass" and v["scope"] == "sides"
+    assert rc == 1 and v["verdict"] == "fail" and v["scope"] == "sides" and v["failed"] == ["run.status"]
+    assert "launches failed or never ran: dlio.generate" in v["reasons"][0]
     with pytest.raises(AssertionError):
         assert_kernel_only_verdict(v, out)
 

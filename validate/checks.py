@@ -6,13 +6,14 @@ Names start with what they use: steps., vol., dataset., dlio., logvfd., counts.,
 similarity, runtime."""
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
-from profiles import checkpoint_dir, checkpoint_only, registry
+from profiles import Shape, checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from profiles.dftracer import SHARED
 from validate import model
@@ -121,7 +122,7 @@ def check_dataset(run: Run) -> list[dict]:
     df, kf = sorted(d["files"]), sorted(k["files"])
     out.append(result("dataset.files", PASS if df == kf and df else FAIL, len(df), len(kf),
                       "" if df == kf else f"only DLIO: {sorted(set(df) - set(kf))[:5]}; only kernel: "
-                                          f"{sorted(set(kf) - set(df))[:5]}"))
+                                          f"{sorted(set(kf) - set(df))[:5]}") | {"compared": ["dataset"] * bool(df)})
     diffs = [f for f in df if f in k["files"] and d["files"][f] != k["files"][f]]
     detail = ""
     if diffs:
@@ -165,7 +166,8 @@ def check_checkpoints(run: Run) -> list[dict]:
             bad.append(f"{name}: missing {missing}, unexpected {extra}, other size (name, got, model) {sizes}")
     return [result("counts.checkpoints", PASS if seen and not bad else FAIL, len(want), None if bad else len(want),
                    f"{seen} launches each wrote the model's {len(want)} checkpoint files "
-                   f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")]
+                   f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")
+            | {"compared": ["model_checkpoints"] * bool(seen)}]
 
 
 def check_checkpoint_io(run: Run) -> list[dict]:
@@ -187,7 +189,8 @@ def check_checkpoint_io(run: Run) -> list[dict]:
         bad = checkpoint_io_mismatches(want, t["checkpoints"])
         out.append(result(f"counts.checkpoint_io.{side}", FAIL if bad else PASS, len(want), len(want) - len(bad),
                           "; ".join(bad)[:800] if bad else
-                          f"{len(want)} checkpoint files: {', '.join(next(iter(want.values()), {}))} as the model's"))
+                          f"{len(want)} checkpoint files: {', '.join(next(iter(want.values()), {}))} as the model's")
+                   | {"compared": ["model_checkpoints"] * bool(want)})
     return out
 
 
@@ -329,8 +332,8 @@ def check_runtime(run: Run) -> list[dict]:
 def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
-    return [check_dlio_version, check_steps, check_vol, check_dataset, check_checkpoints, check_checkpoint_io,
-            check_nodes,
+    return [check_dlio_version, check_run_status, check_steps, check_vol, check_dataset, check_checkpoints,
+            check_checkpoint_io, check_nodes,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 
@@ -346,27 +349,133 @@ def run_checks(run: Run, fns: list) -> list[dict]:
     return rows
 
 
-# Classes of I/O a run may differ in, the checks that see each (name prefixes) and the profiles that run them. A PASS
-# covers a class only when one of its checks passed; a class none passed is named in the verdict as not compared
-# (`make validate PROFILES=logvfd` ends PASS, but I/O outside HDF5 went unseen: the verdict says so).
-COVERAGE = [
-    ("hdf5_reads", "HDF5 reads of the data files, per file open and in order (Log VFD records)",
-     ("logvfd.multiset.", "logvfd.sequence."), "the Log VFD profile (logvfd)",
-     lambda run: not checkpoint_only(run.cfg)),
-    ("posix_data", "POSIX I/O on the data folder outside the compared HDF5 reads (extra opens, plain reads, writes, "
-     "stray files)", ("dftracer.per_file", "darshan.per_file"), "a system-level tracer (dftracer or darshan)",
-     lambda run: not checkpoint_only(run.cfg)),
-    ("posix_other", "every other file a side touched, classified (dftracer.explained / darshan.explained)",
-     ("dftracer.explained", "darshan.explained"), "a system-level tracer (dftracer or darshan)", lambda run: True),
-    ("checkpoint_writes", "checkpoint files written and read (bytes, write calls, fsyncs, stray files in the "
-     "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
-     "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
-    ("counts_model", "opens, reads and bytes per rank against the analytic model",
-     ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.darshan.", "counts.checkpoints",
-      "counts.checkpoint_io."),
-     "the Log VFD, DFTracer or Darshan profile",
-     lambda run: True),
+def _reads_data(run: Run) -> bool:
+    return not checkpoint_only(run.cfg)
+
+
+def _checkpoints(run: Run) -> bool:
+    return bool((run.cfg.get("workflow") or {}).get("checkpoint"))
+
+
+def _always(run: Run) -> bool:
+    return True
+
+
+TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
+SYSCALLS = "a system-call profile, none in this version"
+NOT_BUILT = "a check not in this version"
+# The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
+# and report), what would compare it, whether it applies to the run. A row of verdict.json that compared at least one
+# item of a class lists the class in its "compared" (declared by the check: `result(...) | {"compared": [...]}`;
+# CLAIMS below for rows that do not declare it); a class no PASS row compared is in the verdict's not_compared.
+CLASSES = [
+    ("dataset", "the generated datasets", "the generated datasets: file names and each file's structure",
+     "the generation launches (dataset tables)", _reads_data),
+    ("data_reads", "data-file reads", "data-file reads: per file or rank, opens, reads and bytes (a multiset at least)",
+     "the Log VFD (logvfd), DFTracer or Darshan", _reads_data),
+    ("read_order", "each rank's reads in order", "each rank's data reads in order (per open, HDF5 blocks in sequence: "
+     "a multiset comparison does not count)", "the Log VFD where the order is deterministic: its read_threads=0 "
+     "launch", _reads_data),
+    ("open_order", "each rank's opens by file name, in order", "each rank's data-file opens by name, in order "
+     "(equal-size files make HDF5 blocks alike)", NOT_BUILT, _reads_data),
+    ("readers", "the reader processes and threads", "how many processes and threads read, and which read each batch",
+     NOT_BUILT, _reads_data),
+    ("posix_data", "POSIX I/O on the data files", "POSIX I/O on the data files outside the HDF5 reads (extra opens, "
+     "plain reads, accesses)", TRACER, _reads_data),
+    ("traced_other", "other calls in the traced folders", "every other call and file in the data and checkpoint "
+     "folders, classified", TRACER, _always),
+    ("other_files", "files outside the traced folders", "every file outside the data and checkpoint folders a side "
+     "touched (DFTracer traces only those folders: DFTRACER_DATA_DIR)", "Darshan, which sees every file but its "
+     "default exclusions: PROFILES=darshan", _always),
+    ("checkpoint_writes", "checkpoint I/O side by side", "checkpoint files written and read: bytes, write calls, "
+     "fsyncs, stray files, side by side", TRACER, _checkpoints),
+    ("model_reads", "data reads against the model", "each side's data reads per rank against the analytic model",
+     "the Log VFD, DFTracer or Darshan", _reads_data),
+    ("model_checkpoints", "checkpoint files against the model", "the checkpoint files (names, bytes) against the "
+     "analytic model", "a training launch that checkpoints", _checkpoints),
+    ("open_flags", "open flags", "open flags (O_DIRECT, access mode)", SYSCALLS, _always),
+    ("readv", "readv", "readv and preadv calls (DFTracer 2.2.0 records none)", SYSCALLS, _reads_data),
+    ("sync_kernel", "fsync/fadvise at the kernel", "fsync, fdatasync and posix_fadvise as they reach the kernel (a "
+     "preloaded library can drop what DFTracer counts at libc)", SYSCALLS, _always),
+    ("stat", "the stat family", "the stat family (stat, fstat, lstat, statx, newfstatat)", SYSCALLS, _always),
+    ("generation", "generation I/O", "the generate launches' I/O calls (only the datasets they left are compared)",
+     NOT_BUILT, _reads_data),
+    ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
+     "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _reads_data),
 ]
+COVERAGE = {key: (label, what, needs, applies) for key, label, what, needs, applies in CLASSES}
+MODEL_CLASSES = ("model_reads", "model_checkpoints")  # the classes a kernel-only run compares (the model's)
+
+
+def _n(x: Any) -> int:
+    """How many items a row's expected value counts: an int as it is, a per-rank counts dict by its opens."""
+    if isinstance(x, dict):
+        x = x.get("opens")
+    return x if isinstance(x, int) and not isinstance(x, bool) else 0
+
+
+def _bytes_read(run: Run, profile: str) -> bool:
+    """Did the per-file comparison of `profile` compare a data file read on both sides (its derived table's (DLIO
+    bytes, kernel bytes) pairs)? Files opened and never read compare no read."""
+    pairs = (run.derived.get(f"files-{profile}.json") or {}).get("pairs") or []
+    return any(a > 0 and b > 0 for a, b, *_ in pairs)
+
+
+def _per_file(profile: str):
+    def claim(run: Run, c: dict) -> tuple[str, ...]:
+        if _n(c["expected"]) <= 0:
+            return ()
+        return ("posix_data", "data_reads") if _bytes_read(run, profile) else ("posix_data",)
+    return claim
+
+
+def _counted(*classes: str):
+    def claim(run: Run, c: dict) -> tuple[str, ...]:
+        return classes if _n(c["expected"]) > 0 else ()
+    return claim
+
+
+def _files_touched(*classes: str):
+    # <tracer>.explained compares the set of every non-data file and call each side made: never empty for a program
+    return lambda run, c: classes
+
+
+# What the rows of the profiles' checks compared, for rows that do not declare it themselves (their name, an fnmatch
+# pattern, -> a function of the run and the row giving its classes, empty when the row compared nothing).
+CLAIMS = (
+    ("logvfd.sequence.*", _counted("data_reads", "read_order")),
+    ("logvfd.multiset.*", _counted("data_reads")),
+    ("counts.dlio.*", _counted("model_reads")), ("counts.kernel.*", _counted("model_reads")),
+    ("counts.dftracer.*", _counted("model_reads")), ("counts.darshan.kernel", _counted("model_reads")),
+    ("dftracer.batches.*", _counted("model_reads")),
+    ("dftracer.per_file", _per_file("dftracer")), ("darshan.per_file", _per_file("darshan")),
+    ("dftracer.explained", _files_touched("traced_other")),
+    ("darshan.explained", _files_touched("traced_other", "other_files")),
+    ("dftracer.checkpoints", _counted("checkpoint_writes")), ("darshan.checkpoints", _counted("checkpoint_writes")),
+)
+
+
+def declare_compared(run: Run, rows: list[dict]) -> None:
+    """Each row that ran (not a SKIP) and does not say what it compared gets its "compared" from CLAIMS; a class its
+    row names that CLASSES does not know is a bug of that check (KeyError, naming it)."""
+    for c in rows:
+        if c["status"] == SKIP:
+            c.pop("compared", None)
+            continue
+        if "compared" not in c:
+            fn = next((f for pat, f in CLAIMS if fnmatch.fnmatchcase(c["name"], pat)), None)
+            got = tuple(fn(run, c)) if fn else ()
+            if got:
+                c["compared"] = sorted(got)
+        unknown = set(c.get("compared", ())) - set(COVERAGE)
+        if unknown:
+            raise KeyError(f"check {c['name']}: compared classes {sorted(unknown)} are not in validate/checks.py "
+                           "CLASSES")
+
+
+def covered(rows: list[dict]) -> set[str]:
+    """The classes the required rows that passed compared."""
+    return {k for c in rows if c["status"] == PASS and c.get("required", True) for k in c.get("compared", ())}
 
 
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
@@ -374,10 +483,11 @@ COVERAGE = [
 # per data file; vol.: the stack HDF5 reported to each kernel launch;
 # darshan.analyses: Darshan's own reports of the kernel's logs, info only); every other row, side by side by nature,
 # becomes a SKIP.
-KERNEL_ONLY = ("dlio.version", "steps.", "vol.", "counts.kernel.", "counts.checkpoints", "counts.checkpoint_io.kernel",
-               "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
+KERNEL_ONLY = ("dlio.version", "run.status", "steps.", "vol.", "counts.kernel.", "counts.checkpoints",
+               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
-NO_DLIO = {"io": "dlio", "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
+NO_DLIO = {"io": "dlio", "label": "DLIO's I/O (kernel-only run)",
+           "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
            "needs": "a side-by-side run (SIDES=both, the default)"}
 
 
@@ -393,26 +503,101 @@ def restrict_kernel_only(rows: list[dict]) -> list[dict]:
 
 
 def not_compared(run: Run, rows: list[dict]) -> list[dict]:
-    """The classes of I/O this run's checks did not compare (COVERAGE): what, and what would compare it; for a
-    kernel-only run, DLIO's I/O as a whole (and the model's counts, if no check of them passed)."""
-    passed = [c["name"] for c in rows if c["status"] == PASS]
-    # a kernel-only run compares no class but the model's counts: DLIO's I/O, named once, stands for the others
-    return [NO_DLIO] * kernel_only(run) + [
-        {"io": key, "what": what, "needs": needs} for key, what, prefixes, needs, applies in COVERAGE
-        if applies(run) and not any(n.startswith(prefixes) for n in passed)
-        and (key == "counts_model" or not kernel_only(run))]
+    """Every class of I/O (COVERAGE) that applies to this run and that no required row that passed compared: what,
+    and what would compare it; a kernel-only run names DLIO's I/O first."""
+    done, alone = covered(rows), kernel_only(run)
+    return [NO_DLIO] * alone + [
+        {"io": key, "label": label, "what": what,
+         "needs": NO_DLIO["needs"] if alone and key not in MODEL_CLASSES else needs}
+        for key, (label, what, needs, applies) in COVERAGE.items() if applies(run) and key not in done]
+
+
+def planned_launches(run: Run) -> list[str]:
+    """The launches the harness plans for this run (harness/run.py plan: generation when the workload reads data, then
+    each of the manifest's profiles' launches, on each of its sides but a side the profile was skipped on), as step
+    names; a profile this validation does not know plans none here."""
+    m, reg = run.manifest, registry()
+    rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or {}
+    shape = Shape(run.cfg, int(m.get("repeat", 1)), rules, run.ranks)
+    specs = [(None, "generate")] * shape.reads_data + [(p, s.step) for p in m.get("profiles") or [] if p in reg
+                                                       for s in reg[p].launches(shape)]
+    skipped = m.get("skipped_profiles") or {}
+    return [f"{side}.{step}" for prof, step in specs for side in m.get("sides", SIDES)
+            if prof is None or f"{prof}.{side}" not in skipped]
+
+
+def check_run_status(run: Run) -> list[dict]:
+    """run.status: the harness finished the run (manifest status "complete") with every launch it planned ok (no
+    failed_steps, no step whose status is not ok, no planned launch missing from the manifest). A run interrupted or
+    with a failed launch is never a PASS: the checks of a launch that did not run are SKIPs, not evidence."""
+    m = run.manifest
+    status = m.get("status")
+    failed = list(dict.fromkeys([*(m.get("failed_steps") or []),
+                                 *(n for n, r in sorted(m["steps"].items()) if r.get("status") != "ok"),
+                                 *(n for n in planned_launches(run) if n not in m["steps"])]))
+    why = [f"run {status or 'with no recorded status'}, not complete"] * (status != "complete")
+    if failed:
+        why.append(f"launches failed or never ran: {', '.join(failed[:4])}" +
+                   (f" (+{len(failed) - 4} more)" if len(failed) > 4 else ""))
+    if not why:
+        return [result("run.status", PASS, "complete", status,
+                       f"the harness finished the run: {len(m['steps'])} launches, each ok")]
+    return [result("run.status", FAIL, "complete", status, "; ".join(why) + " (the checks of a launch that did not "
+                   "run are SKIPs, not evidence: resume with python -m harness run --resume RUN_DIR)")
+            | {"reason": "; ".join(why)}]
+
+
+def check_kernel_model(run: Run, rows: list[dict]) -> list[dict]:
+    """coverage.kernel_model: a kernel-only run is judged against the analytic model alone, so its PASS needs the
+    model's classes that apply (the data reads of a training workload, the checkpoint files of a checkpointing one)
+    compared by a required row that passed and compared at least one item. Side-by-side runs: no row."""
+    if not kernel_only(run):
+        return []
+    need = [k for k in MODEL_CLASSES if COVERAGE[k][3](run)]
+    missing = [k for k in need if k not in covered(rows)]
+    labels = " and ".join(COVERAGE[k][0] for k in missing)
+    if not missing:
+        return [result("coverage.kernel_model", PASS, need, need, "the kernel was compared with the analytic model: "
+                       + ", ".join(COVERAGE[k][0] for k in need))]
+    reason = f"kernel-only: no check compared {labels}"
+    return [result("coverage.kernel_model", FAIL, need, [k for k in need if k not in missing],
+                   f"{reason} (profiles run: {', '.join(run.manifest.get('profiles') or []) or 'none'}; needs "
+                   f"{COVERAGE[missing[0]][2]})") | {"reason": reason}]
+
+
+def mutants(run: Run) -> list[str]:
+    """The kernel mutants (H5DLIO_MUTATE, bench/src/mutate.c) the run's kernel launches ran with: as each launch's
+    out/output.json names it ("mutant", first in its header) and the harness copies it (manifest vol block)."""
+    names = {str(g["mutant"]) for g in ((run.manifest.get("vol") or {}).get("kernel_launches") or {}).values()
+             if isinstance(g, dict) and g.get("mutant")}
+    for p in sorted((run.path / "kernel").glob("*/out/output.json")):
+        try:
+            o = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(o, dict) and o.get("mutant"):
+            names.add(str(o["mutant"]))
+    return sorted(names)
 
 
 def validate(path: Path) -> dict:
+    """The verdict of a run directory: PASS when every required row passes (at least one), the run is complete
+    (run.status) and a kernel-only run compared the model's classes (coverage.kernel_model); "reasons" names why a
+    FAIL is not only a failed comparison; "mutant" names a kernel mutant the run was made with (never a plain
+    PASS: verdict_label); not_compared every class of I/O no passing row compared."""
     run = Run(path)
     checks_ = run_checks(run, checks())
     if kernel_only(run):
         checks_ = restrict_kernel_only(checks_)
+    declare_compared(run, checks_)
+    checks_ += check_kernel_model(run, checks_)
     req = [c for c in checks_ if c["required"]]
     failed = [c["name"] for c in req if c["status"] == FAIL]
     verdict = "pass" if not failed and any(c["status"] == PASS for c in req) else "fail"
     return {"run": run.manifest["run_id"], "workload": run.manifest["workload"]["name"],
             "scale": run.manifest["workload"]["scale"], "ranks": run.ranks, "verdict": verdict,
             "sides": list(run.manifest.get("sides", SIDES)), "scope": "kernel-model" if kernel_only(run) else "sides",
+            "mutant": ", ".join(mutants(run)) or None,
+            "reasons": [c["reason"] for c in req if c["status"] == FAIL and c.get("reason")],
             "failed": failed, "summary": dict(Counter(c["status"] for c in checks_)),
             "not_compared": not_compared(run, checks_), "checks": checks_}
