@@ -36,6 +36,7 @@ from profiles.compare import (
     classify,
     explained,
     file_index,
+    kernel_record,
     launch_roots,
     model_judges_kernel,
     result,
@@ -578,7 +579,8 @@ def check_darshan(run: RunView) -> list[dict]:
                                              "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
         return out + [explained("darshan", diffs)]
     df, kf = d["files"], k["files"]
-    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
+    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0))
+                  and not kernel_record(n, df))
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
     partial, dxt_partial = _partial(d, k)
     dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"] and not dxt_partial

@@ -52,6 +52,7 @@ from profiles.compare import (
     dlio_rule,
     explained,
     file_index,
+    kernel_record,
     launch_roots,
     model_judges_kernel,
     raw_reader,
@@ -983,7 +984,8 @@ def check_dftracer(run: RunView) -> list[dict]:
     df, kf = d["files"]["files"], k["files"]["files"]
     kernel_opens = _PerOpen(kf)
     names = sorted(set(df) | set(kf))
-    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
+    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0
+            and not kernel_record(n, df)]
     is_data = set(data)  # (a list's `in` made this check quadratic in the files: 100 s at 10^5)
     bad_files = 0
     for n in names:
