@@ -29,6 +29,7 @@ from profiles import (
 from profiles.compare import (
     DATA,
     FAIL,
+    GEN_RECORD,
     PARTIAL,
     PASS,
     SKIP,
@@ -666,6 +667,8 @@ def _kernel_per_file(k: dict) -> tuple[Counter, dict, int]:
     opens, h5, unnamed = Counter(), {}, 0
     for name, row in k["files"].items():
         i = file_index(name)
+        if name == GEN_RECORD:  # the kernel's completion record, read before it reads the folder: no data file
+            continue
         if i < 0:
             unnamed += row["opens"]
             continue

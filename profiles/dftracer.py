@@ -43,6 +43,7 @@ from profiles.compare import (
     CHECKPOINT,
     DATA,
     FAIL,
+    GEN_RECORD,
     PARTIAL,
     PASS,
     SKIP,
@@ -1133,7 +1134,8 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
         want = Counter(f for seg in segs[r] for f in seg.get("read_files", seg["bytes"]))
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
-            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
+            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files
+                          if side == "dlio" or f != GEN_RECORD)  # the kernel's read of its record: no data file
             unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
             if side == "kernel" or not may:
