@@ -16,12 +16,14 @@ from reliability import error_lines, gen, tree_state
 
 RECORD = "h5dlio-generation.json"
 FILES = 8 + 2  # tiny(): 8 training files, 2 evaluation files
-CALLS = "trace=openat,open,creat,rename,renameat,renameat2,unlink,unlinkat"
+CALLS = "trace=openat,open,creat,rename,renameat,renameat2,unlink,unlinkat,stat,lstat,newfstatat,statx"
+STATS = ("stat", "lstat", "newfstatat", "statx")
 
 
 def traced(tmp: Path, data: Path, name: str, **kw) -> tuple:
     """A 2-rank generation under `strace -f`: (the run, Counter of (call, kind) for the calls naming the data
-    folder; kind: "partial" for a <name>.partial.<pid>, "data" for a dataset file, "record" for the record)."""
+    folder; kind: "partial" for a <name>.partial.<pid>, "data" for a dataset file, "record" for the record; a stat
+    of a file that is not there: kind "absent")."""
     if not shutil.which("strace"):
         pytest.skip("strace is not installed: the calls of a generation cannot be counted here")
     log = tmp / f"{name}.strace"
@@ -35,6 +37,8 @@ def traced(tmp: Path, data: Path, name: str, **kw) -> tuple:
         path = m.group(2)
         kind = "partial" if ".partial." in path else "record" if path.endswith(RECORD) else \
             "data" if re.search(r"_\d+_of_\d+\.hdf5$", path) else "other"
+        if m.group(1) in STATS and "ENOENT" in line and kind == "data":
+            kind = "absent"
         calls[(m.group(1), kind)] += 1
     return r, calls
 
@@ -52,6 +56,7 @@ def test_default_generation_makes_dlios_calls_and_the_rename_mode_is_named(tmp_p
     assert r.rc == 0, r.proc.stderr
     assert metadata_ops(calls) == 0 and not any(k == "partial" for _, k in calls), calls
     assert calls[("openat", "record")] == 2, calls
+    assert not any(k == "absent" for _, k in calls), "a stat per file of a new folder (DLIO makes none)"
     created = calls[("openat", "data")]
     assert created >= FILES, calls  # HDF5 probes O_RDWR, then creates with O_CREAT|O_TRUNC
     rec = json.loads((tmp_path / "a" / RECORD).read_text())
@@ -131,3 +136,16 @@ def test_a_failed_generation_leaves_the_record_generating(tmp_path):
 def test_atomic_rename_with_subfiling_is_refused(tmp_path):
     r = run(tmp_path, 1, gen(tmp_path / "data", subfiling=True, **{"generation-atomic-rename": True}))
     assert r.rc == 2 and "key 'generation-atomic-rename'" in r.proc.stderr, r.proc.stderr
+
+
+def test_the_existence_check_stats_files_only_where_the_listing_found_some(tmp_path):
+    """overwrite=false: a file of the dataset already there is refused. In a new folder the listing finds no
+    dataset-named file, so no file is stat'ed (the test above); where it found some (this kernel's own dataset of
+    another count) each file is, and a file that exists is still refused (the control)."""
+    data = tmp_path / "own"
+    assert run(tmp_path, 1, gen(data, **{"num-files-train": 3, "num-files-eval": 0}), name="first").rc == 0
+    r, calls = traced(tmp_path, data, "second")
+    assert r.rc == 0, r.proc.stderr
+    assert sum(n for (c, k), n in calls.items() if k == "absent") >= FILES, calls
+    r = run(tmp_path, 2, gen(data), name="third")
+    assert r.rc == 2 and "exists: set generate-data=false" in r.proc.stderr, r.proc.stderr

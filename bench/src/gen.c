@@ -61,8 +61,8 @@ static int is_dataset_name(const layout_t *L, const char *name)
 
 /* Count what a layout folder holds that is not this kernel's: dataset files, and (top = 1, the phase having
  * sub-folders) its sub-folders 0..S-1 named as DLIO names them, holding dataset files. */
-static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int top, int64_t *foreign, char *first,
-                            size_t firstlen)
+static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int top, int64_t *foreign, int64_t *own,
+                            char *first, size_t firstlen)
 {
     int64_t S = config_phase(L->cfg, phase).subfolders;
     DIR *d = opendir(dir);
@@ -90,12 +90,14 @@ static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int t
             if (k >= 0 && k < S) {
                 layout_subfolder(L, phase, k, want, sizeof want);
                 if (!strcmp(strrchr(want, '/') + 1, f->d_name)) { /* named as DLIO pads it */
-                    scan_layout_dir(L, fp, phase, 0, foreign, first, firstlen);
+                    scan_layout_dir(L, fp, phase, 0, foreign, own, first, firstlen);
                     continue;
                 }
             }
         }
-        if (!(is_dataset_name(L, f->d_name) && S_ISREG(st.st_mode)) && !(*foreign)++)
+        if (is_dataset_name(L, f->d_name) && S_ISREG(st.st_mode))
+            (*own)++;
+        else if (!(*foreign)++)
             snprintf(first, firstlen, "%s", fp);
     }
     closedir(d);
@@ -145,11 +147,13 @@ static void write_record(const layout_t *L, int nranks, const char *state, char 
 
 /* Generation writes only into a folder that is new, empty, or holds nothing but this kernel's dataset layout
  * (the train/valid sub-folders holding dataset files); anything else is someone else's, unless
- * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. */
-static void check_data_folder(const layout_t *L, char *msg, size_t len)
+ * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. *own: the
+ * dataset-named files the listing found (0 for a new folder), -1 when it did not list (reuse-data-folder). */
+static void check_data_folder(const layout_t *L, char *msg, size_t len, int64_t *own)
 {
     const config_t *c = L->cfg;
     char real[4096];
+    *own = 0;
     if (!realpath(c->data_folder, real))
         return; /* does not exist yet: we will create it */
     const char *bad = forbidden_folder(real);
@@ -158,8 +162,10 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
                  c->data_folder, bad);
         return;
     }
-    if (c->reuse_data_folder)
+    if (c->reuse_data_folder) {
+        *own = -1; /* not listed: prepare_folders checks each file */
         return;
+    }
     char first[8400] = "";
     int64_t foreign = 0;
     DIR *top = opendir(real);
@@ -184,7 +190,7 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
             continue;
         }
         int phase = !strcmp(e->d_name, c->train_data_folder) ? PH_TRAIN : PH_EVAL;
-        scan_layout_dir(L, sub, phase, 1, &foreign, first, sizeof first);
+        scan_layout_dir(L, sub, phase, 1, &foreign, own, first, sizeof first);
     }
     closedir(top);
     if (foreign)
@@ -312,7 +318,8 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
 static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, size_t len)
 {
     const config_t *c = L->cfg;
-    check_data_folder(L, msg, len);
+    int64_t own; /* dataset-named files the listing found; -1: not listed */
+    check_data_folder(L, msg, len, &own);
     int rs = *msg ? REC_ABSENT : gen_record_state(c, NULL, 0);
     if (rs == REC_FOREIGN) /* never replaced, whatever reuse-data-folder and overwrite say */
         snprintf(msg, len,
@@ -325,7 +332,9 @@ static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, siz
                  " says it never completed: a run was "
                  "killed or failed mid-way, so its files may be incomplete): set overwrite=true to generate it again",
                  c->data_folder);
-    if (!c->overwrite)
+    /* a file of the dataset already there: only where the listing found dataset-named files (or did not list), so a
+     * new or empty folder costs no stat per file (DLIO makes none) */
+    if (!c->overwrite && own != 0)
         for (int ph = 0; ph < 2 && !*msg; ph++)
             for (int64_t i = 0; i < L->nfiles[ph]; i++) {
                 char path[4600];
