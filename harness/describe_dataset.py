@@ -18,6 +18,7 @@ from harness.paths import KERNEL_BIN, REPO
 
 DESCRIBER = KERNEL_BIN.resolve().parent / "h5dlio-describe"
 INSPECT = REPO / "harness" / "inspect_dataset.py"
+GEN_RECORD = "h5dlio-generation.json"  # bench/src/gen.h GEN_RECORD
 
 
 def _c_part(folder: Path, describer: Path, part: str | None, out: tuple[dict, list]) -> None:
@@ -97,7 +98,22 @@ def describe(folder: Path, dlio_venv: Path, describer: Path = DESCRIBER, parts: 
         groups, by = {}, [f"inspect_dataset.py (h5py: no {describer})"]
         for name, d in _python(folder, dlio_venv, False).items():
             groups.setdefault(json.dumps(d, sort_keys=True), []).append(name)
-    rows = [{"structure": json.loads(k), "files": sorted(v)} for k, v in groups.items()]
+    record = folder / GEN_RECORD  # the kernel's completion record (bench/src/gen.h), no dataset file: not described
+    rows = [{"structure": json.loads(k), "files": sorted(n for n in v if n != GEN_RECORD)} for k, v in groups.items()]
+    rows = [r for r in rows if r["files"]]
     rows.sort(key=lambda g: g["files"][0])
     return {"folder": str(folder), "described_by": ", ".join(by), "files_described": sum(len(g["files"]) for g in rows),
-            "file_groups": rows}
+            "generation_record": _record(record), "file_groups": rows}
+
+
+def _record(path: Path) -> dict | str | None:
+    """The kernel's completion record as it reads (None: no record, a DLIO folder; a string: not JSON, e.g. cut
+    short by an interrupted generation)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text[:200]

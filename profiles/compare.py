@@ -116,6 +116,16 @@ PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint fi
 # explains reading it, never these (issue 35: the kernel writing the run's workload YAML or a .so was explained)
 WRITES = ("write", "pwrite", "pwrite64", "pwritev", "pwritev2", "writev", "fwrite", "ftruncate", "truncate",
           "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "creat", "fsync", "fdatasync")
+# the kernel's completion record at the top of its data folder (bench/src/gen.h GEN_RECORD): no dataset file
+GEN_RECORD = "h5dlio-generation.json"
+
+
+def kernel_record(name: str, dlio_files: dict) -> bool:
+    """A data-folder name (relative) that is the kernel's completion record and that DLIO never touched: not a data
+    file of the per-file comparisons; its calls go to the classified differences (CLASSES)."""
+    return name == GEN_RECORD and name not in dlio_files
+
+
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
 
 # What a launch's own folder holds (harness/run.py, the profiles' wrap): anything else a side touches there is a
@@ -136,6 +146,10 @@ CLASSES = [
     (lambda c, k, r, s: k == CHECKPOINT and s == "kernel" and c == "rename" and PARTIAL.sub("", r).endswith(".pt"),
      "the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (never a partial file under "
      "its final name)"),
+    (lambda c, k, r, s: k == DATA and s == "kernel" and r == GEN_RECORD,
+     "the kernel's completion record at the top of its data folder (h5dlio-generation.json, docs/kernel.md): written "
+     "by rank 0 when it generates, read by rank 0 before a launch reads the folder (an interrupted generation is "
+     "refused); no dataset file"),
     (lambda c, k, r, s: k == DATA and c in ("opendir", "readdir", "closedir"),
      "dataset discovery: DLIO lists train/ and valid/"),
     (lambda c, k, r, s: k in (DATA, CHECKPOINT) and c in STAT_CALLS,

@@ -29,6 +29,7 @@ from profiles import (
 from profiles.compare import (
     DATA,
     FAIL,
+    GEN_RECORD,
     PARTIAL,
     PASS,
     SKIP,
@@ -36,6 +37,7 @@ from profiles.compare import (
     classify,
     explained,
     file_index,
+    kernel_record,
     launch_roots,
     model_judges_kernel,
     result,
@@ -578,7 +580,8 @@ def check_darshan(run: RunView) -> list[dict]:
                                              "modules": {"dlio": d["modules"], "kernel": k["modules"]}})
         return out + [explained("darshan", diffs)]
     df, kf = d["files"], k["files"]
-    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0)))
+    data = sorted(n for n in set(df) | set(kf) if (df.get(n, {}).get("reads", 0) + kf.get(n, {}).get("reads", 0))
+                  and not kernel_record(n, df))
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
     partial, dxt_partial = _partial(d, k)
     dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"] and not dxt_partial
@@ -664,6 +667,8 @@ def _kernel_per_file(k: dict) -> tuple[Counter, dict, int]:
     opens, h5, unnamed = Counter(), {}, 0
     for name, row in k["files"].items():
         i = file_index(name)
+        if name == GEN_RECORD:  # the kernel's completion record, read before it reads the folder: no data file
+            continue
         if i < 0:
             unnamed += row["opens"]
             continue

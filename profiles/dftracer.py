@@ -43,6 +43,7 @@ from profiles.compare import (
     CHECKPOINT,
     DATA,
     FAIL,
+    GEN_RECORD,
     PARTIAL,
     PASS,
     SKIP,
@@ -52,6 +53,7 @@ from profiles.compare import (
     dlio_rule,
     explained,
     file_index,
+    kernel_record,
     launch_roots,
     model_judges_kernel,
     raw_reader,
@@ -984,7 +986,8 @@ def check_dftracer(run: RunView) -> list[dict]:
     df, kf = d["files"]["files"], k["files"]["files"]
     kernel_opens = _PerOpen(kf)
     names = sorted(set(df) | set(kf))
-    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0]
+    data = [n for n in names if (df.get(n, {}).get("opens", 0) + kf.get(n, {}).get("opens", 0)) > 0
+            and not kernel_record(n, df)]
     is_data = set(data)  # (a list's `in` made this check quadratic in the files: 100 s at 10^5)
     bad_files = 0
     for n in names:
@@ -1132,7 +1135,8 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
         want = Counter(f for seg in segs[r] for f in seg.get("read_files", seg["bytes"]))
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
-            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files)
+            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files
+                          if side == "dlio" or f != GEN_RECORD)  # the kernel's read of its record: no data file
             unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
             if side == "kernel" or not may:

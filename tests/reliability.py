@@ -176,7 +176,8 @@ def error_lines(stderr: str) -> list[str]:
 
 
 def dataset_files(data: Path) -> list[Path]:
-    return sorted(p for p in data.rglob("*") if p.is_file())
+    """The files of a data folder but the kernel's completion record (h5dlio-generation.json at its top)."""
+    return sorted(p for p in data.rglob("*") if p.is_file() and p != data / "h5dlio-generation.json")
 
 
 def h5_complete(path: Path, samples: int) -> bool:

@@ -34,6 +34,9 @@ def roots(side: str = "dlio") -> Roots:
     ("open", f"{RD}/kernel/dftracer/checkpoints/stray.pt", "kernel"),      # a stray file in the checkpoint folder
     ("write", f"{RD}/dlio/dftracer/checkpoints/model-0.pt", "dlio"),       # a checkpoint write not compared
     ("open", f"{RD}/kernel/elsewhere.bin", "kernel"),                      # in the run dir, outside every root
+    ("open", f"{RD}/dlio/data/h5dlio-generation.json", "dlio"),            # the kernel's record name, DLIO's side
+    ("open", f"{RD}/kernel/data/train/h5dlio-generation.json", "kernel"),  # the record's name, not at the top
+    ("open", f"{RD}/kernel/data/h5dlio-generation.json.1", "kernel"),
     ("open", "/home/someone/results.json", "kernel"),                      # a .json that is no output of this run
     ("open", "/home/someone/checkpoint.bin", "dlio"),
     ("open", "/home/u/results.bin", "dlio"),                                 # the home folder, not a dot-folder
@@ -59,6 +62,8 @@ def test_never_explained(call, path, side):
     ("mkdir", "checkpoints/unet3d", "dlio", "checkpoint folder"),          # relative: against the launch's folder
     ("access", f"{RD}/kernel/dftracer/checkpoints/model-0.pt", "kernel", "does not exist"),
     ("rename", f"{RD}/kernel/dftracer/checkpoints/model-0.pt.partial.123", "kernel", "partial"),
+    ("open", f"{RD}/kernel/data/h5dlio-generation.json", "kernel", "completion record"),
+    ("read", f"{RD}/kernel/data/h5dlio-generation.json", "kernel", "completion record"),
     ("opendir", f"{RD}/dlio/data/train", "dlio", "dataset discovery"),
     ("lstat", f"{RD}/dlio/data/train/img_1_of_8.hdf5", "dlio", "file-status probe"),
     ("open", f"{RD}/dlio/dftracer/hydra/.hydra/config.yaml", "dlio", "own output"),
@@ -113,3 +118,25 @@ def test_dftracer_explained_fails_a_planted_path_in_a_checkpoint_named_run(tmp_p
     assert (r["dftracer.explained"]["status"] == "pass") == ok, r["dftracer.explained"]
     if not ok:
         assert planted["file"] in r["dftracer.explained"]["detail"]
+
+
+RECORD_ROW = {"opens": 1, "closes": 1, "reads": 1, "bytes": 154, "calls": {"open": 1, "read": 1, "close": 1},
+              "accesses": {"-1+1023": 1}, "read_time_s": 5e-06}  # as a kernel read launch traces its record
+
+
+@pytest.mark.parametrize("sides,ok", [((), True), (("kernel",), True), (("kernel", "dlio"), False)],
+                         ids=["as recorded", "the kernel reads its record", "both sides open it"])
+def test_the_kernels_completion_record_is_no_data_file(tmp_path, sides, ok):
+    """The kernel's read of h5dlio-generation.json before it reads the folder: left out of dftracer.per_file and
+    explained by name and side. Negative control: a file of that name DLIO opens too is a data file of the
+    comparison again (here with unequal accesses: per_file fails)."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN_TINY, run)
+    for side in sides:
+        t = json.loads((run / "tables" / f"dftracer-{side}.json").read_text())
+        t["files"]["files"]["h5dlio-generation.json"] = dict(RECORD_ROW, accesses={"0+1": 1} if side == "dlio" else
+                                                             RECORD_ROW["accesses"])
+        (run / "tables" / f"dftracer-{side}.json").write_text(json.dumps(t))
+    r = {c["name"]: c for c in dftracer.check_dftracer(checks.Run(run))}
+    assert (r["dftracer.per_file"]["status"] == "pass") == ok, r["dftracer.per_file"]
+    assert r["dftracer.explained"]["status"] == "pass", r["dftracer.explained"]

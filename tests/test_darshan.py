@@ -658,3 +658,14 @@ def test_live_kernel_only_darshan_against_the_model(tmp_path, monkeypatch, mutan
     assert k["observed"] == {"extra-open": 57, "skip-read": 55, "read-offset": 56}[mutant], k
     assert {"extra-open": "opened more", "skip-read": "opened less", "read-offset": "H5D bytes] differ"}[mutant] \
         in k["detail"], k
+
+
+@pytest.mark.parametrize("name,ok", [("h5dlio-generation.json", True), ("train/h5dlio-generation.json", False)])
+def test_kernel_only_darshan_leaves_the_kernels_completion_record_out(tmp_path, name, ok):
+    """The kernel's read of its completion record (rank 0, before it reads the folder: one open, one read) at the
+    top of its data folder is no data file of counts.darshan.kernel. Negative control: the same name in train/ is an
+    open of a file without DLIO's name, and fails it."""
+    def plant(t):
+        t["files"][name] = {**_first(t), "opens": 1, "reads": 1, "bytes": 154, "h5f_opens": 0, "h5d": {}}
+    c = _konly(tmp_path, plant)["counts.darshan.kernel"]
+    assert (c["status"] == "pass") == ok, c

@@ -168,3 +168,22 @@ def test_a_compression_level_is_compared_not_only_the_filter(tmp_path):
     assert structure_row(tmp_path, four, four)["status"] == "pass"     # the control
     row = structure_row(tmp_path, four, five)
     assert row["status"] == "fail" and row["observed"] == 4 and "filter_values" in row["detail"], row
+
+
+def test_the_kernels_completion_record_is_reported_not_described(tmp_path):
+    """The kernel's h5dlio-generation.json at the top of its data folder is no dataset file: the table leaves it out
+    of the files (DLIO's folder has none, so dataset.files would differ by it) and reports it as
+    "generation_record". Controls: the describer itself lists it (so the leaving out is describe()'s); the same
+    folder without it reports None and describes the same files; a record cut short is reported as its text."""
+    data = generate(tmp_path, "clean", 4)
+    record = data / dd.GEN_RECORD
+    p = subprocess.run([str(DESCRIBER), str(data)], capture_output=True, text=True)
+    assert dd.GEN_RECORD in p.stdout
+    t = dd.describe(data, Path("/nonexistent"), DESCRIBER)
+    assert t["generation_record"]["state"] == "complete" and t["files_described"] == 4
+    assert not any(dd.GEN_RECORD in f for g in t["file_groups"] for f in g["files"])
+    record.write_text('{"h5dlio_generation": 1, "sta')
+    assert dd.describe(data, Path("/nonexistent"), DESCRIBER)["generation_record"] == '{"h5dlio_generation": 1, "sta'
+    record.unlink()
+    u = dd.describe(data, Path("/nonexistent"), DESCRIBER)
+    assert u["generation_record"] is None and u["file_groups"] == t["file_groups"]

@@ -240,6 +240,19 @@ def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
     assert v["counts.dftracer.dlio.rank0"] == "fail" and v["dftracer.batches.rank0"] == "fail"
 
 
+@pytest.mark.parametrize("name,ok", [("h5dlio-generation.json", True), ("train/h5dlio-generation.json", False)])
+def test_model_opens_leave_the_kernels_completion_record_out(name, ok):
+    """The kernel's rank 0 opens its completion record before it reads the folder: no data file of
+    counts.dftracer.kernel.rank0. Negative control: the same name in train/ is an unnamed open, and fails it."""
+    tables = {s: {"process_opens": dftracer.process_opens(load2(s), Path(RUN2) / s / "data")}
+              for s in ("dlio", "kernel")}
+    run = _Run()
+    tables["kernel"]["process_opens"]["0"].insert(0, [name])
+    v = {c["name"]: c["status"] for c in dftracer.check_model_opens(run, tables["dlio"], tables["kernel"],
+                                                                     run.model_reads(CFG2))}
+    assert (v["counts.dftracer.kernel.rank0"] == "pass") == ok, v
+
+
 def test_prewarm_extra_opens_must_read_as_the_kernel_does():
     row = {"opens": 2, "closes": 2, "reads": 4, "bytes": 200, "accesses": {"-1+101": 2, "-1+1": 2}}
     assert dftracer._whole_opens_more({k: v * 2 if k != "accesses" else {x: n * 2 for x, n in v.items()}

@@ -298,6 +298,8 @@ def test_dataset_layout_is_dlio_s(tmp_path):
     r = run(tmp_path, 2, sets)
     assert r.rc == 0, r.proc.stderr
     names = sorted(p.relative_to(tmp_path / "data").as_posix() for p in (tmp_path / "data").rglob("*") if p.is_file())
+    assert "h5dlio-generation.json" in names  # the kernel's completion record (docs/kernel.md), no DLIO file
+    names.remove("h5dlio-generation.json")
     assert names == ["train/img_0_of_3.hdf5", "train/img_1_of_3.hdf5", "train/img_2_of_3.hdf5", "valid/img_0_of_1.hdf5"]
     import math
 

@@ -119,31 +119,16 @@ def test_generation_accepts_new_empty_and_own_folders(tmp_path):
 
 @pytest.mark.slow
 def test_interrupted_generation_never_leaves_a_file_that_looks_whole(tmp_path):
-    """SIGKILL one rank mid-generation: every file with a dataset name is whole, what is left of the interrupted
-    writes has a .partial name only, and a rerun completes the dataset. SIGINT to mpirun mid-generation: the same,
-    and no partial file is left (the ranks get SIGTERM and remove theirs).
+    """generation-atomic-rename=true. SIGKILL one rank mid-generation: every file with a dataset name is whole, what
+    is left of the interrupted writes has a .partial name only, and a rerun completes the dataset. SIGINT to mpirun
+    mid-generation: the same, and no partial file is left (the ranks get SIGTERM and remove theirs).
     OpenMPI's mpirun takes ~1 s to pass a SIGINT on as SIGTERM, in which a fast machine writes ~25 of these files
     (75 MiB/s here): the dataset is large enough (160 files) that the fault always lands mid-way."""
     data = tmp_path / "data"
     n = 160
-    slow = gen(data, **{"num-files-train": n, "num-files-eval": 0, "num-samples-per-file": 4,
-                         "record-length": 1048576, "chunking": True, "chunk-size": 4096, "compression": "gzip",
-                         "compression-level": 9, "quiet": False})
+    slow = slow_generation(data, n, **{"generation-atomic-rename": True})
     for how in ("SIGKILL a rank", "SIGINT to mpirun"):
-        if data.exists():
-            shutil.rmtree(data)
-        job = Job(kernel_argv(2, {"output-folder": str(tmp_path / "out"), **slow}))
-        deadline = time.time() + 60 * SLACK
-        while not list((data / "train").glob("*.hdf5")) and time.time() < deadline and job.p.poll() is None:
-            time.sleep(0.01)
-        assert job.p.poll() is None, f"generation ended before the fault: {job.stderr}"
-        if how == "SIGKILL a rank":
-            os.kill(job_pids(job.p.pid)["ranks"][1], signal.SIGKILL)
-        else:
-            os.kill(job.p.pid, signal.SIGINT)
-        rc = job.finish(timeout=30)
-        assert rc != 0, f"{how}: the job must fail"
-        assert_nothing_left(str(tmp_path))
+        stderr = interrupt(tmp_path, data, slow, how)
         whole = [p for p in dataset_files(data) if p.name.endswith(".hdf5")]
         partial = [p for p in dataset_files(data) if ".partial." in p.name]
         assert whole and len(whole) < n, f"{how}: not interrupted mid-way ({len(whole)} of {n} files)"
@@ -151,11 +136,60 @@ def test_interrupted_generation_never_leaves_a_file_that_looks_whole(tmp_path):
             assert h5_complete(p, 4), f"{how}: {p} has a dataset name but is not whole"
         assert all(re.fullmatch(rf"img_\d+_of_{n}\.hdf5\.partial\.\d+", p.name) for p in partial), partial
         if how == "SIGINT to mpirun":
-            assert len(partial) <= 2 - handled_sigterm(job.stderr), f"partial files left after SIGINT: {partial}"
+            assert len(partial) <= 2 - handled_sigterm(stderr), f"partial files left after SIGINT: {partial}"
         else:  # the leftovers are this kernel's own names: a rerun may generate next to them
             r = run(tmp_path, 2, {**slow, "overwrite": True, "quiet": True}, name="rerun", timeout=300)
             assert r.rc == 0, r.proc.stderr
             assert len([p for p in dataset_files(data) if p.name.endswith(".hdf5")]) == n
+
+
+@pytest.mark.slow
+def test_interrupted_in_place_generation_is_detected(tmp_path):
+    """The default (files written in place, as DLIO): SIGKILL one rank mid-generation. The completion record still
+    says "generating"; a read of the folder exits 2 naming it, a generation without overwrite likewise; a rerun with
+    overwrite=true completes the dataset and the record."""
+    data = tmp_path / "data"
+    n = 160
+    slow = slow_generation(data, n)
+    interrupt(tmp_path, data, slow, "SIGKILL a rank")
+    assert '"state": "generating"' in (data / "h5dlio-generation.json").read_text()
+    assert not [p for p in dataset_files(data) if ".partial." in p.name]
+    want = f"h5dlio: error: key 'data-folder': '{data}' holds an interrupted generation"
+    r = run(tmp_path, 2, tiny(data, **{"num-files-train": n, "num-files-eval": 0, "train": True, "epochs": 1,
+                                       "record-samples": False}), name="read")
+    assert r.rc == 2 and error_lines(r.proc.stderr)[0].startswith(want), r.proc.stderr
+    r = run(tmp_path, 2, {**slow, "quiet": True}, name="again")
+    assert r.rc == 2 and error_lines(r.proc.stderr)[0].startswith(want), r.proc.stderr
+    r = run(tmp_path, 2, {**slow, "overwrite": True, "quiet": True}, name="rerun", timeout=300)
+    assert r.rc == 0, r.proc.stderr
+    assert '"state": "complete"' in (data / "h5dlio-generation.json").read_text()
+    assert all(h5_complete(p, 4) for p in dataset_files(data)) and len(dataset_files(data)) == n
+
+
+def slow_generation(data: Path, n: int, **kw) -> dict:
+    return gen(data, **{"num-files-train": n, "num-files-eval": 0, "num-samples-per-file": 4,
+                        "record-length": 1048576, "chunking": True, "chunk-size": 4096, "compression": "gzip",
+                        "compression-level": 9, "quiet": False, **kw})
+
+
+def interrupt(tmp_path: Path, data: Path, sets: dict, how: str) -> str:
+    """Start the generation, wait for its first file, then SIGKILL rank 1 or SIGINT mpirun; the job must fail and
+    leave no process. Returns its stderr."""
+    if data.exists():
+        shutil.rmtree(data)
+    job = Job(kernel_argv(2, {"output-folder": str(tmp_path / "out"), **sets}))
+    deadline = time.time() + 60 * SLACK
+    while not list((data / "train").glob("*.hdf5")) and time.time() < deadline and job.p.poll() is None:
+        time.sleep(0.01)
+    assert job.p.poll() is None, f"generation ended before the fault: {job.stderr}"
+    if how == "SIGKILL a rank":
+        os.kill(job_pids(job.p.pid)["ranks"][1], signal.SIGKILL)
+    else:
+        os.kill(job.p.pid, signal.SIGINT)
+    rc = job.finish(timeout=30)
+    assert rc != 0, f"{how}: the job must fail"
+    assert_nothing_left(str(tmp_path))
+    return job.stderr
 
 
 def test_killed_rank_mid_checkpoint_ends_the_job_and_leaves_no_whole_looking_file(tmp_path):

@@ -27,7 +27,8 @@ def dlio_paths(kind: str, n: int, s: int, prefix: str = "img") -> list[str]:
 
 
 def tree(root: Path) -> tuple[set[str], set[str]]:
-    files = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    """The dataset's files (the kernel's completion record at the top left out: no DLIO file) and folders."""
+    files = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()} - {"h5dlio-generation.json"}
     dirs = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_dir()}
     return files, dirs
 

@@ -77,6 +77,7 @@ typedef struct {
     /* output */
     char output_folder[4096], output_csv_name[256];
     int output_ranks_data, quiet, record_samples, overwrite, reuse_data_folder;
+    int generation_atomic_rename; /* write each generated file as <name>.partial.<pid>, then rename it (gen.c) */
     int64_t fault_skip_read;
     int mutant; /* mutate.h: a divergence injected on purpose (H5DLIO_MUTATE, validator tests only); 0: none */
     /* where the values came from (not options) */

@@ -454,6 +454,9 @@ static int check_paths_and_drivers(const config_t *c, char *err)
                          "chunk-dims); h5py's guessed chunk shape is not reproduced");
     if (c->subfiling && (c->collective_data || c->collective_meta))
         return fail(err, "key 'subfiling': cannot be combined with collective-meta/collective-data");
+    if (c->subfiling && c->generation_atomic_rename && c->generate_data)
+        return fail(err, "key 'generation-atomic-rename': the Subfiling VFD names its subfiles after the file, so a "
+                         "file cannot be renamed into place: set generation-atomic-rename=false with subfiling");
 #ifndef H5_HAVE_SUBFILING_VFD
     if (c->subfiling)
         return fail(err, "key 'subfiling': this HDF5 (%d.%d.%d) was built without the Subfiling VFD", H5_VERS_MAJOR,

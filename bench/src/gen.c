@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,8 +61,8 @@ static int is_dataset_name(const layout_t *L, const char *name)
 
 /* Count what a layout folder holds that is not this kernel's: dataset files, and (top = 1, the phase having
  * sub-folders) its sub-folders 0..S-1 named as DLIO names them, holding dataset files. */
-static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int top, int64_t *foreign, char *first,
-                            size_t firstlen)
+static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int top, int64_t *foreign, int64_t *own,
+                            char *first, size_t firstlen)
 {
     int64_t S = config_phase(L->cfg, phase).subfolders;
     DIR *d = opendir(dir);
@@ -89,24 +90,70 @@ static void scan_layout_dir(const layout_t *L, const char *dir, int phase, int t
             if (k >= 0 && k < S) {
                 layout_subfolder(L, phase, k, want, sizeof want);
                 if (!strcmp(strrchr(want, '/') + 1, f->d_name)) { /* named as DLIO pads it */
-                    scan_layout_dir(L, fp, phase, 0, foreign, first, firstlen);
+                    scan_layout_dir(L, fp, phase, 0, foreign, own, first, firstlen);
                     continue;
                 }
             }
         }
-        if (!(is_dataset_name(L, f->d_name) && S_ISREG(st.st_mode)) && !(*foreign)++)
+        if (is_dataset_name(L, f->d_name) && S_ISREG(st.st_mode))
+            (*own)++;
+        else if (!(*foreign)++)
             snprintf(first, firstlen, "%s", fp);
     }
     closedir(d);
 }
 
+#define REC_HEAD "{\"h5dlio_generation\": 1, \"state\": \""
+
+int gen_record_state(const config_t *c, char *path, size_t len)
+{
+    char p[4600], text[1024] = "";
+    snprintf(p, sizeof p, "%s/%s", c->data_folder, GEN_RECORD);
+    if (path)
+        snprintf(path, len, "%s", p);
+    struct stat st;
+    if (lstat(p, &st) != 0)
+        return errno == ENOENT ? REC_ABSENT : REC_FOREIGN;
+    int fd = S_ISREG(st.st_mode) && st.st_size < (off_t)sizeof text ? open(p, O_RDONLY) : -1;
+    if (fd < 0)
+        return REC_FOREIGN;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n < 0)
+        return REC_FOREIGN;
+    size_t head = strlen(REC_HEAD), got = (size_t)n;
+    if (strncmp(text, REC_HEAD, got < head ? got : head))
+        return REC_FOREIGN; /* neither this kernel's record nor a cut-short write of one */
+    if (got > head && !strncmp(text + head, "complete\"", 9) && got >= 2 && !strcmp(text + got - 2, "}\n"))
+        return REC_COMPLETE;
+    return REC_INTERRUPTED; /* "generating", or cut short (empty included: killed between create and write) */
+}
+
+/* Rank 0: (re)write the record with `state`; on failure msg says why (the job then exits) */
+static void write_record(const layout_t *L, int nranks, const char *state, char *msg, size_t len)
+{
+    const config_t *c = L->cfg;
+    char p[4600], text[1024];
+    snprintf(p, sizeof p, "%s/%s", c->data_folder, GEN_RECORD);
+    int n = snprintf(text, sizeof text,
+                     REC_HEAD "%s\", \"mode\": \"%s\", \"ranks\": %d, \"files_train\": %lld, "
+                              "\"files_eval\": %lld, \"file_prefix\": \"%.200s\", \"format\": \"%.20s\"}\n",
+                     state, c->generation_atomic_rename ? "atomic_rename" : "in_place", nranks,
+                     (long long)L->nfiles[PH_TRAIN], (long long)L->nfiles[PH_EVAL], c->file_prefix, c->format);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) != 0)
+        snprintf(msg, len, "key 'data-folder': cannot write the generation record %s: %s", p, strerror(errno));
+}
+
 /* Generation writes only into a folder that is new, empty, or holds nothing but this kernel's dataset layout
  * (the train/valid sub-folders holding dataset files); anything else is someone else's, unless
- * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. */
-static void check_data_folder(const layout_t *L, char *msg, size_t len)
+ * reuse-data-folder=true. "/" and home directories are refused always. On refusal msg says why. *own: the
+ * dataset-named files the listing found (0 for a new folder), -1 when it did not list (reuse-data-folder). */
+static void check_data_folder(const layout_t *L, char *msg, size_t len, int64_t *own)
 {
     const config_t *c = L->cfg;
     char real[4096];
+    *own = 0;
     if (!realpath(c->data_folder, real))
         return; /* does not exist yet: we will create it */
     const char *bad = forbidden_folder(real);
@@ -115,8 +162,10 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
                  c->data_folder, bad);
         return;
     }
-    if (c->reuse_data_folder)
+    if (c->reuse_data_folder) {
+        *own = -1; /* not listed: prepare_folders checks each file */
         return;
+    }
     char first[8400] = "";
     int64_t foreign = 0;
     DIR *top = opendir(real);
@@ -133,13 +182,15 @@ static void check_data_folder(const layout_t *L, char *msg, size_t len)
         struct stat st;
         int is_layout = (!strcmp(e->d_name, c->train_data_folder) || !strcmp(e->d_name, c->valid_data_folder)) &&
                         lstat(sub, &st) == 0 && S_ISDIR(st.st_mode);
+        if (!strcmp(e->d_name, GEN_RECORD))
+            continue; /* the completion record: its own check (prepare_folders) */
         if (!is_layout) {
             if (!foreign++)
                 snprintf(first, sizeof first, "%s", sub);
             continue;
         }
         int phase = !strcmp(e->d_name, c->train_data_folder) ? PH_TRAIN : PH_EVAL;
-        scan_layout_dir(L, sub, phase, 1, &foreign, first, sizeof first);
+        scan_layout_dir(L, sub, phase, 1, &foreign, own, first, sizeof first);
     }
     closedir(top);
     if (foreign)
@@ -267,8 +318,23 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
 static void prepare_folders(const layout_t *L, gen_result_t *out, char *msg, size_t len)
 {
     const config_t *c = L->cfg;
-    check_data_folder(L, msg, len);
-    if (!c->overwrite)
+    int64_t own; /* dataset-named files the listing found; -1: not listed */
+    check_data_folder(L, msg, len, &own);
+    int rs = *msg ? REC_ABSENT : gen_record_state(c, NULL, 0);
+    if (rs == REC_FOREIGN) /* never replaced, whatever reuse-data-folder and overwrite say */
+        snprintf(msg, len,
+                 "key 'data-folder': '%s' holds a file " GEN_RECORD " that is not this kernel's generation record "
+                 "(the kernel writes its record under that name): generate into a new or empty folder",
+                 c->data_folder);
+    else if (rs == REC_INTERRUPTED && !c->overwrite)
+        snprintf(msg, len,
+                 "key 'data-folder': '%s' holds an interrupted generation (its " GEN_RECORD
+                 " says it never completed: a run was "
+                 "killed or failed mid-way, so its files may be incomplete): set overwrite=true to generate it again",
+                 c->data_folder);
+    /* a file of the dataset already there: only where the listing found dataset-named files (or did not list), so a
+     * new or empty folder costs no stat per file (DLIO makes none) */
+    if (!c->overwrite && own != 0)
         for (int ph = 0; ph < 2 && !*msg; ph++)
             for (int64_t i = 0; i < L->nfiles[ph]; i++) {
                 char path[4600];
@@ -318,6 +384,9 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
     char msg[CHECK_MSG] = "";
     if (rank == 0)
         prepare_folders(L, out, msg, sizeof msg);
+    if (rank == 0 && !*msg) /* before any dataset file: a run that dies from here on leaves it "generating" */
+        write_record(L, nranks, "generating", msg, sizeof msg);
+    out->record_written = rank == 0 && !*msg;
     agree_or_exit(msg, rank);
     double t0 = now();
     int64_t total = L->nfiles[PH_TRAIN] + L->nfiles[PH_EVAL];
@@ -346,17 +415,21 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         int64_t i = phase == PH_TRAIN ? g : g - L->nfiles[PH_TRAIN];
         char path[4600], tmp[4700];
         layout_path(L, phase, i, path, sizeof path);
-        /* Write under a temporary name and rename when complete: an interrupted generation never leaves a file
-         * that looks whole. Subfiling names its subfiles after the file, so it writes in place. */
-        if (c->subfiling)
-            snprintf(tmp, sizeof tmp, "%s", path);
-        else
+        /* Default: DLIO's calls, the file created and written under its final name (hdf5_generator.py, h5py.File(out,
+         * 'w')); the completion record marks the whole job done. generation-atomic-rename=true: written under a
+         * temporary name and renamed when complete (an unlink and a rename per file DLIO does not make). */
+        int atomic = c->generation_atomic_rename && !c->subfiling; /* subfiling with it: refused (config_check.c) */
+        if (atomic) {
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
-        unlink(tmp);              /* our own leftover name only (pid-specific) */
-        err_ctx()->partial = tmp; /* a failure from here on removes it (die) */
+            unlink(tmp); /* our own leftover name only (pid-specific) */
+        } else
+            snprintf(tmp, sizeof tmp, "%s", path);
+        /* a failure from here on removes the file (die, the signal handlers): the partial name, or the final name
+         * when this run creates it (overwrite=false: prepare_folders found no file of that name) */
+        err_ctx()->partial = atomic || !c->overwrite ? tmp : NULL;
         uint64_t npz_seed = npz ? pcg64_int63(&rank_rng) : 0;
         write_one(L, phase, i, buf, bufsize, tmp, &out->bytes, npz_seed);
-        if (!c->subfiling && rename(tmp, path) != 0)
+        if (atomic && rename(tmp, path) != 0)
             die(EXIT_RUNTIME, "rename %s -> %s: %s", tmp, path, strerror(errno));
         err_ctx()->partial = NULL;
         out->created[out->ncreated] = strdup(path);
@@ -365,7 +438,12 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         out->files++;
     }
     free(buf);
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* every rank has closed its last file */
+    if (rank == 0) {
+        write_record(L, nranks, "complete", msg, sizeof msg);
+        if (*msg)
+            die(EXIT_RUNTIME, "%s", msg);
+    }
     out->start = t0;
     out->end = now();
     out->seconds = out->end - t0;
@@ -382,6 +460,9 @@ void cleanup_generated(const layout_t *L, gen_result_t *g, int rank)
     g->ncreated = 0;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
+        char rp[4600];
+        if (g->record_written && gen_record_state(c, rp, sizeof rp) != REC_FOREIGN && unlink(rp) != 0)
+            fprintf(stderr, "h5dlio: rank 0: warning: cannot delete %s: %s\n", rp, strerror(errno));
         for (int ph = 0; ph < NPHASES; ph++)
             for (int64_t k = 0; g->created_sub[ph] && k < config_phase(c, ph).subfolders; k++) {
                 char p[4600];

@@ -114,12 +114,21 @@ static int input_error(int rank, const char *msg)
     return EXIT_BADINPUT;
 }
 
-/* Rank 0 checks the dataset is there before anyone reads (DLIO: "Not enough training dataset is found"). */
+/* Rank 0 checks the dataset is there before anyone reads (DLIO: "Not enough training dataset is found") and that no
+ * generation of this kernel was interrupted in its folder (gen.h GEN_RECORD; no record: a dataset made by DLIO or
+ * another tool, read as it is). */
 static void check_dataset(const layout_t *L, int rank)
 {
     const config_t *c = L->cfg;
     char msg[CHECK_MSG] = "";
-    if (rank == 0) {
+    if (rank == 0 && gen_record_state(c, NULL, 0) == REC_INTERRUPTED)
+        snprintf(msg, sizeof msg,
+                 "key 'data-folder': '%s' holds an interrupted generation (its " GEN_RECORD
+                 " says it never completed: a run was "
+                 "killed or failed mid-way, so its files may be incomplete): generate it again with "
+                 "generate-data=true overwrite=true before reading it",
+                 c->data_folder);
+    if (rank == 0 && !*msg) {
         for (int ph = 0; ph < NPHASES && !*msg; ph++) {
             if (!config_phase(c, ph).enabled)
                 continue;

@@ -227,6 +227,9 @@ const opt_t OPTS[] = {
      .help = "let generation replace existing dataset files (default: refuse)"},
     {"reuse-data-folder", NULL, T_BOOL, F(reuse_data_folder), "false", "false", 0, 1,
      .help = "let generation write into a data folder holding other files (never touched; default: refuse)"},
+    {"generation-atomic-rename", NULL, T_BOOL, F(generation_atomic_rename), "false", "false", 0, 1,
+     .help = "write each generated file as <name>.partial.<pid> and rename it when whole (a rename per file DLIO "
+             "does not make; default: written in place, as DLIO, with one completion record per job)"},
     {"fault-skip-read", NULL, T_INT, F(fault_skip_read), "0", "0", 0, BIG,
      .help = "fault injection for validation tests: rank 0 skips its N-th sample read (0: off)"},
     {"quiet", NULL, T_BOOL, F(quiet), "false", "false", 0, 1, .help = "no human summary on stdout"},

@@ -2,6 +2,7 @@
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
 #include "report.h"
+#include "gen.h"
 #include "prefetch.h"
 #include "mutate.h"
 #include "util.h"
@@ -707,29 +708,40 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
 }
 
 /* The generation's rows in the three views (g: GEN_METRICS' values) */
-static void csv_gen(sb_t *b, const double g[NGM])
+/* How the files were written: in place, as DLIO (the default), or under a temporary name renamed when whole */
+static const char *gen_mode(const config_t *c)
+{
+    return c->generation_atomic_rename && !c->subfiling ? "atomic_rename" : "in_place";
+}
+
+static void csv_gen(sb_t *b, const double g[NGM], const config_t *c)
 {
     for (int k = 0; k < NGM; k++) {
         sb_printf(b, "%s, ", GEN_METRICS[k].csv);
         sb_printf(b, GEN_METRICS[k].csv_fmt, g[k] / GEN_METRICS[k].csv_scale);
         sb_printf(b, ",%s\n", GEN_METRICS[k].csv_unit);
     }
+    sb_printf(b, "generate mode, %s,\n", gen_mode(c));
 }
 
-static void json_gen(sb_t *b, const double g[NGM])
+static void json_gen(sb_t *b, const double g[NGM], const config_t *c)
 {
     sb_printf(b, ",\n  \"generate\": {");
     for (int k = 0; k < NGM; k++) {
         sb_printf(b, "%s\"%s\": ", k ? ", " : "", GEN_METRICS[k].json);
         sb_printf(b, GEN_METRICS[k].json_fmt, g[k]);
     }
+    char rp[4600];
+    snprintf(rp, sizeof rp, "%s/%s", c->data_folder, GEN_RECORD);
+    sb_printf(b, ", \"mode\": \"%s\", \"record\": ", gen_mode(c));
+    sb_json_str(b, rp);
     sb_printf(b, "}");
 }
 
-static void stdout_gen(const double g[NGM])
+static void stdout_gen(const double g[NGM], const config_t *c)
 {
     for (int k = 0; k < NGM; k++) printf(GEN_METRICS[k].out_fmt, g[k] / GEN_METRICS[k].out_scale);
-    printf("\n");
+    printf("  (%s)\n", !strcmp(gen_mode(c), "in_place") ? "written in place" : "atomic rename");
 }
 
 /* Collective: every rank's FIELDS of every epoch record, gathered on rank 0 (NULL elsewhere); *records: records per
@@ -874,7 +886,7 @@ static void print_summary(const results_t *r, const nodes_t *nodes, const phase_
            (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
     print_nodes(nodes, r->nranks);
     if (r->did_gen)
-        stdout_gen(gen);
+        stdout_gen(gen, c);
     for (int k = 0; k < NPHASES; k++) {
         if (!ps[k].n)
             continue;
@@ -970,7 +982,7 @@ int report_write(const results_t *r)
     sb_t csv = {0};
     csv_header(&csv, r);
     if (r->did_gen)
-        csv_gen(&csv, gen);
+        csv_gen(&csv, gen, c);
     for (int k = 0; k < NPHASES; k++) csv_phase(&csv, &ps[k], c);
     if (r->ckpt)
         csv_ckpt(&csv, &ck, r->ckpt);
@@ -979,7 +991,7 @@ int report_write(const results_t *r)
     sb_t js = {0};
     json_header(&js, r, &nodes);
     if (r->did_gen)
-        json_gen(&js, gen);
+        json_gen(&js, gen, c);
     for (int k = 0; k < NPHASES; k++)
         if (ps[k].n)
             json_phase(&js, &ps[k], c, c->output_ranks_data);

@@ -15,8 +15,8 @@
 typedef struct {
     int rank;   /* MPI rank, for messages only (-1 before MPI_Init) */
     int mpi_up; /* MPI is initialized: die() ends the whole job with MPI_Abort */
-    /* A file this process is writing under a temporary name (generation): die() and the signal handlers remove it
-     * before ending the job, so a failed generation leaves neither a file that looks whole nor a partial one. */
+    /* A file this process is writing and created (generation: its temporary name, or its final name when written
+     * in place; a checkpoint's temporary name): die() and the signal handlers remove it before ending the job. */
     const char *partial;
     /* Called by die() before the process ends (a reader process reports the failure to its rank). NULL: none. */
     void (*on_fatal)(void *arg, int code, const char *msg);
