@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -867,3 +868,30 @@ def test_order_says_why_it_cannot_compare():
     old = {k: v for k, v in t["kernel"].items() if k != "process_order"}
     v = dftracer.check_order(_OrderRun(), t["dlio"], old)
     assert [c["status"] for c in v] == ["skip"] and "before process_order" in v[0]["detail"]
+
+
+def test_validate_compares_the_order_of_opens(tmp_path):
+    """`python -m validate` on a copy of the committed run-tiny whose DFTracer tables get process_order from the
+    committed traces (tests/data/dftracer: a run of the same workload, seed and ranks, so the same order): PASS,
+    dftracer.order.rank0/1 among the passed rows, the order class compared (not in not_compared). Negative control:
+    two opens of one of rank 0's kernel processes swapped: the verdict FAILs on dftracer.order.rank0 alone (the
+    per-file counts, the Log VFD and the model's counts cannot see it)."""
+    from validate.checks import validate
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run-tiny", run)
+    order = {side: t["process_order"] for side, t in _order_tables().items()}
+
+    def put(k_order: dict) -> dict:
+        for side, po in (("dlio", order["dlio"]), ("kernel", k_order)):
+            p = run / "tables" / f"dftracer-{side}.json"
+            p.write_text(json.dumps({**json.loads(p.read_text()), "process_order": po}))
+        return validate(run)
+
+    v = put(order["kernel"])
+    rows = {c["name"]: c["status"] for c in v["checks"]}
+    assert v["verdict"] == "pass" and rows["dftracer.order.rank0"] == rows["dftracer.order.rank1"] == "pass"
+    assert "data_order" not in {x["io"] for x in v["not_compared"]}
+    k = copy.deepcopy(order["kernel"])
+    k["0"][0]["opens"][5], k["0"][0]["opens"][6] = k["0"][0]["opens"][6], k["0"][0]["opens"][5]
+    v = put(k)
+    assert v["verdict"] == "fail" and v["failed"] == ["dftracer.order.rank0"]

@@ -361,6 +361,8 @@ COVERAGE = [
     ("checkpoint_writes", "checkpoint files written and read (bytes, write calls, fsyncs, stray files in the "
      "checkpoint folder)", ("dftracer.checkpoints", "darshan.checkpoints"), "a system-level tracer (dftracer or "
      "darshan)", lambda run: bool((run.cfg.get("workflow") or {}).get("checkpoint"))),
+    ("data_order", "which data file each reading process of a rank opened, in order (DFTracer's opens by name)",
+     ("dftracer.order.",), "the DFTracer profile (dftracer)", lambda run: not checkpoint_only(run.cfg)),
     ("counts_model", "opens, reads and bytes per rank against the analytic model",
      ("counts.dlio.", "counts.kernel.", "counts.dftracer.", "counts.darshan.", "counts.checkpoints",
       "counts.checkpoint_io."),
