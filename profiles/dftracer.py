@@ -1099,7 +1099,13 @@ def _first_difference(a: list[list[str]], b: list[list[str]]) -> tuple[int, int,
 
 def _order_rule(run: RunView) -> tuple[str | None, str]:
     """Why dftracer.order cannot compare this run (None: it can), and how DLIO's order is fixed: which process reads
-    which batch, and in which order it opens its files."""
+    which batch, and in which order it opens its files. DLIO 2.0.0 data_loader/torch_data_loader.py:87-110: the rank's
+    slice of the sampler, shuffled after np.random.seed(seed) at every __iter__; :137-162: a DataLoader of
+    read_threads workers, drop_last, persistent_workers with workers (so one process per worker for the whole run).
+    torch (the venv's) utils/data/dataloader.py:1260: each epoch's iterator restarts its worker cycle at worker 0;
+    :1533-1546: batch after batch to the next worker of the cycle (in_order); _utils/worker.py:335: a worker takes its
+    indices from its own queue, first in, first out; _utils/fetch.py:54: a batch's samples read in the sampler's
+    order. So worker w opens batches w, w + W, ... in order; which OS process is worker w is not recorded."""
     reader = run.cfg.get("reader") or {}
     if (reader.get("data_loader") or run.cfg.get("framework")) != "pytorch":
         return ("DLIO's TensorFlow readers run on tf.data's thread pool: which thread opens a file is not fixed "
