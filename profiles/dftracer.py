@@ -1081,8 +1081,9 @@ def _common(x: list[str], y: list[str]) -> int:
 
 def _first_difference(a: list[list[str]], b: list[list[str]]) -> tuple[int, int, int, str, str]:
     """The first differing open of two sides' per-process lists, once the lists equal on both sides are set aside:
-    each remaining DLIO list beside the kernel list sharing its longest common prefix. (i, j, position, DLIO's name,
-    the kernel's name): the lists' indices, "-" for an open one side does not make."""
+    each remaining DLIO list beside the kernel list that opens the same file at the most positions (then: the longest
+    common prefix). (i, j, position, DLIO's name, the kernel's name): the lists' indices, "-" for an open one side
+    does not make."""
     left = list(range(len(b)))
     for i, x in enumerate(a):
         if x in (b[j] for j in left):
@@ -1090,7 +1091,7 @@ def _first_difference(a: list[list[str]], b: list[list[str]]) -> tuple[int, int,
             continue
         if not left:
             return i, -1, 0, x[0], "-"
-        j = max(left, key=lambda j, x=x: _common(x, b[j]))
+        j = max(left, key=lambda j, x=x: (sum(p == q for p, q in zip(x, b[j], strict=False)), _common(x, b[j])))
         p, y = _common(x, b[j]), b[j]
         return i, j, p, x[p] if p < len(x) else "-", y[p] if p < len(y) else "-"
     j = left[0]

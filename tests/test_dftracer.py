@@ -849,6 +849,13 @@ def test_order_passes_on_the_real_traces_and_fails_on_each_planted_divergence():
     assert "position 9 of a reading process's opens" in v["dftracer.order.rank1"]["detail"]
     assert f"DLIO {was}, the kernel {row['opens'][0]}" in v["dftracer.order.rank1"]["detail"]
 
+    k = copy.deepcopy(t["kernel"])  # a process's first open of another file: named beside the same worker's list
+    row = next(x for x in k["process_order"]["0"] if file_index(x["opens"][0]) == 11)  # worker 1: batch 1 first
+    row["opens"][0] = "train/img_27_of_28.hdf5"
+    v = _order(t["dlio"], k)
+    assert "position 0 of a reading process's opens" in v["dftracer.order.rank0"]["detail"]
+    assert "DLIO train/img_11_of_28.hdf5, the kernel train/img_27_of_28.hdf5" in v["dftracer.order.rank0"]["detail"]
+
     k = copy.deepcopy(t["kernel"])  # one process reads what two did (the same opens, in the same time order)
     rows = k["process_order"]["0"]
     k["process_order"]["0"] = [{**rows[0], "opens": rows[0]["opens"] + rows[1]["opens"]}]
