@@ -30,6 +30,9 @@ FAMILIES = {
     "tf": ("bert", "DLIO 2.0.0, TensorFlow loader (1 reader thread, file and sample shuffle)"),
     "checkpoint": ("unet3d_checkpoint", "DLIO 2.0.0, PyTorch loader with a checkpoint after each epoch"),
     "tf-eval": ("cosmoflow_eval", "DLIO 2.0.0, TensorFlow loader with evaluation (none of the others evaluates)"),
+    # one-sample files all of one size: the Log VFD's records name no file and every file reads alike, so which file
+    # a rank read, and in which order, is seen by dftracer.order alone
+    "fixed-size": ("imagenet_files", "DLIO 2.0.0, PyTorch loader, one-sample files of one size (8 reader processes)"),
     # the 3.x workload whose DLIO side is quickest here (1 read thread; 3.x's unet3d spawns 4 readers per epoch and
     # pre-warm): npz files read whole, the loader pre-warm before and after the epoch
     "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole, loader pre-warm"),

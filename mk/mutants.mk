@@ -7,7 +7,7 @@
 #                   each mutant's kernel side under every profile here, validated; killed = verdict FAIL, validation
 #                   exit non-zero, and a check meant to catch it among the failures. Results: fidelity/mutants.{json,md}
 #                   (exit 1 if a mutant survived or was caught only by other checks). See docs/mutants.md.
-# Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval,
+# Variables: MUTANTS (comma-separated subset of mutant names), MUTANT_FAMILIES (subset of pytorch,tf,checkpoint,tf-eval,fixed-size,
 #   async,dlio3; default every family that can run; async without the vol kernel: exit 2), MUTANT_RUNS (run folder, default build/mutants), MUTANT_BASELINES
 #   (FAMILY=RUN_DIR ...: earlier passing runs to take as baselines), MUTANT_MERGE=1 (replace only this invocation's
 #   cells in fidelity/mutants.json, keep the others), MUTANT_FINDINGS (a JSON list of notes on survivors, kept in

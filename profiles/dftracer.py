@@ -739,31 +739,48 @@ def timeline(events: list[dict]) -> dict:
 class ProcessOpens:
     """rank -> [the data files (relative to the data folder) one process opened, in time order], one list per
     process, for the order of reads within each process (a reader process reads its batches one sample at a time).
-    Keeps per process the open times and the names' indices (Names), in arrays."""
+    Keeps per process the open times and the names' indices (Names), in arrays. The same per thread (the event's
+    tid) for order(): DFTracer 1.0 writes DLIO 2.0.0's rank as every process's pid, and the kernel's readers, forked
+    after the preload library started, inherit its pid; each process's one reading thread (a torch worker's, the
+    rank's own at read_threads 0, a kernel reader's) has its own tid."""
 
     def __init__(self, data_dir: Path, names: Names | None = None) -> None:
         self.root = str(data_dir).rstrip("/") + "/"
         self.names = names or Names()
         self.seq: dict[tuple, tuple] = {}
+        self.tseq: dict[tuple, tuple] = {}
 
     def add(self, e: dict) -> None:
         if e["cat"] == "POSIX" and e["name"] in ("open", "openat") and (e["fname"] or "").startswith(self.root):
-            self.add_open(e["rank"], e["pid"], e["ts"], self.names.get(e["fname"][len(self.root):]))
+            self.add_open(e["rank"], e["pid"], e["ts"], self.names.get(e["fname"][len(self.root):]), e["tid"])
 
-    def add_open(self, rank: int, pid: str, ts: float, i: int) -> None:
-        s = self.seq.get((rank, pid))
-        if s is None:
-            s = self.seq[(rank, pid)] = (array("d"), array("i"))
-        s[0].append(ts)
-        s[1].append(i)
+    def add_open(self, rank: int, pid: str, ts: float, i: int, tid: str = "") -> None:
+        for seq, key in ((self.seq, (rank, pid)), (self.tseq, (rank, pid, tid))):
+            s = seq.get(key)
+            if s is None:
+                s = seq[key] = (array("d"), array("i"))
+            s[0].append(ts)
+            s[1].append(i)
+
+    def _sorted(self, ts: array, idx: array) -> list[str]:
+        order = np.argsort(np.frombuffer(ts, np.float64), kind="stable")  # as sorted() by time: stable
+        names = self.names.names
+        return [names[i] for i in np.frombuffer(idx, np.int32)[order].tolist()]
 
     def result(self) -> dict:
         out: dict[str, list] = defaultdict(list)
-        names = self.names.names
         for (rank, _pid), (ts, idx) in sorted(self.seq.items()):
-            order = np.argsort(np.frombuffer(ts, np.float64), kind="stable")  # as sorted() by time: stable
-            out[str(rank)].append([names[i] for i in np.frombuffer(idx, np.int32)[order].tolist()])
+            out[str(rank)].append(self._sorted(ts, idx))
         return dict(out)
+
+    def order(self) -> dict:
+        """rank -> [{"pid", "tid", "opens": its data-file opens in time order}], one row per thread that opened
+        one, in the order of their first open (the table `process_order`, dftracer.order's)."""
+        rows: dict[str, list] = defaultdict(list)
+        for (rank, pid, tid), (ts, idx) in self.tseq.items():
+            rows[str(rank)].append((min(ts), pid, tid, self._sorted(ts, idx)))
+        return {r: [{"pid": pid, "tid": tid, "opens": o} for _, pid, tid, o in sorted(v, key=lambda x: x[:3])]
+                for r, v in sorted(rows.items(), key=lambda x: int(x[0]))}
 
 
 def process_opens(events: list[dict], data_dir: Path) -> dict:
@@ -772,6 +789,14 @@ def process_opens(events: list[dict], data_dir: Path) -> dict:
     for e in events:
         t.add(e)
     return t.result()
+
+
+def process_order(events: list[dict], data_dir: Path) -> dict:
+    """ProcessOpens.order over a list of normalized events (the table `process_order`)."""
+    t = ProcessOpens(data_dir)
+    for e in events:
+        t.add(e)
+    return t.order()
 
 
 # the events the first pass decodes: the kernel's ranks, DFTracer 2.x's file names, the epoch regions
@@ -811,14 +836,15 @@ class Tables:
         i = self.names.get(f[len(self.root):])
         if not in_ck:
             self.files.add_data(i, e["name"], e["ret"], e["offset"], e["count"], e["dur"])
-        self._data(i, e["rank"], e["pid"], e["name"], e["ts"], e["dur"], e["offset"], e["ret"])
+        self._data(i, e["rank"], e["pid"], e["name"], e["ts"], e["dur"], e["offset"], e["ret"], e["tid"])
 
-    def _data(self, i: int, rank: int, pid: str, name: str, ts: float, dur: float, offset: int, ret: int) -> None:
+    def _data(self, i: int, rank: int, pid: str, name: str, ts: float, dur: float, offset: int, ret: int,
+              tid: str) -> None:
         if name in READS:
             self.features.add_read(pid, i, offset, max(ret, 0), rank, ts, dur)
         elif name not in DATA_CALLS:
             if name in ("open", "openat"):
-                self.opens.add_open(rank, pid, ts, i)
+                self.opens.add_open(rank, pid, ts, i, tid)
             self.metadata.add_call(name, ts, dur)
 
     def add_raw(self, e: dict, side: str, pid_rank: dict[str, int], fnames: dict[str, str]) -> None:
@@ -846,7 +872,7 @@ class Tables:
             offset, count, ret = _num(a.get("offset"), -1), _num(a.get("count"), -1), _num(a.get("ret"), -1)
         i = self.names.get(f[len(self.root):])
         self.files.add_data(i, name, ret, offset, count, dur)
-        self._data(i, rank, pid, name, ts, dur, offset, ret)
+        self._data(i, rank, pid, name, ts, dur, offset, ret, str(e.get("tid")))
 
 
 def _feed(outdir: Path, side: str, data_dir: Path) -> tuple[dict, Tables]:
@@ -886,8 +912,8 @@ def parse(outdir: Path, side: str, data_dir: Path) -> dict:
     head, t = _feed(outdir, side, data_dir)
     out = {"features": t.features.result(), "process_opens": t.opens.result(), "files": t.files.result()}
     return {**head, "files": out["files"], "process_opens": out["process_opens"],
-            "checkpoints": t.checkpoints.result(), "features": out["features"], "metadata": t.metadata.result(),
-            "timeline": t.timeline.result()}
+            "process_order": t.opens.order(), "checkpoints": t.checkpoints.result(), "features": out["features"],
+            "metadata": t.metadata.result(), "timeline": t.timeline.result()}
 
 
 def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
@@ -898,13 +924,14 @@ def parse_json(outdir: Path, side: str, data_dir: Path) -> tuple[str, dict]:
     feats = json.dumps(t.features.result())
     t.features = None
     opens = json.dumps(t.opens.result())
+    order = json.dumps(t.opens.order())
     t.opens = None
     rest = {"checkpoints": t.checkpoints.result(), "features": None, "metadata": t.metadata.result()}
     timeline = t.timeline.result()
     t.names.index = {}  # the rows are found by index from here on
     parts = [json.dumps(head)[:-1], ', "files": ', *t.files.json_parts(), ', "process_opens": ', opens,
-             ', "checkpoints": ', json.dumps(rest["checkpoints"]), ', "features": ', feats,
-             ', "metadata": ', json.dumps(rest["metadata"]), "}"]
+             ', "process_order": ', order, ', "checkpoints": ', json.dumps(rest["checkpoints"]),
+             ', "features": ', feats, ', "metadata": ', json.dumps(rest["metadata"]), "}"]
     del t  # the per-file arrays and names: only the text's parts are left to join
     return "".join(parts), timeline
 
@@ -1035,8 +1062,91 @@ def check_dftracer(run: RunView) -> list[dict]:
     out.append(ck_result)
     if raw and not checkpoint_only(run.cfg):
         out += check_model_opens(run, d, k, prewarm)
+    elif not checkpoint_only(run.cfg):
+        out += check_order(run, d, k)
     out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS], diffs.dropped))
     return out + similarity("similarity", d, k, "the data-file reads")
+
+
+def _reading(t: dict, r: int) -> list[dict]:
+    """A side's threads of rank r that opened a data file (a name the side read from: the data folder's directories,
+    opened to list them, are left out), each with its opens in time order."""
+    files = t["files"]["files"]
+    rows = [{**x, "opens": [n for n in x["opens"] if (files.get(n) or {}).get("reads")]}
+            for x in (t.get("process_order") or {}).get(str(r), [])]
+    return [x for x in rows if x["opens"]]
+
+
+def _common(x: list[str], y: list[str]) -> int:
+    """The length of two lists' common prefix."""
+    return next((p for p in range(min(len(x), len(y))) if x[p] != y[p]), min(len(x), len(y)))
+
+
+def _first_difference(a: list[list[str]], b: list[list[str]]) -> tuple[int, int, int, str, str]:
+    """The first differing open of two sides' per-process lists, once the lists equal on both sides are set aside:
+    each remaining DLIO list beside the kernel list that opens the same file at the most positions (then: the longest
+    common prefix). (i, j, position, DLIO's name, the kernel's name): the lists' indices, "-" for an open one side
+    does not make."""
+    left = list(range(len(b)))
+    for i, x in enumerate(a):
+        if x in (b[j] for j in left):
+            left.remove(next(j for j in left if b[j] == x))
+            continue
+        if not left:
+            return i, -1, 0, x[0], "-"
+        j = max(left, key=lambda j, x=x: (sum(p == q for p, q in zip(x, b[j], strict=False)), _common(x, b[j])))
+        p, y = _common(x, b[j]), b[j]
+        return i, j, p, x[p] if p < len(x) else "-", y[p] if p < len(y) else "-"
+    j = left[0]
+    return -1, j, 0, "-", b[j][0]
+
+
+def _order_rule(run: RunView) -> tuple[str | None, str]:
+    """Why dftracer.order cannot compare this run (None: it can), and how DLIO's order is fixed: which process reads
+    which batch, and in which order it opens its files. DLIO 2.0.0 data_loader/torch_data_loader.py:87-110: the rank's
+    slice of the sampler, shuffled after np.random.seed(seed) at every __iter__; :137-162: a DataLoader of
+    read_threads workers, drop_last, persistent_workers with workers (so one process per worker for the whole run).
+    torch (the venv's) utils/data/dataloader.py:1260: each epoch's iterator restarts its worker cycle at worker 0;
+    :1533-1546: batch after batch to the next worker of the cycle (in_order); _utils/worker.py:335: a worker takes its
+    indices from its own queue, first in, first out; _utils/fetch.py:54: a batch's samples read in the sampler's
+    order. So worker w opens batches w, w + W, ... in order; which OS process is worker w is not recorded."""
+    reader = run.cfg.get("reader") or {}
+    if (reader.get("data_loader") or run.cfg.get("framework")) != "pytorch":
+        return ("DLIO's TensorFlow readers run on tf.data's thread pool: which thread opens a file is not fixed "
+                "(the per-file counts and the Log VFD compare them)"), ""
+    if int(reader.get("read_threads", 1)) == 0:
+        return None, "read_threads 0: the rank opens every file itself, in its sampler's order"
+    return None, ("reader processes: torch hands batch k of an epoch to worker k mod W, and each worker opens its "
+                  "batches' files in order (the workers' interleaving is racy; each worker's list is not)")
+
+
+def check_order(run: RunView, d: dict, k: dict) -> list[dict]:
+    """dftracer.order.rank<r>: per rank, each reading process's data-file opens by name (relative to the side's data
+    folder), in time order, side by side: as many processes, and the same lists, matched as a multiset (which OS
+    process is worker w is not recorded; the sequence of each is fixed: _order_rule). The detail names the first
+    differing open (rank, position in its process's list, both names)."""
+    why, rule = _order_rule(run)
+    if why:
+        return [result("dftracer.order", SKIP, detail=why)]
+    if "process_order" not in d or "process_order" not in k:
+        return [result("dftracer.order", SKIP, detail="the DFTracer tables were collected before process_order "
+                       "(re-collect the run to compare the order of opens)")]
+    out = []
+    for r in range(run.ranks):
+        a, b = ([x["opens"] for x in _reading(t, r)] for t in (d, k))
+        n = sum(map(len, a))
+        if sorted(a) == sorted(b) and a:
+            out.append(result(f"dftracer.order.rank{r}", PASS, n, n,
+                              f"{len(a)} reading processes on each side, {n} data-file opens, each process's in "
+                              f"the same order ({rule})"))
+            continue
+        i, j, p, x, y = _first_difference(a, b) if a or b else (-1, -1, 0, "-", "-")
+        out.append(result(f"dftracer.order.rank{r}", FAIL, n, sum(map(len, b)),
+                          f"reading processes: DLIO {len(a)}, the kernel {len(b)}; " +
+                          (f"first differing open: rank {r}, position {p} of a reading process's opens "
+                           f"(DLIO's list {i}, the kernel's {j}, in order of first open): DLIO {x}, the kernel {y}"
+                           if a or b else "no data-file open traced on either side") + f" ({rule})"))
+    return out
 
 
 def prewarm_prefetch(run: RunView) -> dict | None:

@@ -3,8 +3,10 @@ drawn with record_length_stdev, batch 7, 4 reader processes, 2 epochs): DLIO 2.0
 kernel under libdftracer_preload.so. Expected values come from the workload, not from the parser."""
 from __future__ import annotations
 
+import copy
 import gzip
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -645,7 +647,8 @@ def _reference(outdir: Path, side: str, data: Path) -> dict:
             rs.add(e["pid"], e["fname"], e["offset"], max(e["ret"], 0), e["rank"], e["ts"], e["dur"])
     plain = plain_file_table([e for e in events if not (e["fname"] or "").startswith(str(ck) + "/")], data)
     return {"events": len(events), "files": plain, "process_opens": dftracer.process_opens(events, data),
-            "checkpoints": dftracer.checkpoint_table(events, ck), "features": rs.result(),
+            "process_order": dftracer.process_order(events, data), "checkpoints": dftracer.checkpoint_table(events, ck),
+            "features": rs.result(),
             "metadata": dftracer.metadata(events, data), "timeline": dftracer.timeline(events)}
 
 
@@ -784,3 +787,131 @@ def test_kernel_only_hdf5_one_sample_files_opens_against_the_model():
     # two samples per file: an open is no longer one sample's, so no such check (the side-by-side one applies)
     run.cfg = {**run.cfg, "dataset": {**run.cfg["dataset"], "num_samples_per_file": 2}}
     assert [c["name"] for c in dftracer.check_dftracer(run)] == ["dftracer.per_file"]
+
+
+# ---------------------------------------------------------------- dftracer.order: which file, in which order
+
+def _order_tables() -> dict:
+    """Both sides' tables dftracer.order reads (the per-file rows and process_order), from the committed real traces
+    of the tiny unet3d run (2 ranks, 4 reader processes of which 2 read: 2 batches of 7 files per rank and epoch)."""
+    tables = {}
+    for side in ("dlio", "kernel"):
+        ev, data = load(side), Path(RUN) / side / "data"
+        tables[side] = {"files": dftracer.file_table(ev, data), "process_order": dftracer.process_order(ev, data)}
+    return tables
+
+
+class _OrderRun:
+    ranks, release = 2, "2.0.0"
+    manifest: dict = {}
+    cfg = json.loads((Path(__file__).parent / "data" / "run-tiny" / "manifest.json").read_text())["workload"]["config"]
+
+
+def _order(d: dict, k: dict, run=None) -> dict:
+    return {c["name"]: c for c in dftracer.check_order(run or _OrderRun(), d, k)}
+
+
+def test_process_order_names_each_reading_process_and_its_opens_in_order():
+    """process_order by hand against the workload: per rank, 2 reading processes (torch's workers 0 and 1: 2 batches
+    of 7 per epoch; workers 2 and 3 read nothing), each opening 7 files per epoch over 2 epochs, in time order; the
+    rank's 14 files per epoch read once each, rank 0 files 0-13, rank 1 files 14-27 (DLIO 2.0.0's sampler slices);
+    the kernel's processes by tid (its readers, forked after the preload library started, share its pid)."""
+    for side, t in _order_tables().items():
+        po = t["process_order"]
+        assert sorted(po) == ["0", "1"]
+        for r in (0, 1):
+            rows = po[str(r)]
+            assert len(rows) == 2 and len({x["tid"] for x in rows}) == 2, (side, r)
+            assert [len(x["opens"]) for x in rows] == [14, 14]
+            for epoch in (0, 1):
+                got = sorted(file_index(f) for x in rows for f in x["opens"][7 * epoch: 7 * epoch + 7])
+                assert got == list(range(14 * r, 14 * r + 14)), (side, r, epoch)
+
+
+def test_order_passes_on_the_real_traces_and_fails_on_each_planted_divergence():
+    """dftracer.order.rank<r> on both sides' real traces: PASS per rank. Negative controls, each failing the planted
+    rank only, the detail naming the first differing open (its position, both names): two opens of one kernel
+    process swapped; a rank's lists replaced by the other rank's; one file name changed; the two reading processes
+    of a rank merged into one (the same opens, fewer processes)."""
+    t = _order_tables()
+    v = _order(t["dlio"], t["kernel"])
+    assert {n: c["status"] for n, c in v.items()} == {"dftracer.order.rank0": "pass", "dftracer.order.rank1": "pass"}
+    assert "2 reading processes on each side, 28 data-file opens" in v["dftracer.order.rank0"]["detail"]
+
+    k = copy.deepcopy(t["kernel"])  # two opens of one process swapped
+    row = next(x for x in k["process_order"]["0"] if file_index(x["opens"][0]) == 7)  # worker 0: batch 0 first
+    a, b = row["opens"][3], row["opens"][4]
+    row["opens"][3], row["opens"][4] = b, a
+    v = _order(t["dlio"], k)
+    assert v["dftracer.order.rank0"]["status"] == "fail" and v["dftracer.order.rank1"]["status"] == "pass"
+    assert "position 3 of a reading process's opens" in v["dftracer.order.rank0"]["detail"]
+    assert f"DLIO {a}, the kernel {b}" in v["dftracer.order.rank0"]["detail"]
+
+    k = copy.deepcopy(t["kernel"])  # rank 1 reads what rank 0 reads (ranks' slices swapped)
+    k["process_order"]["1"] = copy.deepcopy(k["process_order"]["0"])
+    k["files"]["files"] = t["kernel"]["files"]["files"]
+    v = _order(t["dlio"], k)
+    assert v["dftracer.order.rank1"]["status"] == "fail" and v["dftracer.order.rank0"]["status"] == "pass"
+    assert "position 0" in v["dftracer.order.rank1"]["detail"]
+
+    k = copy.deepcopy(t["kernel"])  # one name changed: another file (of the run's data) in its place
+    row = k["process_order"]["1"][0]
+    was, row["opens"][9] = row["opens"][9], row["opens"][0]
+    v = _order(t["dlio"], k)
+    assert v["dftracer.order.rank1"]["status"] == "fail" and v["dftracer.order.rank0"]["status"] == "pass"
+    assert "position 9 of a reading process's opens" in v["dftracer.order.rank1"]["detail"]
+    assert f"DLIO {was}, the kernel {row['opens'][0]}" in v["dftracer.order.rank1"]["detail"]
+
+    k = copy.deepcopy(t["kernel"])  # a process's first open of another file: named beside the same worker's list
+    row = next(x for x in k["process_order"]["0"] if file_index(x["opens"][0]) == 11)  # worker 1: batch 1 first
+    row["opens"][0] = "train/img_27_of_28.hdf5"
+    v = _order(t["dlio"], k)
+    assert "position 0 of a reading process's opens" in v["dftracer.order.rank0"]["detail"]
+    assert "DLIO train/img_11_of_28.hdf5, the kernel train/img_27_of_28.hdf5" in v["dftracer.order.rank0"]["detail"]
+
+    k = copy.deepcopy(t["kernel"])  # one process reads what two did (the same opens, in the same time order)
+    rows = k["process_order"]["0"]
+    k["process_order"]["0"] = [{**rows[0], "opens": rows[0]["opens"] + rows[1]["opens"]}]
+    v = _order(t["dlio"], k)
+    assert v["dftracer.order.rank0"]["status"] == "fail"
+    assert "reading processes: DLIO 2, the kernel 1" in v["dftracer.order.rank0"]["detail"]
+
+
+def test_order_says_why_it_cannot_compare():
+    """A TensorFlow workload (tf.data's thread pool: which thread opens a file is not fixed) and tables collected
+    before process_order: one SKIP row saying why, never a PASS."""
+    t = _order_tables()
+    run = _OrderRun()
+    run.cfg = {**run.cfg, "framework": "tensorflow", "reader": {**run.cfg["reader"], "data_loader": "tensorflow"}}
+    assert [(c["name"], c["status"]) for c in dftracer.check_order(run, t["dlio"], t["kernel"])] == \
+        [("dftracer.order", "skip")]
+    old = {k: v for k, v in t["kernel"].items() if k != "process_order"}
+    v = dftracer.check_order(_OrderRun(), t["dlio"], old)
+    assert [c["status"] for c in v] == ["skip"] and "before process_order" in v[0]["detail"]
+
+
+def test_validate_compares_the_order_of_opens(tmp_path):
+    """`python -m validate` on a copy of the committed run-tiny whose DFTracer tables get process_order from the
+    committed traces (tests/data/dftracer: a run of the same workload, seed and ranks, so the same order): PASS,
+    dftracer.order.rank0/1 among the passed rows, the order class compared (not in not_compared). Negative control:
+    two opens of one of rank 0's kernel processes swapped: the verdict FAILs on dftracer.order.rank0 alone (the
+    per-file counts, the Log VFD and the model's counts cannot see it)."""
+    from validate.checks import validate
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "data" / "run-tiny", run)
+    order = {side: t["process_order"] for side, t in _order_tables().items()}
+
+    def put(k_order: dict) -> dict:
+        for side, po in (("dlio", order["dlio"]), ("kernel", k_order)):
+            p = run / "tables" / f"dftracer-{side}.json"
+            p.write_text(json.dumps({**json.loads(p.read_text()), "process_order": po}))
+        return validate(run)
+
+    v = put(order["kernel"])
+    rows = {c["name"]: c["status"] for c in v["checks"]}
+    assert v["verdict"] == "pass" and rows["dftracer.order.rank0"] == rows["dftracer.order.rank1"] == "pass"
+    assert "open_order" not in {x["io"] for x in v["not_compared"]}
+    k = copy.deepcopy(order["kernel"])
+    k["0"][0]["opens"][5], k["0"][0]["opens"][6] = k["0"][0]["opens"][6], k["0"][0]["opens"][5]
+    v = put(k)
+    assert v["verdict"] == "fail" and v["failed"] == ["dftracer.order.rank0"]

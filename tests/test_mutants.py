@@ -15,7 +15,7 @@ from kernel import BIN, h5tool, run, tiny
 from fidelity import mutants as fm
 from fidelity.mutants import killed_by, mutant_table, render_md
 
-FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "async"}
+FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "async", "fixed-size"}
 
 
 def test_unknown_mutant_is_refused_naming_the_variable(tmp_path):
@@ -162,7 +162,7 @@ def _reads(tmp: Path, name: str, mutant: str | None) -> tuple[dict, list, list]:
 
 @pytest.mark.parametrize("mutant,rank", [("skip-read", 0), ("extra-read", 0), ("swap-samples", 0),
                                          ("swap-batches", 0), ("read-offset", 0), ("extra-open", 0),
-                                         ("eval-step-dropped", 0), ("rank-seed", 1)])
+                                         ("eval-step-dropped", 0), ("rank-seed", 1), ("wrong-file", 0)])
 def test_a_read_mutant_changes_one_ranks_reads_only(dataset, mutant, rank):
     if "base" not in BASE:  # the unmutated run, once for the module
         BASE["base"] = _reads(dataset, "base", None)
@@ -173,6 +173,38 @@ def test_a_read_mutant_changes_one_ranks_reads_only(dataset, mutant, rank):
     changed, same = (m0, m1) if rank == 0 else (m1, m0)
     assert changed != (base0 if rank == 0 else base1)
     assert same == (base1 if rank == 0 else base0)
+
+
+def _train_files(r, rank: int) -> dict[int, list[int]]:
+    """epoch -> the files rank read in its training steps, in order (the kernel's samples log)."""
+    out: dict[int, list[int]] = {}
+    for row in r.samples(rank):
+        if row["phase"] == "train":
+            out.setdefault(int(row["epoch"]), []).append(int(row["file"]))
+    return out
+
+
+@pytest.mark.parametrize("mutant", ["no-shuffle", "epoch-seed", "swap-rank-slices"])
+def test_an_order_mutant_changes_which_file_or_when(dataset, mutant):
+    """The order mutants (dftracer.order's), against the unmutated run's samples log (one sample per file, so the
+    file names the sample): no-shuffle reads each rank's files of every epoch in ascending order, the same files;
+    epoch-seed leaves epoch 1 as it was and reads epoch 2's files in another order; swap-rank-slices gives rank 0
+    what rank 1 read and rank 1 what rank 0 read, each in that rank's order."""
+    sets = tiny(dataset / f"one-{mutant}", **{"generate-data": True, "train": True, "num-samples-per-file": 1,
+                                              "num-files-train": 16})
+    base = run(dataset, 2, sets, name=f"order-base-{mutant}")
+    got = run(dataset, 2, {**sets, "generate-data": False}, name=f"order-{mutant}", env={"H5DLIO_MUTATE": mutant})
+    assert base.rc == 0 and got.rc == 0, base.proc.stderr + got.proc.stderr
+    b = {r: _train_files(base, r) for r in (0, 1)}
+    m = {r: _train_files(got, r) for r in (0, 1)}
+    for r in (0, 1):
+        for e in (1, 2):
+            if mutant == "no-shuffle":
+                assert m[r][e] == sorted(b[r][e]) != b[r][e]
+            elif mutant == "epoch-seed":
+                assert (m[r][e] == b[r][e]) == (e == 1) and sorted(m[r][e]) == sorted(b[r][e])
+            else:
+                assert m[r][e] == b[1 - r][e] != b[r][e]
 
 
 def _headers(folder: Path) -> dict:

@@ -364,6 +364,7 @@ def _always(run: Run) -> bool:
 TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
 SYSCALLS = "a system-call profile, none in this version"
 NOT_BUILT = "a check not in this version"
+ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO 2.x: dftracer.order)"
 # The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
 # and report), what would compare it, whether it applies to the run. A row of verdict.json that compared at least one
 # item of a class lists the class in its "compared" (declared by the check: `result(...) | {"compared": [...]}`;
@@ -377,9 +378,9 @@ CLASSES = [
      "a multiset comparison does not count)", "the Log VFD where the order is deterministic: its read_threads=0 "
      "launch", _reads_data),
     ("open_order", "each rank's opens by file name, in order", "each rank's data-file opens by name, in order "
-     "(equal-size files make HDF5 blocks alike)", NOT_BUILT, _reads_data),
+     "(equal-size files make HDF5 blocks alike)", ORDER, _reads_data),
     ("readers", "the reader processes and threads", "how many processes and threads read, and which read each batch",
-     NOT_BUILT, _reads_data),
+     ORDER, _reads_data),
     ("posix_data", "POSIX I/O on the data files", "POSIX I/O on the data files outside the HDF5 reads (extra opens, "
      "plain reads, accesses)", TRACER, _reads_data),
     ("traced_other", "other calls in the traced folders", "every other call and file in the data and checkpoint "
@@ -452,6 +453,7 @@ CLAIMS = (
     ("dftracer.explained", _files_touched("traced_other")),
     ("darshan.explained", _files_touched("traced_other", "other_files")),
     ("dftracer.checkpoints", _counted("checkpoint_writes")), ("darshan.checkpoints", _counted("checkpoint_writes")),
+    ("dftracer.order.*", _counted("open_order", "readers")),   # expected: the rank's data-file opens on DLIO's side
 )
 
 

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #define READS "counts.kernel.* logvfd.* dftracer.per_file darshan.per_file"
+/* which file each process of a rank opened, in order (DFTracer's opens by name) */
+#define ORDER "dftracer.order.*"
 
 // clang-format off: a table, kept as written
 const mutant_t MUTANTS[MUT_COUNT] = {
@@ -31,7 +33,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_RANK_SEED] = {"rank-seed",
                        "the last rank shuffles with random_seed + 1 (its sampler and the TF file and "
                        "sample lists)",
-                       READS, "pytorch tf"},
+                       READS " dftracer.order.*", "pytorch tf fixed-size"},
     [MUT_PREWARM_DROP] = {"prewarm-dropped",
                           "rank 0 skips the reads of DLIO 3.x's loader pre-warm before epoch 1 "
                           "(the barrier is kept)",
@@ -89,6 +91,21 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                           "rank 0 skips the emulated computation of its 2nd training step of epoch 1 (its I/O "
                           "unchanged; the AU and throughput it reports move)",
                           "compute.rank0", "pytorch"},
+    [MUT_NO_SHUFFLE] = {"no-shuffle",
+                        "every rank reads its samples unshuffled (its sampler's order as listed, every epoch)", ORDER,
+                        "pytorch fixed-size"},
+    [MUT_EPOCH_SEED] = {"epoch-seed",
+                        "every rank's training shuffle of epoch 2 is seeded with random_seed + 1 (epoch 1 as "
+                        "DLIO's)",
+                        ORDER, "pytorch fixed-size"},
+    [MUT_SWAP_SLICES] = {"swap-rank-slices",
+                         "ranks 0 and 1 take each other's slice of the sampler (each reads what the other "
+                         "rank reads in DLIO, in that rank's order)",
+                         ORDER, "pytorch fixed-size"},
+    [MUT_WRONG_FILE] = {"wrong-file",
+                        "rank 0's 2nd training batch of epoch 1 reads, in place of its first sample, the same "
+                        "sample of the next file (a file of the same size on a fixed-size workload)",
+                        ORDER " dftracer.per_file darshan.per_file", "pytorch fixed-size"},
 };
 // clang-format on
 

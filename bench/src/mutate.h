@@ -31,6 +31,10 @@ typedef enum {
     MUT_CKPT_FSYNC,      /* ckpt.c  save_file, stream_save (a second fsync) */
     MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
     MUT_COMPUTE_SKIP,    /* run.c   run_step */
+    MUT_NO_SHUFFLE,      /* run.c   runner_init */
+    MUT_EPOCH_SEED,      /* run.c   run_read_phase */
+    MUT_SWAP_SLICES,     /* run.c   runner_init */
+    MUT_WRONG_FILE,      /* run.c   read_batch */
     MUT_COUNT
 } mutant_id_t;
 // clang-format on
@@ -41,7 +45,7 @@ typedef struct {
     const char *checks;   /* the checks meant to catch it: verdict check names, '*' a wildcard, space-separated */
     const char *families; /* space-separated: pytorch (DLIO 2.0.0 PyTorch: unet3d), tf (DLIO 2.0.0 TensorFlow: bert),
                            * tf-eval (the same with evaluation: cosmoflow_eval), checkpoint (unet3d_checkpoint),
-                           * dlio3 (MLCommons DLIO 3.x) */
+                           * dlio3 (MLCommons DLIO 3.x), fixed-size (one-sample files of one size: imagenet_files) */
 } mutant_t;
 
 extern const mutant_t MUTANTS[MUT_COUNT];

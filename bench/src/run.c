@@ -51,7 +51,8 @@ static const int64_t *read_batch(runner_t *R, const epoch_plan_t *P, int64_t k, 
         return batch_of(P, 1 - k);
     }
     int pad = m == MUT_TF_PADDING && P->bflags && (P->bflags[k] & TF_LAST);
-    if (!pad && !(k == 1 && (m == MUT_SKIP_READ || m == MUT_EXTRA_READ || m == MUT_SWAP_SAMPLES)))
+    if (!pad &&
+        !(k == 1 && (m == MUT_SKIP_READ || m == MUT_EXTRA_READ || m == MUT_SWAP_SAMPLES || m == MUT_WRONG_FILE)))
         return idx;
     int64_t len = *n;
     R->mut = xrealloc(R->mut, ((size_t)len + 1) * sizeof *R->mut, "a mutated batch");
@@ -62,6 +63,8 @@ static const int64_t *read_batch(runner_t *R, const epoch_plan_t *P, int64_t k, 
         R->mut[len] = R->mut[0], *n = len + 1;
     else if (m == MUT_SWAP_SAMPLES && len > 1)
         R->mut[0] = idx[1], R->mut[1] = idx[0];
+    else if (m == MUT_WRONG_FILE && len > 0) /* the same sample of the next file */
+        R->mut[0] = (idx[0] + R->cfg->num_samples_per_file) % R->sampler[P->phase].total;
     return R->mut;
 }
 
@@ -436,10 +439,14 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     if (R->loader->open)
         R->loader->open(R);
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
+    if (c->mutant == MUT_NO_SHUFFLE) /* MUTANT no-shuffle (mutate.h) */
+        shuffle = SHUFFLE_OFF;
+    /* MUTANT swap-rank-slices (mutate.h): ranks 0 and 1 take each other's slice of the sampler */
+    int slice = c->mutant == MUT_SWAP_SLICES && nranks > 1 && rank < 2 ? 1 - rank : rank;
     for (int ph = 0; ph < NPHASES; ph++) {
         int64_t total = config_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
         sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)R->seed,
-                     random_seed + (uint32_t)rank, total, rank, nranks);
+                     random_seed + (uint32_t)rank, total, slice, nranks);
     }
     nprand_seed(&R->compute_rng, (uint32_t)(c->random_seed * 104729u + (uint64_t)rank));
 }
@@ -510,6 +517,8 @@ void run_read_phase(runner_t *R, int phase, int64_t epoch, epoch_stats_t *st)
     trace_int(tr_epoch, "epoch", epoch);
     st->start = now();
     sampler_t *s = &R->sampler[phase];
+    /* MUTANT epoch-seed (mutate.h): the training shuffle of epoch 2 seeded with random_seed + 1 */
+    s->seed = (uint32_t)(R->seed + (R->cfg->mutant == MUT_EPOCH_SEED && phase == PH_TRAIN && epoch == 2));
     sampler_epoch(s, epoch);
     epoch_plan_t P = {
         .phase = phase, .epoch = epoch, .order = s->out, .nout = s->nout, .bs = config_phase(R->cfg, phase).batch_size};
