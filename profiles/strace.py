@@ -43,6 +43,8 @@ TRACE_NAME = re.compile(r"trace\.r(\d+)\.(\d+)$")
 
 LINE = re.compile(r"^(?P<ts>\d+\.\d+) (?P<call>\w+)\((?P<args>.*)\)\s+= (?P<ret>-?\d+|0x[0-9a-f]+|\?)"
                   r"(?:<(?P<rpath>[^>]*)>)?")
+CALL = re.compile(r"^\d+\.\d+ (\w+)\((?=.*\) += )")
+RELATIVE = re.compile(r'(?:^\S+ (?:open|stat|lstat|rename|unlink)\(|AT_FDCWD<[^>]*>, )"[^/]')  # a relative path
 FD_ARG = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 IOV_LEN = re.compile(r"iov_len=(\d+)")
@@ -161,9 +163,21 @@ class Parser:
         return self.sections[sec].setdefault(name, new_row())
 
     def feed_file(self, path: Path, rank: int, pid: int) -> None:
+        """One process's trace. A line that names neither folder nor a relative path (resolved against the launch's
+        folder) is a call on another file: counted by its name without being parsed (a Python process's imports are
+        ~99% of DLIO's lines)."""
         pos: dict[str, int] = {}  # descriptor -> its file position (read() has no offset argument)
+        near = (self.root[:-1], self.croot[:-1])
         with open(path, errors="replace") as f:
             for line in f:
+                if not any(x in line for x in near) and RELATIVE.search(line) is None:
+                    call = CALL.match(line)
+                    if call is not None:
+                        self.lines += 1
+                        self.other[call.group(1)] += 1
+                        if call.group(1) == "close":
+                            pos.pop(line[call.end():].split("<", 1)[0], None)
+                    continue
                 m = LINE.match(line)
                 if m is not None:
                     self.lines += 1
@@ -474,6 +488,12 @@ class Strace(Profile):
         if exe is None:
             return Found(False, "no strace on PATH (Debian package strace: scripts/deps-system.sh installs it)")
         return Found(True, info={"strace": exe})
+
+    def default_at(self, scale: str) -> bool:
+        """On by default at the tiny and small presets (tiny_odirect, ...): its cost there is within the launches'
+        noise (docs/validation.md#strace-system-calls); at field scale a trace line per call of every file (~10 per
+        file and epoch) is asked for by name (PROFILES=...,strace)."""
+        return scale.startswith(("tiny", "small"))
 
     def wrap(self, launch: Launch) -> Wrapped:
         """Each rank's command (not the launcher) under strace, its trace files in <workdir>/strace/."""

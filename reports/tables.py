@@ -122,6 +122,8 @@ FAMILIES = {
     "counts": "opens, reads and bytes per rank, and the checkpoint files, against the analytic model",
     "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",
     "darshan": "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)",
+    "strace": "system calls per data and checkpoint file (open flags, reads, readv, fsync, fadvise, stat); calls a "
+              "preloaded library kept from the kernel (strace)",
     "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",
     "runtime": "wall time per phase and side (reported, not judged)",
 }

@@ -151,16 +151,16 @@ def test_validate_runs_a_runtime_profiles_checks_in_its_order(tmp_path, echo):
 def test_without_the_profile_the_verdict_is_todays(tmp_path):
     """Same run directory, no runtime profile: the same checks in the same order as the committed verdict (which
     predates the dlio.version check, the checkpoint checks, skipped here: the run has checkpointing off, the nodes
-    checks, skipped: its timing tables have no per-rank hosts, and vol.kernel, skipped: its manifest predates the
-    kernel's VOL stack)."""
+    checks, skipped: its timing tables have no per-rank hosts, vol.kernel, skipped: its manifest predates the
+    kernel's VOL stack, and the strace profile's, skipped: it did not run)."""
     rd = tmp_path / "run"
     shutil.copytree(RUN_TINY, rd)
     later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "nodes.placement", "nodes.local_rank_0",
-             "vol.kernel"}
+             "vol.kernel", "strace.per_file", "strace.preload"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"] in later - {"dlio.version"}} == {
         "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "nodes.placement": "skip",
-        "nodes.local_rank_0": "skip", "vol.kernel": "skip"}
+        "nodes.local_rank_0": "skip", "vol.kernel": "skip", "strace.per_file": "skip", "strace.preload": "skip"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want
