@@ -219,7 +219,7 @@ def strace_run(tmp_path_factory):
     if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
         pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
     tmp = tmp_path_factory.mktemp("strace")
-    rc, run = harness(tmp, "--profiles", "timing,strace")
+    rc, run = harness(tmp, "--profiles", "timing,dftracer,strace")
     return tmp, rc, run
 
 
@@ -237,7 +237,7 @@ def test_live_run_passes_and_mutants_fail_strace_per_file(strace_run):
     names = {c["name"]: c for c in v["checks"]}
     assert names["strace.per_file"]["status"] == PASS, names["strace.per_file"]["detail"]
     for mutant, first in (("read-offset", "first: files/train/"), ("ckpt-fsync", "first: checkpoints/")):
-        rc, neg = harness(tmp / mutant, "--reuse-dlio", str(run), "--profiles", "timing,strace",
+        rc, neg = harness(tmp / mutant, "--reuse-dlio", str(run), "--profiles", "timing,dftracer,strace",
                           env={"H5DLIO_MUTATE": mutant})
         assert rc == 0
         _, v = validate(neg)
@@ -263,3 +263,33 @@ def test_on_by_default_at_tiny_and_small_only_unless_named(tmp_path):
         profiles = _profiles(a, ctx, notes)[0]
         assert ("strace" in profiles) == runs, (scale, named, profiles)
         assert any("strace not run by default at SCALE=field" in n for n in notes) == (not runs), notes
+
+
+NOOP_FSYNC = "int fsync(int fd) { (void)fd; return 0; }\nint fdatasync(int fd) { (void)fd; return 0; }\n"
+
+
+@pytest.mark.dlio
+@pytest.mark.slow
+def test_live_preloaded_noop_fsync_fails_strace_preload(strace_run):
+    """MLPerf Storage v3.0's no-op fsync, live: the kernel side again with H5DLIO_MUTATE=ckpt-fsync (an fsync of a
+    checkpoint file) under a preloaded library whose fsync returns 0 without the system call. The DFTracer launch
+    (its own LD_PRELOAD, the tracer's) counts the fsync at the C library; the strace launch (the no-op library)
+    sees none reach the kernel: strace.preload FAILs naming the library, though strace.per_file sees no fsync on
+    either side."""
+    import subprocess
+
+    from tests.test_validation_e2e import failing, harness, validate
+    tmp, rc, run = strace_run
+    assert rc == 0
+    src, lib = tmp / "noop.c", tmp / "libnoopfsync.so"
+    src.write_text(NOOP_FSYNC)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    rc, neg = harness(tmp / "noop", "--reuse-dlio", str(run), "--profiles", "timing,dftracer,strace",
+                      env={"H5DLIO_MUTATE": "ckpt-fsync", "LD_PRELOAD": str(lib)})
+    assert rc == 0
+    _, v = validate(neg)
+    rows = {c["name"]: c for c in v["checks"]}
+    assert "strace.preload" in failing(v), rows["strace.preload"]
+    assert str(lib) in rows["strace.preload"]["detail"] and " fsync: 1 at the C library, 0 system calls" in \
+        rows["strace.preload"]["detail"], rows["strace.preload"]["detail"]
+    assert "fsyncs:" not in rows["strace.per_file"]["detail"], rows["strace.per_file"]["detail"]
