@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,9 +485,19 @@ class Strace(Profile):
     checks = (check_per_file, check_preload)
 
     def available(self, ctx: Context) -> Found:
+        """strace on PATH and allowed to trace here (ptrace and seccomp-bpf: a container or Yama's ptrace_scope 3 may
+        forbid them, and every launch under it would fail): one traced `true` with the launches' options."""
         exe = strace_binary()
         if exe is None:
             return Found(False, "no strace on PATH (Debian package strace: scripts/deps-system.sh installs it)")
+        true = shutil.which("true") or "/bin/true"
+        try:
+            p = subprocess.run([exe, *STRACE_OPTS, "-o", os.devnull, "-e", "trace=?fsync", true], capture_output=True,
+                               text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Found(False, f"{exe} cannot run here: {e}")
+        if p.returncode != 0:
+            return Found(False, f"{exe} cannot trace here (exit {p.returncode}: {' '.join(p.stderr.split())[:200]})")
         return Found(True, info={"strace": exe})
 
     def default_at(self, scale: str) -> bool:

@@ -293,3 +293,20 @@ def test_live_preloaded_noop_fsync_fails_strace_preload(strace_run):
     assert str(lib) in rows["strace.preload"]["detail"] and " fsync: 1 at the C library, 0 system calls" in \
         rows["strace.preload"]["detail"], rows["strace.preload"]["detail"]
     assert "fsyncs:" not in rows["strace.per_file"]["detail"], rows["strace.per_file"]["detail"]
+
+
+def test_unavailable_says_why(tmp_path, monkeypatch):
+    """No strace: skipped naming the package; a strace that cannot trace here (ptrace forbidden): skipped with its
+    error, not run to fail every launch."""
+    from profiles import Context
+    ctx = Context(tmp_path, tmp_path / "h5dlio")
+    monkeypatch.setattr(st, "strace_binary", lambda: None)
+    f = st.Strace().available(ctx)
+    assert not f.ok and "scripts/deps-system.sh" in f.reason
+    fake = tmp_path / "strace"
+    fake.write_text("#!/bin/sh\necho 'strace: test_ptrace_get_syscall_info: PTRACE_TRACEME: Operation not permitted' "
+                    ">&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(st, "strace_binary", lambda: str(fake))
+    f = st.Strace().available(ctx)
+    assert not f.ok and "cannot trace here (exit 1" in f.reason and "Operation not permitted" in f.reason
