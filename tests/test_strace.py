@@ -22,11 +22,18 @@ IMG0 = "train/img_00_of_28.hdf5"
 
 
 class FakeRun:
-    """What a profile's check reads of a run (profiles.RunView): tables by name, a run folder at /r."""
+    """What a profile's check reads of a run (profiles.RunView): tables by name, a run folder at /r; prewarm: the
+    reference DLIO's rules say its loader's pre-warm may read more than the model's share (DLIO 3.x, 4 readers)."""
 
-    def __init__(self, tables: dict):
+    def __init__(self, tables: dict, prewarm: bool = False):
         self.tables, self.put = tables, {}
         self.path, self.manifest, self.cfg = Path("/r"), {"steps": {}, "roots": {"home": "/root"}}, {}
+        if prewarm:
+            self.manifest["dlio"] = {"probed": {"rules": {"prewarm": True}}}
+            self.cfg = {"reader": {"read_threads": 4}}
+
+    def model_reads(self, cfg: dict) -> dict:
+        return {0: [{"phase": "train", "prefetch_samples": 14}]}
 
     def table(self, name: str, **_):
         return self.tables.get(name)
@@ -310,3 +317,34 @@ def test_unavailable_says_why(tmp_path, monkeypatch):
     monkeypatch.setattr(st, "strace_binary", lambda: str(fake))
     f = st.Strace().available(ctx)
     assert not f.ok and "cannot trace here (exit 1" in f.reason and "Operation not permitted" in f.reason
+
+
+def one_more_dlio_open(run: Path, change: tuple[str, str] | None = None) -> None:
+    """DLIO's first open of IMG0 (its lines from the open to the close) made once more in the same process, as its
+    loader's pre-warm prefetch does; change: one (old, new) edit of the copy."""
+    for f in sorted((run / "dlio" / "strace").glob("trace.r*.[0-9]*")):
+        lines = f.read_text().splitlines(keepends=True)
+        start = next((i for i, x in enumerate(lines) if "openat(" in x and IMG0 in x), None)
+        if start is None:
+            continue
+        stop = next(i for i in range(start, len(lines)) if " close(" in lines[i] and IMG0 in lines[i])
+        block = "".join(lines[start:stop + 1])
+        f.write_text("".join(lines) + (block.replace(*change, 1) if change else block))
+        return
+    raise AssertionError("no open of IMG0 in DLIO's capture")
+
+
+def test_prewarm_extra_opens_pass_only_when_each_reads_as_the_kernels(tmp_path):
+    """DLIO 3.x's pre-warm may open a file more often than the kernel (dftracer.prewarm_prefetch): tolerated only when
+    the reference's rules say so and every open reads the file alike."""
+    run = capture(tmp_path)
+    one_more_dlio_open(run)
+    t = tables(run)
+    exact = st.check_per_file(FakeRun(t))[0]
+    assert exact["status"] == FAIL and f"first: files/{IMG0} opens: DLIO 3, kernel 2" in exact["detail"]
+    ok = st.check_per_file(FakeRun(t, prewarm=True))[0]
+    assert ok["status"] == PASS and "pre-warm prefetch: 1 more opens of 1 data files" in ok["detail"], ok["detail"]
+    run2 = capture(tmp_path / "other")
+    one_more_dlio_open(run2, ('""..., 512, 800)', '""..., 4096, 800)'))
+    bad = st.check_per_file(FakeRun(tables(run2), prewarm=True))[0]
+    assert bad["status"] == FAIL and f"first: files/{IMG0} opens: DLIO 3, kernel 2" in bad["detail"], bad["detail"]
