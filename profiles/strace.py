@@ -13,8 +13,9 @@ data folder) and per checkpoint file (relative to the launch's checkpoint folder
 under its final name) the open flags, the (offset, size) of every read, readv's iovec lengths, writes, fsync,
 fdatasync, posix_fadvise (offset, length, advice), the stat family, renames, unlinks, mmaps, lseeks and closes; per
 rank its data-file opens in time order and the processes that opened one; per rank the LD_PRELOAD its command ran
-with. Checked: strace.per_file (every field side by side), strace.preload (an fsync or posix_fadvise DFTracer counts
-at the C library that never reaches the kernel)."""
+with. Checked: strace.per_file (every field side by side), strace.ranks (each rank's data-file opens: a multiset, in
+order where the rank reads in its own process), strace.preload (an fsync or posix_fadvise DFTracer counts at the C
+library that never reaches the kernel)."""
 from __future__ import annotations
 
 import os
@@ -344,8 +345,8 @@ def parse(workdir: Path, side: str, data_dir: Path) -> dict:
 FIELDS = ("opens", "open_errors", "open_flags", "closes", "reads", "read_bytes", "readv", "writes", "write_bytes",
           "fsyncs", "fdatasyncs", "fadvise", "stats", "lseeks", "mmaps", "renames", "unlinks")
 NOT_COMPARED = ("calls on files outside the data and checkpoint folders (shared libraries, Python modules, /proc, the "
-                "launch's own output: counted per call in tables/strace-<side>.json other_calls) and each rank's order "
-                "of data-file opens (listed in the tables, not judged here)")
+                "launch's own output: counted per call in tables/strace-<side>.json other_calls); which files each "
+                "rank opened, and in what order: strace.ranks")
 
 
 def _field(row: dict | None, f: str):
@@ -462,6 +463,46 @@ def check_per_file(run: RunView) -> list[dict]:
                    f"kernel {first['kernel']} (tables/files-strace.json){tail}")]
 
 
+def _rank_rows(d: dict, k: dict, prewarm: bool, ordered: bool) -> tuple[list[str], list[str]]:
+    """(the ranks whose data-file opens differ, with the first difference; each rank's processes per side)."""
+    bad, procs = [], []
+    for r in sorted(set(d.get("ranks") or {}) | set(k.get("ranks") or {}), key=int):
+        a, b = (d.get("ranks") or {}).get(r) or {}, (k.get("ranks") or {}).get(r) or {}
+        x, y = Counter(a.get("opens") or ()), Counter(b.get("opens") or ())
+        procs.append(f"rank {r}: DLIO {a.get('processes', 0)}, kernel {b.get('processes', 0)}")
+        differ = sorted(y - x) if prewarm else sorted(n for n in set(x) | set(y) if x[n] != y[n])
+        if differ:
+            f = differ[0]
+            bad.append(f"rank {r}: {f} opened {x[f]} times by DLIO, {y[f]} by the kernel")
+        elif ordered and a.get("opens") != b.get("opens"):
+            i = next(i for i, (m, n) in enumerate(zip(a["opens"], b["opens"], strict=False)) if m != n)
+            bad.append(f"rank {r}: open {i} is {a['opens'][i]} in DLIO, {b['opens'][i]} in the kernel")
+    return bad, procs
+
+
+def check_ranks(run: RunView) -> list[dict]:
+    """strace.ranks: per rank, which data files its processes opened and how often (a multiset; in time order where
+    the rank reads in its own process, read_threads 0: DLIO's order is then deterministic), side by side; under the
+    reference's pre-warm rule (dftracer.prewarm_prefetch) DLIO's may hold more. The processes that opened a data file
+    are reported, not judged (DLIO 2.0.0 keeps its loader's workers across epochs, 3.x spawns them per iterator)."""
+    d, k = (run.table(f"strace-{side}.json") for side in SIDES)
+    if d is None or k is None:
+        return [result("strace.ranks", SKIP, detail="strace profile not run on both sides (or a launch failed)")]
+    if not (d.get("ranks") or k.get("ranks")):
+        return [result("strace.ranks", SKIP, detail="no data file was opened on either side (a checkpoint-only "
+                       "workload)")]
+    ordered = int((run.cfg.get("reader") or {}).get("read_threads", 1)) == 0
+    prewarm = prewarm_prefetch(run) is not None
+    bad, procs = _rank_rows(d, k, prewarm, ordered)
+    n = len(procs)
+    what = ("the data files each rank opened, in order" if ordered else "the data files each rank opened and how "
+            "often (a multiset: reader processes interleave)") + \
+        (", DLIO's allowed more by its loader's pre-warm" if prewarm else "")
+    return [result("strace.ranks", FAIL if bad else PASS, n, n - len(bad),
+                   (f"{n} ranks: {what} equal" if not bad else f"{len(bad)} of {n} ranks differ; first: {bad[0]}") +
+                   f"; processes that opened a data file (reported, not judged): {'; '.join(procs)}")]
+
+
 def _libc_counts(t: dict) -> dict[str, dict[str, int]]:
     """A DFTracer table's fsync (and fdatasync) and posix_fadvise counts per file (data and checkpoint sections), as
     the C library's wrappers saw them."""
@@ -520,7 +561,7 @@ class Strace(Profile):
     name = "strace"
     order = 45
     holds_file_tables = True
-    checks = (check_per_file, check_preload)
+    checks = (check_per_file, check_ranks, check_preload)
 
     def available(self, ctx: Context) -> Found:
         """strace on PATH and allowed to trace here (ptrace and seccomp-bpf: a container or Yama's ptrace_scope 3 may

@@ -156,11 +156,12 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
     rd = tmp_path / "run"
     shutil.copytree(RUN_TINY, rd)
     later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "nodes.placement", "nodes.local_rank_0",
-             "vol.kernel", "strace.per_file", "strace.preload"}
+             "vol.kernel", "strace.per_file", "strace.ranks", "strace.preload"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"] in later - {"dlio.version"}} == {
         "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "nodes.placement": "skip",
-        "nodes.local_rank_0": "skip", "vol.kernel": "skip", "strace.per_file": "skip", "strace.preload": "skip"}
+        "nodes.local_rank_0": "skip", "vol.kernel": "skip", "strace.per_file": "skip", "strace.ranks": "skip",
+        "strace.preload": "skip"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want

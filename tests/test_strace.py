@@ -348,3 +348,55 @@ def test_prewarm_extra_opens_pass_only_when_each_reads_as_the_kernels(tmp_path):
     one_more_dlio_open(run2, ('""..., 512, 800)', '""..., 4096, 800)'))
     bad = st.check_per_file(FakeRun(tables(run2), prewarm=True))[0]
     assert bad["status"] == FAIL and f"first: files/{IMG0} opens: DLIO 3, kernel 2" in bad["detail"], bad["detail"]
+
+
+def ranks(run: Path, **kw) -> dict:
+    r = FakeRun(tables(run), **{k: v for k, v in kw.items() if k == "prewarm"})
+    if "read_threads" in kw:
+        r.cfg = {"reader": {"read_threads": kw["read_threads"]}}
+    return st.check_ranks(r)[0]
+
+
+def test_ranks_pass_on_the_capture(tmp_path):
+    run = capture(tmp_path)
+    r = ranks(run)
+    assert r["status"] == PASS and "1 ranks" in r["detail"] and "rank 0: DLIO 2, kernel 2" in r["detail"], r
+    assert ranks(run, read_threads=0)["status"] == PASS  # the capture's order is equal too
+
+
+def test_two_ranks_slices_swapped_fail_ranks_not_per_file(tmp_path):
+    """One of the kernel's reader processes (img_13 twice, img_00 once) moved from rank 0 to rank 1: every file's
+    calls unchanged (strace.per_file passes), the ranks' files not (strace.ranks fails naming the rank and file)."""
+    run = capture(tmp_path)
+    folder = run / "kernel" / "strace"
+    reader = next(f for f in folder.glob("trace.r0.[0-9]*") if "img_13_of_28.hdf5\", O_RDONLY" in f.read_text())
+    reader.rename(folder / reader.name.replace("trace.r0.", "trace.r1."))
+    assert per_file(run)["status"] == PASS
+    r = ranks(run)
+    assert r["status"] == FAIL and "rank 0: train/img_00_of_28.hdf5 opened 2 times by DLIO, 1 by the kernel" in \
+        r["detail"], r["detail"]
+
+
+def test_order_is_judged_where_the_rank_reads_in_its_own_process(tmp_path):
+    """The kernel's first open of img_13 moved before its first open of img_00: the same multiset (PASS with reader
+    processes), another order (FAIL at read_threads 0)."""
+    run = capture(tmp_path)
+    edit(run, "kernel", '1795843581.351196 openat(', '1795843581.300000 openat(')
+    assert ranks(run)["status"] == PASS
+    r = ranks(run, read_threads=0)
+    assert r["status"] == FAIL and "rank 0: open 0 is train/img_00_of_28.hdf5 in DLIO, train/img_13_of_28.hdf5 in " \
+        "the kernel" in r["detail"], r["detail"]
+
+
+def test_ranks_under_prewarm_allow_dlio_more_never_the_kernel(tmp_path):
+    run = capture(tmp_path)
+    one_more_dlio_open(run)
+    assert ranks(run)["status"] == FAIL
+    assert ranks(run, prewarm=True)["status"] == PASS
+    run2 = capture(tmp_path / "k")
+    folder = run2 / "kernel" / "strace"
+    reader = next(f for f in folder.glob("trace.r0.[0-9]*") if "img_13_of_28.hdf5\", O_RDONLY" in f.read_text())
+    reader.rename(folder / reader.name.replace("trace.r0.", "trace.r1."))
+    r = ranks(run2, prewarm=True)
+    assert r["status"] == FAIL and "rank 1: train/img_00_of_28.hdf5 opened 0 times by DLIO, 1 by the kernel" in \
+        r["detail"], r["detail"]
