@@ -18,7 +18,7 @@ from common.rundir import MANIFEST, RunDir
 from harness import resources, sweep
 from harness import run as hrun
 from harness import vol as hvol
-from harness.workload import REPO, WorkloadError, dlio_config_dir, load
+from harness.workload import REPO, WorkloadError, default_scale, dlio_config_dir, load
 from profiles import Context, Shape, registry
 
 
@@ -138,10 +138,13 @@ def _profiles(a: argparse.Namespace, ctx: Context, notes: list[str]) -> tuple[li
     for x in asked:
         if not have[x].ok:
             raise WorkloadError(f"PROFILES={a.profiles} (--profiles): {x} is not available here: {have[x].reason}")
-    profiles = asked or [x for x in have if have[x].ok]
+    scale = a.scale or default_scale(a.workload)
+    profiles = asked or [x for x in have if have[x].ok and reg[x].default_at(scale)]
     skipped = {x: have[x].reason for x in have if x not in profiles and not have[x].ok}
     for x, why in skipped.items():
         notes.append(f"harness: profile {x} skipped: {why}")
+    for x in (x for x in have if not asked and have[x].ok and x not in profiles):
+        notes.append(f"harness: profile {x} not run by default at SCALE={scale} (PROFILES=...,{x} runs it)")
     skip_sides = {}
     for x in profiles:
         sides = reg[x].prepare(ctx, have[x])

@@ -87,6 +87,17 @@ def _reference(path: Path, ref_dir: Path, seen: list[str]) -> dict:
     return deep_merge(_reference(ref_dir / f"{parent}.yaml", ref_dir, [*seen, parent]), ref)
 
 
+def default_scale(name: str, ref_dir: Path = REFERENCE_CONFIGS) -> str:
+    """The scale a run of the workload gets without SCALE= (its default_scale); "tiny" for a name load() refuses
+    (load says why)."""
+    path = Path(name) if name.endswith((".yaml", ".yml")) or "/" in name else ref_dir / f"{name}.yaml"
+    try:
+        scale = _reference(path, ref_dir, [path.stem]).get("default_scale", "tiny")
+    except (OSError, WorkloadError, yaml.YAMLError):
+        return "tiny"
+    return scale if isinstance(scale, str) else "tiny"
+
+
 class KeyTable(Protocol):
     """The key names the installed DLIO reads, as the caller found them (harness.dlio.KeyTable: the kernel's entries
     and the probe's or an entry's key names, asked once, before loading): loading a workload runs nothing."""

@@ -140,6 +140,11 @@ class Profile:
     def available(self, ctx: Context) -> Found:
         return Found(True)
 
+    def default_at(self, scale: str) -> bool:
+        """Whether a run at this scale preset (SCALE=) that names no PROFILES uses it when available; a run that
+        names it always does."""
+        return True
+
     def bad_options(self, ctx: Context) -> str | None:
         """An option the user set for this profile that names something unusable (bad input, exit 2: say which
         option and why); None when there is none. Unlike available(), this refuses the run instead of skipping."""

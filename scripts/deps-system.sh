@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages the kernel needs (OpenMPI, libyaml, build tools) and the C formatter `make lint` checks
-# with (clang-format 14, Debian 12's: another version formats otherwise). Idempotent.
+# with (clang-format 14, Debian 12's: another version formats otherwise), and strace (the strace profile). Idempotent.
 set -euo pipefail
-pkgs=(openmpi-bin libopenmpi-dev libyaml-dev cmake pkg-config zlib1g-dev dpkg-dev clang-format-14)
+pkgs=(openmpi-bin libopenmpi-dev libyaml-dev cmake pkg-config zlib1g-dev dpkg-dev clang-format-14 strace)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

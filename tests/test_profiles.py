@@ -152,19 +152,21 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
     """Same run directory, no runtime profile: the same checks in the same order as the committed verdict (which
     predates the dlio.version check, the checkpoint checks, skipped here: the run has checkpointing off, the nodes
     checks, skipped: its timing tables have no per-rank hosts, vol.kernel, skipped: its manifest predates the
-    kernel's VOL stack, run.status, passed: the run is complete, and dftracer.order, skipped: its DFTracer tables
-    predate process_order)."""
+    kernel's VOL stack, run.status, passed: the run is complete, dftracer.order, skipped: its DFTracer tables
+    predate process_order, and the strace profile's, skipped: it did not run)."""
     rd = tmp_path / "run"
     shutil.copytree(RUN_TINY, rd)
     later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "nodes.placement", "nodes.local_rank_0",
-             "vol.kernel", "run.status", "compute.rank0", "compute.rank1", "dftracer.order"}
+             "vol.kernel", "run.status", "compute.rank0", "compute.rank1", "dftracer.order", "strace.per_file",
+             "strace.ranks", "strace.preload"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"].startswith("compute.")} == {
         "compute.rank0": "pass", "compute.rank1": "pass"}   # issue 35: the compute regions, judged since
     assert {c["name"]: c["status"] for c in all_checks if c["name"] in later - {"dlio.version"}
             and not c["name"].startswith("compute.")} == {
         "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "nodes.placement": "skip",
-        "nodes.local_rank_0": "skip", "vol.kernel": "skip", "run.status": "pass", "dftracer.order": "skip"}
+        "nodes.local_rank_0": "skip", "vol.kernel": "skip", "run.status": "pass", "dftracer.order": "skip",
+        "strace.per_file": "skip", "strace.ranks": "skip", "strace.preload": "skip"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want

@@ -362,7 +362,7 @@ def _always(run: Run) -> bool:
 
 
 TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
-SYSCALLS = "a system-call profile, none in this version"
+SYSCALLS = "the strace profile (PROFILES=...,strace; on by default at tiny and small scale)"
 NOT_BUILT = "a check not in this version"
 ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO 2.x: dftracer.order)"
 # The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
@@ -398,7 +398,12 @@ CLASSES = [
     ("readv", "readv", "readv and preadv calls (DFTracer 2.2.0 records none)", SYSCALLS, _reads_data),
     ("sync_kernel", "fsync/fadvise at the kernel", "fsync, fdatasync and posix_fadvise as they reach the kernel (a "
      "preloaded library can drop what DFTracer counts at libc)", SYSCALLS, _always),
-    ("stat", "the stat family", "the stat family (stat, fstat, lstat, statx, newfstatat)", SYSCALLS, _always),
+    ("stat", "the stat family", "the stat family (stat, fstat, lstat, statx, newfstatat) on data and checkpoint "
+     "files once a rank opened its first data file", SYSCALLS, _always),
+    ("stat_discovery", "stats of dataset discovery", "the stat calls before a rank's first data-file open (the "
+     "kernel's rank 0 stats every data file, bench/src/main.c check_dataset; DLIO lists the folder: reported per "
+     "side by strace.per_file, not compared)", "a kernel that discovers its dataset as DLIO does (not yet)",
+     _reads_data),
     ("generation", "generation I/O", "the generate launches' I/O calls (only the datasets they left are compared)",
      NOT_BUILT, _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
@@ -454,6 +459,7 @@ CLAIMS = (
     ("darshan.explained", _files_touched("traced_other", "other_files")),
     ("dftracer.checkpoints", _counted("checkpoint_writes")), ("darshan.checkpoints", _counted("checkpoint_writes")),
     ("dftracer.order.*", _counted("open_order", "readers")),   # expected: the rank's data-file opens on DLIO's side
+    ("strace.per_file", _counted("open_flags", "readv", "sync_kernel", "stat")),   # expected: the files compared
 )
 
 
