@@ -141,7 +141,7 @@ test-fast: lint test-c venv
 
 ## ruff on the Python packages and tests; clang-format 14 (.clang-format) on the kernel's C
 lint: venv deps-system
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports scripts
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store scripts
 	@clang-format-14 --style=file --dry-run -Werror bench/src/*.[ch] bench/tests/*.c bench/tools/*.c && echo "lint: C formatted as .clang-format says"
 
 ## remove build/ (the cache, CACHE, stays)
