@@ -8,6 +8,8 @@ import json
 
 from store import BadInput, cli, db, stats
 
+FEW = 5  # values a side below which the printed comparison warns that its bootstrap interval is too narrow
+
 
 def setup_parser(p) -> None:
     p.add_argument("a", help="run A's ID or name (the baseline)")
@@ -68,5 +70,8 @@ def main(argv=None) -> int:
         print("metric\tA mean\tB mean\tB - A\tB - A (% of A)\t95% interval of B - A\tCohen's d\tverdict")
         for r in out:
             print(text(r))
+        if any(r["interval"] and min(r["n_a"], r["n_b"]) < FEW for r in out):
+            print(f"note: fewer than {FEW} values a side: the bootstrap interval is narrower than the truth "
+                  "(docs/runs.md)")
         return 0
     return cli.run("compare", body)

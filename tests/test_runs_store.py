@@ -169,8 +169,9 @@ def test_compare_repeats_by_hand_and_a_planted_difference(tmp_path, capsys):
     assert same["diff"] == 0 and same["cohens_d"] == 0 and same["verdict"] == "within noise"
     assert same["interval"][0] < 0 < same["interval"][1]
     assert store(db, "compare", "A", "B", "--metric", "kernel.au_percent") == 0
-    line = capsys.readouterr().out.splitlines()[-1].split("\t")
-    assert line[0] == "kernel.au_percent" and line[-1] == "differs"
+    *_, line, note = capsys.readouterr().out.splitlines()
+    assert line.split("\t")[0] == "kernel.au_percent" and line.split("\t")[-1] == "differs"
+    assert note.startswith("note: fewer than 5 values a side")
 
 
 def test_one_value_each_makes_no_noise_estimate(tmp_path, capsys):
