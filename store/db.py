@@ -35,15 +35,15 @@ def connect(path: Path, create: bool = True) -> sqlite3.Connection:
     path = Path(path)
     if not path.exists() and not create:
         raise BadInput(f"{path}: no run store there (`runs add` or `runs import` creates it)")
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(path)
         con.execute("PRAGMA foreign_keys = ON")
         con.executescript(SCHEMA)
         con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except sqlite3.DatabaseError as e:
-        raise BadInput(f"{path}: not a run store ({e})") from e
+    except (OSError, sqlite3.Error) as e:
+        raise BadInput(f"{path}: not a run store here ({e})") from e
     con.row_factory = sqlite3.Row
     return con
 

@@ -557,6 +557,8 @@ COMMANDS = {
     },
     "docs/runs.md": {
         'make runs ARGS="import runs"': case_make_runs,
+        "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":
+            case_make_dry(['python -m store add "$run" --db "runs/store.sqlite"', "validate's status is unchanged"]),
         'make runs ARGS="list --workload unet3d"': case_make_runs,
         'make runs ARGS="show 1"': case_make_runs,
         'make runs ARGS="compare 1 2"': case_make_runs,
