@@ -12,7 +12,7 @@ def setup_parser(p) -> None:
 
 
 def line(r) -> str:
-    verdict = r["verdict"] or "-"
+    verdict = r["verdict"] or "not validated"
     if r["verdict"]:
         verdict += f" ({r['checks_pass']} pass, {r['checks_fail']} fail)"
     return "\t".join(str(x) for x in (r["id"], r["name"], r["kind"], r["date"], r["workload"], r["ranks"],

@@ -10,7 +10,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common.rundir import MANIFEST, SIDES, RunDir
+from common.rundir import MANIFEST, SIDES, RunDir, verdict_label
 from store import BadInput
 
 KERNEL_OUTPUT = "output.json"
@@ -147,8 +147,8 @@ def _verdict(rd: RunDir) -> dict:
         return {}
     v = _read_json(rd.verdict_path)
     s = v.get("summary") or {}
-    return {"verdict": v.get("verdict"), "checks_pass": s.get("pass", 0), "checks_fail": s.get("fail", 0),
-            "checks_skip": s.get("skip", 0)}
+    return {"verdict": verdict_label(v) if v.get("verdict") else None, "checks_pass": s.get("pass", 0),
+            "checks_fail": s.get("fail", 0), "checks_skip": s.get("skip", 0)}
 
 
 def from_rundir(path: Path) -> dict:

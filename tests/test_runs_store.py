@@ -76,11 +76,18 @@ def test_add_twice_is_one_row_and_the_run_is_not_written(tmp_path, capsys):
     (rid, name, kind, wl, ranks, v, npass, nskip), = rows(db, "SELECT id, name, kind, workload, ranks, verdict, "
                                                          "checks_pass, checks_skip FROM runs WHERE kind='validate'")
     assert (name, kind, wl, ranks, v, npass, nskip) == ("unet3d-tiny-20261122-010853", "validate", "unet3d", 2,
-                                                        "pass", verdict["summary"]["pass"], verdict["summary"]["skip"])
+                                                        "PASS", verdict["summary"]["pass"], verdict["summary"]["skip"])
     au = rows(db, f"SELECT value FROM metrics WHERE run={rid} AND name='kernel.au_percent' ORDER BY rep")
     assert [x for (x,) in au] == [r["au_percent"] for r in timing["kernel"]]
     dlio_train = rows(db, f"SELECT value FROM metrics WHERE run={rid} AND name='dlio.train_s' ORDER BY rep")
     assert [x for (x,) in dlio_train] == pytest.approx([8.07 + 0.72, 4.44 + 0.74, 3.43 + 0.68])
+
+
+def test_a_kernel_only_pass_is_never_a_bare_pass(tmp_path):
+    d = run_copy(tmp_path, "kernel-only", [99.0, 99.1, 99.2])
+    v = json.loads((d / "verdict.json").read_text())
+    (d / "verdict.json").write_text(json.dumps({**v, "scope": "kernel-model"}))
+    assert ingest.load(d)["verdict"] == "PASS (kernel against the analytic model only, not DLIO)"
 
 
 def test_kernel_output_numbers_and_identity(tmp_path):
