@@ -8,6 +8,7 @@ Exit status: 0 done, 2 bad input (a path, ID or metric, named)."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 COMMANDS = ("add", "import", "list", "show", "compare", "trend")
@@ -21,7 +22,11 @@ def main(argv=None) -> int:
     if argv[0] not in COMMANDS:
         print(f"runs: error: {argv[0]!r}: no such command (known: {', '.join(COMMANDS)})", file=sys.stderr)
         return 2
-    return importlib.import_module(f"store.cmd_{argv[0]}").main(argv[1:])
+    try:
+        return importlib.import_module(f"store.cmd_{argv[0]}").main(argv[1:])
+    except BrokenPipeError:  # the reader left (`| head`): no traceback, and nothing more to its closed pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

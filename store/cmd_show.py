@@ -25,7 +25,8 @@ def main(argv=None) -> int:
         r = db.run(con, a.id)
         print(f"run {r['id']}")
         for f in FIELDS:
-            print(f"  {f:<15} {', '.join(json.loads(r[f])) if f == 'hosts' else r[f]}")
+            value = ", ".join(json.loads(r[f])) if f == "hosts" else r[f]
+            print(f"  {f:<15} {'-' if value is None else value}")
         reps = db.repeats_of(con, r)
         print(f"  {'repeats':<15} {', '.join(str(x['id']) for x in reps)} (same config hash, storage and ranks)")
         print("metric\tn\tmean\tvalues")
