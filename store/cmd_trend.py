@@ -23,7 +23,7 @@ def main(argv=None) -> int:
         for r in db.runs(con, a.workload):
             vals = db.metrics(con, r["id"]).get(a.metric)
             if vals:
-                points.append({"date": r["date"], "values": vals, "name": r["name"]})
+                points.append({"date": r["date"], "values": vals, "config": r["config_hash"]})
         if not points:
             raise BadInput(f"metric {a.metric!r}: no kept run{' of workload ' + a.workload if a.workload else ''} "
                            "holds it")

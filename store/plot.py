@@ -8,18 +8,29 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+COLORS = ["#2b5797", "#d9822b", "#2b8a3e", "#c92a2a", "#7048e8", "#0c8599"]
+LEGEND_MAX = 8  # config hashes named in the legend (more: the lines alone)
+
 
 def trend(points: list[dict], metric: str, out: Path) -> Path:
-    """points: {date (ISO), values, name} per run, oldest first; each run's mean as a point, its repetitions' range
-    as an error bar. Writes out (PNG) and returns it."""
+    """points: {date (ISO), values, config (its config_hash)} per run, oldest first; each run's mean as a point, its
+    repetitions' range as an error bar, the runs of one config hash joined by a line of their own. Writes out (PNG)
+    and returns it."""
     fig = Figure(figsize=(8, 4.2), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    xs = [datetime.fromisoformat(p["date"]) for p in points]
-    means = [sum(p["values"]) / len(p["values"]) for p in points]
-    err = [[m - min(p["values"]) for m, p in zip(means, points, strict=True)],
-           [max(p["values"]) - m for m, p in zip(means, points, strict=True)]]
-    ax.errorbar(xs, means, yerr=err, fmt="o-", color="#2b5797", ecolor="#222", capsize=4)
+    groups: dict[str, list[dict]] = {}
+    for p in points:
+        groups.setdefault(p["config"] or "-", []).append(p)
+    for i, (cfg, ps) in enumerate(groups.items()):
+        xs = [datetime.fromisoformat(p["date"]) for p in ps]
+        means = [sum(p["values"]) / len(p["values"]) for p in ps]
+        err = [[m - min(p["values"]) for m, p in zip(means, ps, strict=True)],
+               [max(p["values"]) - m for m, p in zip(means, ps, strict=True)]]
+        ax.errorbar(xs, means, yerr=err, fmt="o-", color=COLORS[i % len(COLORS)], ecolor="#222", capsize=4,
+                    label=f"config {cfg[:12]}")
+    if len(groups) <= LEGEND_MAX:
+        ax.legend(fontsize="small")
     ax.set_title(f"{metric}: each run's mean (bar: its repetitions' range)")
     ax.set_xlabel("run date (UTC)")
     ax.set_ylabel(metric)
