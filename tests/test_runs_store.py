@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import shutil
 import sqlite3
 import statistics
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -230,3 +232,34 @@ def test_trend_plot_is_written(tmp_path, capsys):
     assert store(db, "trend", "kernel.au_percent", "--out", str(png)) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert f"{len(list(SCALING.rglob('output.json')))} runs" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- make validate RUNS_DB=: kept, never its status
+
+def validate_recipe(db: str) -> list[str]:
+    p = subprocess.run(["make", "-n", "--no-print-directory", "validate", f"RUNS_DB={db}"], cwd=REPO,
+                       capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")})
+    assert p.returncode == 0, p.stderr[-2000:]
+    return [line.strip().removesuffix("\\").strip() for line in p.stdout.splitlines()]
+
+
+def test_validate_keeps_its_run_last_and_never_changes_its_status(tmp_path):
+    """The recipe's store line comes after the report and before the exit, which reads only the harness's, validate's
+    and the report's statuses; run as the recipe runs it, a store that cannot be made is named on stderr and the line
+    still ends 0 (planted: /proc/nope), a good store gets the run and stdout (the report path's) stays empty."""
+    assert not any("store add" in line for line in validate_recipe("")), "without RUNS_DB no store is touched"
+    lines = validate_recipe(str(tmp_path / "ok.sqlite"))
+    hook = next(i for i, line in enumerate(lines) if "-m store add" in line)
+    report = next(i for i, line in enumerate(lines) if "-m reports" in line)
+    assert report < hook and lines[hook + 1] == "[ $hrc -eq 0 ] || exit $hrc; [ $vrc -eq 0 ] || exit $vrc; exit $rrc"
+    run = tmp_path / "runs" / "unet3d-tiny-x"
+    shutil.copytree(RUN_TINY, run)
+    for db, added in ((tmp_path / "ok.sqlite", True), (Path("/proc/nope/x.sqlite"), False)):
+        line = next(x for x in validate_recipe(str(db)) if "-m store add" in x)
+        p = subprocess.run(["bash", "-c", f'run="{run}"; {line}'], cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0 and p.stdout == "", p.stdout + p.stderr
+        assert (f"was not kept in the run store {db}" in p.stderr) is not added, p.stderr
+        assert db.exists() is added
+    assert rows(tmp_path / "ok.sqlite", "SELECT name FROM runs") == [("unet3d-tiny-20261122-010853",)]
