@@ -8,7 +8,8 @@
 #   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md),
 #   DARSHAN_ANALYSES=auto|all|none (which Darshan logs get pydarshan's summary and drishti; docs/validation.md),
 #   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale.md),
-#   COLLECT_JOBS=N (processes parsing the traces and logs at once; default the CPUs, at most 4; docs/scale.md).
+#   COLLECT_JOBS=N (processes parsing the traces and logs at once; default the CPUs, at most 4; docs/scale.md),
+#   RUNS_DB=<file> (validate: the finished run also added to this run store, never changing validate's status; docs/runs.md).
 SHELL := /bin/bash
 # a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
 .SHELLFLAGS := -o pipefail -c
@@ -115,6 +116,8 @@ validate: build venv dlio-venv
 	  H5DLIO_DARSHAN_ANALYSES="$(DARSHAN_ANALYSES)" $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
 	  rout=$$($(VENV)/bin/python -m reports "$$run"); rrc=$$?; [ -z "$$rout" ] || echo "$${rout##*$$'\n'}"; \
 	  [ $$rrc -eq 0 ] || echo "make validate: the report of $$run was not rendered (exit $$rrc)" >&2; \
+	  $(if $(RUNS_DB),$(VENV)/bin/python -m store add "$$run" --db "$(RUNS_DB)" >&2 || \
+	    echo "make validate: $$run was not kept in the run store $(RUNS_DB) (exit $$?; validate's status is unchanged)" >&2;) \
 	  [ $$hrc -eq 0 ] || exit $$hrc; [ $$vrc -eq 0 ] || exit $$vrc; exit $$rrc
 
 ## the C unit tests (ctest)
@@ -141,7 +144,7 @@ test-fast: lint test-c venv
 
 ## ruff on the Python packages and tests; clang-format 14 (.clang-format) on the kernel's C
 lint: venv deps-system
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports scripts
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store scripts
 	@clang-format-14 --style=file --dry-run -Werror bench/src/*.[ch] bench/tests/*.c bench/tools/*.c && echo "lint: C formatted as .clang-format says"
 
 ## remove build/ (the cache, CACHE, stays)

@@ -1,4 +1,4 @@
-"""The bottom layer: small helpers every other folder may import (harness, profiles, validate, reports, fidelity,
+"""The bottom layer: small helpers every other folder may import (harness, profiles, validate, reports, fidelity, store,
 bench/perf), and which import nothing of this repository themselves.
 
 Why a folder of its own: data flows one way (harness -> run directory -> validate -> reports) and nothing lower

@@ -61,6 +61,10 @@ CASES = [
     ("report RUN missing", ["report", "RUN=/nonexistent/run"], ["RUN=/nonexistent/run", "no such directory"]),
     ("report RUN not a run", ["report", "RUN=@empty"], ["RUN=", "no manifest.json", "not rendered"]),
     ("report RUN unset", ["report"], ["set RUN="]),
+    ("runs ARGS unknown command", ["runs", "ARGS=lsit"], ["'lsit'", "no such command", "known:"]),
+    ("runs ARGS unset", ["runs"], ["set ARGS="]),
+    ("runs RUNS_DB no store", ["runs", "ARGS=list", "RUNS_DB=/nonexistent/runs.sqlite"],
+     ["/nonexistent/runs.sqlite", "no run store"]),
 ]
 
 

@@ -456,6 +456,45 @@ def case_drishti(tmp: Path, cmd: str) -> None:
     assert (tmp / "LOG.html").exists() and (tmp / "LOG.csv").read_text().startswith("JOB,")
 
 
+RUNS_BAD = {"import": ("runs", "no-runs-here"), "list": ("--workload unet3d", "--storage /tmp --nosuch-option"),
+            "show": ("show 1", "show 99"), "compare": ("compare 1 2", "compare 1 99"),
+            "trend": ("kernel.au_percent", "kernel.nosuch")}
+
+
+def case_make_runs(tmp: Path, cmd: str) -> None:
+    """docs/runs.md's commands on a store of their own (RUNS_DB in tmp) holding two copies of the committed tiny run
+    (each with its REPEAT=3 timing values, identical): import adds both, list and show print them, compare finds every
+    metric within noise, trend writes its PNG; the command with a folder, ID, metric or option that is not there exits
+    2 naming it."""
+    runs, db = tmp / "runs", tmp / "runs.sqlite"
+    for name in ("unet3d-tiny-a", "unet3d-tiny-b"):
+        shutil.copytree(REPO / "tests" / "data" / "run-tiny", runs / name)
+        m = json.loads((runs / name / "manifest.json").read_text())
+        (runs / name / "manifest.json").write_text(json.dumps({**m, "run_id": name}))
+    args = re.search(r'ARGS="([^"]*)"', cmd).group(1)
+    args = args.replace("import runs", f"import {runs}").replace("--out trend.png", f"--out {tmp / 'trend.png'}")
+
+    def make(a: str):
+        return _sh(["make", "--no-print-directory", "runs", f"ARGS={a}", f"RUNS_DB={db}"])
+    verb = args.split()[0]
+    if verb != "import":
+        assert make(f"import {runs}").returncode == 0
+    ok = make(args)
+    assert ok.returncode == 0, ok.stdout[-2000:] + ok.stderr[-2000:]
+    out = ok.stdout
+    assert {"import": "2 added", "list": "unet3d-tiny-b", "show": "kernel.au_percent\t3\t",
+            "compare": "kernel.au_percent\t", "trend": "2 runs"}[verb] in out, out[-2000:]
+    if verb == "compare":
+        rows = [line.split("\t") for line in out.splitlines()[2:] if "\t" in line]
+        assert "narrower than the truth" in out.splitlines()[-1]   # 3 values a side
+        assert rows and all(r[-1] == "within noise" for r in rows), out[-2000:]
+    if verb == "trend":
+        assert (tmp / "trend.png").stat().st_size > 0
+    good, bad = RUNS_BAD[verb]
+    wrong = make(args.replace(good, bad) if verb != "import" else f"import {tmp / bad}")
+    assert wrong.returncode != 0 and bad.split()[-1] in wrong.stderr, wrong.stderr[-2000:]
+
+
 def elsewhere(path: str, needle: str):
     def check(tmp: Path, cmd: str) -> None:
         text = (REPO / path).read_text()
@@ -515,6 +554,15 @@ COMMANDS = {
         "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
         "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
         ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
+    },
+    "docs/runs.md": {
+        'make runs ARGS="import runs"': case_make_runs,
+        "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":
+            case_make_dry(['python -m store add "$run" --db "runs/store.sqlite"', "validate's status is unchanged"]),
+        'make runs ARGS="list --workload unet3d"': case_make_runs,
+        'make runs ARGS="show 1"': case_make_runs,
+        'make runs ARGS="compare 1 2"': case_make_runs,
+        'make runs ARGS="trend kernel.au_percent --workload unet3d --out trend.png"': case_make_runs,
     },
     "docs/performance.md": {
         "make bench": case_make_dry(["python -m bench.perf run --scale small"]),

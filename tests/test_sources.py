@@ -40,11 +40,12 @@ def test_kernel_modules_have_no_include_circle():
 
 # ------------------------------------------------------------------ the Python packages: one direction, no circle
 REPO = SRC.parent.parent
-PACKAGES = ("common", "harness", "profiles", "validate", "reports", "fidelity")
+PACKAGES = ("common", "harness", "profiles", "validate", "reports", "fidelity", "store")
 # what each package may import of the repository (docs/ARCHITECTURE.md: data and imports flow one way)
 MAY_IMPORT = {"common": set(), "profiles": {"common"}, "reports": {"common"},
               "validate": {"common", "profiles"}, "harness": {"common", "profiles"},
-              "fidelity": {"common", "profiles", "harness", "validate", "reports"}}
+              "fidelity": {"common", "profiles", "harness", "validate", "reports"},
+              "store": {"common"}}  # the run store reads run directories through common.rundir only
 
 
 def python_graph(root: Path = REPO) -> dict[str, set[str]]:
