@@ -138,15 +138,9 @@ fi
 if [ -f "$venv/.h5dlio-complete" ]; then
   echo "deps-dlio: cached at $venv" >&2; echo "$venv"; exit 0
 fi
-# one builder per venv: a second make (another clone, a parallel job) waits for the first and reuses its venv instead
-# of deleting its half-built folder beneath it (measured: two at once failed both with a broken pip)
 mkdir -p "$cache"
-exec 9>"$venv.lock"
-if ! flock -n 9; then
-  echo "deps-dlio: another process is building $venv: waiting for it" >&2
-  flock 9
-fi
-if [ -f "$venv/.h5dlio-complete" ]; then
+. "$here/scripts/cache-lock.sh"
+if cache_lock "$venv" deps-dlio; then
   echo "deps-dlio: cached at $venv (built by the process waited for)" >&2; echo "$venv"; exit 0
 fi
 rm -rf "$venv.partial"

@@ -22,13 +22,8 @@ if [ -f "$prefix/.h5dlio-complete" ]; then
   echo "$prefix"; exit 0
 fi
 mkdir -p "$cache"
-# one builder per prefix: a second make (another clone, a parallel job) waits for the first and reuses its install
-exec 9>"$prefix.lock"
-if ! flock -n 9; then
-  echo "deps-hdf5: another process is building $prefix: waiting for it" >&2
-  flock 9
-fi
-if [ -f "$prefix/.h5dlio-complete" ]; then
+. "$(dirname "$0")/cache-lock.sh"
+if cache_lock "$prefix" deps-hdf5; then
   echo "deps-hdf5: cached at $prefix (built by the process waited for)" >&2
   echo "$prefix"; exit 0
 fi
