@@ -64,14 +64,15 @@ def describe_image(path: Path) -> dict:
 
 
 OTHER = (".npz", ".jpeg", ".png")
+GEN_RECORD = "h5dlio-generation.json"  # the kernel's completion record (bench/src/gen.h): no dataset file
 
 
 def main(folder: str, only_other: bool = False) -> int:
     root = Path(folder)
     files = {}
     for p in sorted(root.rglob("*")):
-        if p.is_file() and (p.suffix in OTHER or not only_other):
-            rel = p.relative_to(root).as_posix()
+        rel = p.relative_to(root).as_posix()
+        if p.is_file() and (p.suffix in OTHER or not only_other) and rel != GEN_RECORD:
             try:
                 files[rel] = (describe_npz(p) if p.suffix == ".npz" else
                               describe_image(p) if p.suffix in (".jpeg", ".png") else describe(p))

@@ -105,9 +105,9 @@ def test_kernel_output_numbers_and_identity(tmp_path):
     out["nodes"] = {"count": 2, "per_node": [{"host": "n1"}, {"host": "n2"}]}
     (tmp_path / "output.json").write_text(json.dumps(out))
     assert ingest.load(tmp_path)["hosts"] == ["n1", "n2"]
-    out["mutant"] = "compute-skipped"
+    out["mutant"] = "skip-compute"
     (tmp_path / "output.json").write_text(json.dumps(out))
-    with pytest.raises(BadInput, match="mutant compute-skipped"):
+    with pytest.raises(BadInput, match="mutant skip-compute"):
         ingest.load(tmp_path)
 
 

@@ -115,7 +115,7 @@ MUTANTS = {
     # one write(2) of a checkpoint file in two calls, same bytes: DFTracer's per-checkpoint-file calls, not the sizes
     "ckpt-split": ({"dftracer.checkpoints"}, {"counts.checkpoints", "dataset.structure"}),
     # rank 0 skips one training step's emulated compute, its I/O unchanged: the compute regions of rank 0 only
-    "compute-skipped": ({"compute.rank0"}, {"compute.rank1", "logvfd.sequence.rt0.rank0", "dftracer.per_file"}),
+    "skip-compute": ({"compute.rank0"}, {"compute.rank1", "logvfd.sequence.rt0.rank0", "dftracer.per_file"}),
 }
 
 

@@ -87,7 +87,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                              "its batch's event set, though it is counted as read (the kernel's counts do not change; "
                              "only a trace of the reads sees it)",
                              "logvfd.sequence.rt0.rank0 counts.kernel.logvfd-rt0.rank0", "async"},
-    [MUT_COMPUTE_SKIP] = {"compute-skipped",
+    [MUT_COMPUTE_SKIP] = {"skip-compute",
                           "rank 0 skips the emulated computation of its 2nd training step of epoch 1 (its I/O "
                           "unchanged; the AU and throughput it reports move)",
                           "compute.rank0", "pytorch"},

@@ -490,7 +490,7 @@ static void run_step(runner_t *R, epoch_plan_t *P, int64_t k, epoch_stats_t *st,
     double want = pc.compute_time_stdev > 0 ? nprand_normal(&R->compute_rng, pc.compute_time, pc.compute_time_stdev)
                                             : pc.compute_time;
     if (R->cfg->mutant == MUT_COMPUTE_SKIP && R->rank == 0 && P->phase == PH_TRAIN && P->epoch == 1 && k == 1)
-        want = 0; /* MUTANT compute-skipped */
+        want = 0; /* MUTANT skip-compute */
     void *tr_compute = trace_begin("compute");
     double got = emulate(want);
     trace_end(tr_compute);
