@@ -755,6 +755,8 @@ class ProcessOpens:
             self.add_open(e["rank"], e["pid"], e["ts"], self.names.get(e["fname"][len(self.root):]), e["tid"])
 
     def add_open(self, rank: int, pid: str, ts: float, i: int, tid: str = "") -> None:
+        if self.names.names[i] == GEN_RECORD:   # the kernel's completion record, read before the reads: no data file
+            return
         for seq, key in ((self.seq, (rank, pid)), (self.tseq, (rank, pid, tid))):
             s = seq.get(key)
             if s is None:

@@ -27,7 +27,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from profiles import SIDES, Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, register
-from profiles.compare import CHECKPOINT, DATA, FAIL, PARTIAL, PASS, SKIP, Roots, classify, launch_roots, result
+from profiles.compare import (
+    CHECKPOINT,
+    DATA,
+    FAIL,
+    GEN_RECORD,
+    PARTIAL,
+    PASS,
+    SKIP,
+    Roots,
+    classify,
+    launch_roots,
+    result,
+)
 from profiles.dftracer import prewarm_prefetch
 
 SYSCALLS = ("open", "openat", "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
@@ -146,6 +158,8 @@ class Parser:
             return None
         if path.startswith(self.root) or path + "/" == self.root:
             sec, name = "files", path[len(self.root):]
+            if name == GEN_RECORD:   # the kernel's completion record (docs/kernel.md): no data file, an other file
+                return None
         elif path.startswith(self.croot) or path + "/" == self.croot:
             sec, name = "checkpoints", PARTIAL.sub("", path[len(self.croot):])
         else:

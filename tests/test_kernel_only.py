@@ -148,6 +148,26 @@ def test_kernel_only_run_fails_its_counts_on_a_planted_divergence(tmp_path, tabl
     assert "verdict: FAIL" in out
 
 
+def test_every_model_row_failing_is_a_comparison_not_a_missing_one(tmp_path):
+    """Every rank of both Log VFD launches reads one raw block more and one open fewer than the model: each
+    counts.kernel.* row FAILs,
+    and coverage.kernel_model does not (the reads were compared; the live Darshan mutants' runs, whose one model row
+    failed, showed it failing on top of it)."""
+    run = _kernel_only(tmp_path)
+    for table in ("logvfd-kernel.json", "logvfd-rt0-kernel.json"):
+        p = run / "tables" / table
+        t = json.loads(p.read_text())
+        for r in t["ranks"].values():
+            r["raw_reads"] += 1
+            r["blocks"].pop()            # and its last open, seen per phase too
+            r["opens"] -= 1
+        p.write_text(json.dumps(t))
+    v, out, rc = _validate(run)
+    passed = [c["name"] for c in v["checks"] if c["name"].startswith("counts.kernel.") and c["status"] == "pass"]
+    assert rc == 1 and v["failed"] and not passed, (v["failed"], passed)
+    assert all(n.startswith("counts.kernel.") for n in v["failed"]), v["failed"]
+
+
 def test_report_first_screen_names_the_kernel_only_scope(tmp_path):
     """The rendered report says it near its top (the verdict section), not only in verdict.json. Negative control: the
     unmarked run's report reads a plain PASS."""

@@ -558,11 +558,14 @@ def check_run_status(run: Run) -> list[dict]:
 def check_kernel_model(run: Run, rows: list[dict]) -> list[dict]:
     """coverage.kernel_model: a kernel-only run is judged against the analytic model alone, so its PASS needs the
     model's classes that apply (the data reads of a training workload, the checkpoint files of a checkpointing one)
-    compared by a required row that passed and compared at least one item. Side-by-side runs: no row."""
+    compared by a required row (that passed, or failed: then the verdict fails on that row) and compared at least one
+    item. Side-by-side runs: no row."""
     if not kernel_only(run):
         return []
     need = [k for k in MODEL_CLASSES if COVERAGE[k][3](run)]
-    missing = [k for k in need if k not in covered(rows)]
+    # a row that compared and FAILed is a comparison too: the verdict fails on it, and this row would only repeat it
+    compared = {k for c in rows if c["status"] != SKIP and c.get("required", True) for k in c.get("compared", ())}
+    missing = [k for k in need if k not in compared]
     labels = " and ".join(COVERAGE[k][0] for k in missing)
     if not missing:
         return [result("coverage.kernel_model", PASS, need, need, "the kernel was compared with the analytic model: "
