@@ -38,6 +38,9 @@ def test_the_unmutated_fixed_size_run_passes_with_the_order_compared(fixed_size_
 # other's slice. Both leave every per-file total and every Log VFD record as they were on this workload.
 ORDER_MUTANTS = {"rank-seed": {"dftracer.order.rank1"},
                  "swap-rank-slices": {"dftracer.order.rank0", "dftracer.order.rank1"}}
+# the other checks that see a mutant: which files each rank opened (the strace profile, on by default at tiny scale)
+# sees two ranks' slices swapped; nothing else may fail
+ALSO = {"rank-seed": set(), "swap-rank-slices": {"strace.ranks"}}
 
 
 @pytest.mark.parametrize("mutant", sorted(ORDER_MUTANTS))
@@ -51,6 +54,6 @@ def test_an_order_mutant_fails_the_order_check(fixed_size_run, mutant):
     bad = e2e.failing(v)
     assert vrc == 1 and v["verdict"] == "fail"
     assert {n for n in bad if n.startswith("dftracer.order.")} == ORDER_MUTANTS[mutant], bad
-    assert not {n for n in bad if not n.startswith("dftracer.order.")}, bad  # seen by the order alone
+    assert {n for n in bad if not n.startswith("dftracer.order.")} == ALSO[mutant], bad
     detail = next(c["detail"] for c in v["checks"] if c["name"] == sorted(ORDER_MUTANTS[mutant])[0])
     assert "first differing open: rank" in detail and "DLIO train/" in detail and "the kernel train/" in detail
