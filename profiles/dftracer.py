@@ -1064,6 +1064,7 @@ def check_dftracer(run: RunView) -> list[dict]:
     out.append(ck_result)
     if raw and not checkpoint_only(run.cfg):
         out += check_model_opens(run, d, k, prewarm)
+        out += check_workers(run, d, k)
     elif not checkpoint_only(run.cfg):
         out += check_order(run, d, k)
     out.append(explained("dftracer", [x for x in diffs if x["field"] not in DATA_FIELDS], diffs.dropped))
@@ -1148,6 +1149,75 @@ def check_order(run: RunView, d: dict, k: dict) -> list[dict]:
                           (f"first differing open: rank {r}, position {p} of a reading process's opens "
                            f"(DLIO's list {i}, the kernel's {j}, in order of first open): DLIO {x}, the kernel {y}"
                            if a or b else "no data-file open traced on either side") + f" ({rule})"))
+    return out
+
+
+def _process_files(t: dict, r: int) -> list[list[int]]:
+    """A side's processes of rank r that opened a data file it read from, each with its data-file opens (by DLIO's
+    index) in time order."""
+    files = t["files"]["files"]
+    rows = [[file_index(n) for n in x if (files.get(n) or {}).get("reads")]
+            for x in (t.get("process_opens") or {}).get(str(r), [])]
+    return [[i for i in x if i >= 0] for x in rows if any(i >= 0 for i in x)]
+
+
+def _match_iterators(lists: list[list[int]], segs: list[dict]) -> tuple[list[list[int]], list[str]]:
+    """DLIO 3.x's processes (spawned per iterator) matched to the model's workers: a training iterator's worker reads
+    its list exactly; a pre-warm's reads at least its sure batches and a prefix of the batches it may read (the
+    iterator is deleted when its first batch arrives). (the processes no worker explains, the workers no process
+    read: "<phase> <epoch> worker <w>")."""
+    left = list(lists)
+    missing = []
+    # the training iterators' exact lists first: a pre-warm's worker may read what the next epoch's worker reads
+    for s in sorted(segs, key=lambda s: s["phase"] == "prewarm"):
+        for w, (sure, most) in enumerate(zip(s["workers"], s["workers_max"], strict=True)):
+            fit = [x for x in left if (x == sure if s["phase"] != "prewarm" else
+                                       len(sure) <= len(x) <= len(most) and x == most[:len(x)])]
+            if fit:
+                left.remove(max(fit, key=len))
+            elif sure:
+                missing.append(f"{s['phase']} {s['epoch']} worker {w} ({len(sure)} opens)")
+    return left, missing
+
+
+def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
+    """dftracer.order.rank<r> of MLCommons DLIO 3.x (the model's segments carry "workers", validate/model.py
+    _dlio3_workers): per rank, each reading process's data-file opens by name, in order, against the model's
+    workers at the configured read_threads W, so the number of reading processes is judged too. DLIO spawns W
+    workers per iterator (each pre-warm and each epoch: torch_data_loader.py, spawn context), so its processes match
+    the iterators' workers one by one (_match_iterators); the kernel's W reader processes live the whole run, each
+    reading its worker's lists of every iterator in turn (read_threads 0: the rank itself, on both sides)."""
+    segs = run.model_reads(run.cfg)
+    if d is None or not all("workers" in s for ss in segs.values() for s in ss):
+        return []
+    rt = int((run.cfg.get("reader") or {}).get("read_threads", 1))
+    out = []
+    for r in range(run.ranks):
+        want = [x for x in ([f for s in segs[r] for f in s["workers"][w]] for w in range(max(rt, 1))) if x]
+        k_lists, d_lists = _process_files(k, r), _process_files(d, r)
+        bad = []
+        if sorted(k_lists) != sorted(want):
+            i, j, p, x, y = _first_difference(want, k_lists)
+            bad.append(f"the kernel: {len(k_lists)} reading processes, the model {len(want)}; first differing "
+                       f"open: position {p}: the model's file {x}, the kernel's {y}")
+        left, missing = _match_iterators(d_lists, segs[r]) if rt > 0 else \
+            (([] if d_lists == want else d_lists), ([] if d_lists == want else ["the rank's own list"]))
+        if left or missing:
+            bad.append(f"DLIO: {len(d_lists)} reading processes, {len(left)} of them reading no modelled worker's "
+                       f"files in order (first opens {left[0][:4] if left else []}), modelled workers not found: "
+                       f"{', '.join(missing[:3]) or 'none'}" +
+                       (f" (DLIO read with more processes than read_threads {rt}: DLIO 3.x sizes its readers by the "
+                        "machine, utils/config.py derive_configurations; the kernel reads with read_threads as given)"
+                        if len(d_lists) > sum(bool(s['workers_max'][w]) for s in segs[r]
+                                              for w in range(max(rt, 1))) else ""))
+        n = sum(map(len, want))
+        what = f"read_threads {rt}: " + ("the rank reads every batch itself" if rt == 0 else
+                                         f"{rt} worker{'s' * (rt > 1)} per iterator on DLIO's side, {rt} for the "
+                                         "whole run on the kernel's; worker w reads batches w, w + W, ... in order")
+        out.append(result(f"dftracer.order.rank{r}", FAIL if bad else PASS, n, sum(map(len, k_lists)),
+                          "; ".join(bad) + f" ({what})" if bad else
+                          f"{len(d_lists)} reading processes on DLIO's side, {len(k_lists)} on the kernel's, each "
+                          f"process's data-file opens in the model's order ({what})"))
     return out
 
 

@@ -82,6 +82,20 @@ def test_a_row_declares_its_own_classes_and_only_known_ones(tmp_path):
         checks.declare_compared(run, [{"name": "strace.flags", "status": "pass", "compared": ["flagz"]}])
 
 
+def test_a_class_whose_check_failed_names_the_check_not_a_profile(tmp_path):
+    """A class compared only by a FAILing row is still not shown equal: not_compared keeps it, and says that check
+    must pass (not which profile would compare it: it ran). Negative control: the same row passing covers it."""
+    from validate import checks
+    run = checks.Run(_copy(tmp_path))
+    for status, listed in (("fail", True), ("pass", False)):
+        rows = [{"name": "dftracer.order.rank0", "status": status, "required": True, "expected": 8}]
+        checks.declare_compared(run, rows)
+        got = {x["io"]: x["needs"] for x in checks.not_compared(run, rows)}
+        assert ("readers" in got) is listed
+        if listed:
+            assert got["readers"] == got["open_order"] == "dftracer.order.rank0 to pass: compared, and FAILed"
+
+
 def test_checkpoint_writes_unseen_without_a_tracer(tmp_path):
     run = _copy(tmp_path)
     m = json.loads((run / "manifest.json").read_text())

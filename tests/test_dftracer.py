@@ -242,6 +242,78 @@ def test_dftracer2_model_opens_check_fails_on_a_wrong_file_or_a_missing_open():
     assert v["counts.dftracer.dlio.rank0"] == "fail" and v["dftracer.batches.rank0"] == "fail"
 
 
+def _worker_tables() -> dict:
+    """The committed DLIO 3.x run's per-process opens and the files read, per side (what check_workers reads)."""
+    out = {}
+    for s in ("dlio", "kernel"):
+        ev, root = load2(s), f"{RUN2}/{s}/data/"
+        reads = Counter(e["fname"][len(root):] for e in ev if e["cat"] == "POSIX" and e["name"] in ("read", "pread")
+                        and (e["fname"] or "").startswith(root))
+        out[s] = {"process_opens": dftracer.process_opens(ev, Path(root)),
+                  "files": {"files": {n: {"reads": c} for n, c in reads.items()}}}
+    return out
+
+
+def _workers(d: dict, k: dict, cfg: dict = CFG2) -> dict:
+    run = _Run()
+    run.cfg = cfg
+    return {c["name"]: c for c in dftracer.check_workers(run, d, k)}
+
+
+def test_dlio3_reading_processes_and_their_order_pass_on_the_committed_run():
+    """DLIO 3.x's spawned workers (a new set per pre-warm and epoch) and the kernel's whole-run workers each open the
+    files of the model's worker (batch k to worker k % W) in order: the committed traces of both sides, unchanged."""
+    t = _worker_tables()
+    v = _workers(t["dlio"], t["kernel"])
+    assert [c["status"] for c in v.values()] == ["pass", "pass"], v
+    assert "8 reading processes on DLIO's side, 2 on the kernel's" in v["dftracer.order.rank0"]["detail"]
+
+
+def test_dlio3_more_reading_processes_on_dlios_side_fail():
+    """DLIO 3.x sizes its readers by the machine (read_threads 1 read by 2 processes on a 2-CPU node): DLIO's
+    training workers' batches each read by two processes fail that rank, naming the cause; the other rank passes."""
+    t = _worker_tables()
+    d = t["dlio"]["process_opens"]["1"]
+    train = [w for s in _Run().model_reads(CFG2)[1] if s["phase"] == "train" for w in s["workers"] if w]
+    split = [x for x in d if [file_index(f) for f in x] in train]
+    assert len(train) == 4 and len(split) >= 4   # (a pre-warm's worker reads what its epoch's worker reads)
+    for x in split:
+        d.remove(x)
+        d += [x[:3], x[3:]]
+    v = _workers(t["dlio"], t["kernel"])
+    assert v["dftracer.order.rank1"]["status"] == "fail" and v["dftracer.order.rank0"]["status"] == "pass"
+    assert f"DLIO: {9 + len(split)} reading processes" in v["dftracer.order.rank1"]["detail"]
+    assert "sizes its readers by the machine" in v["dftracer.order.rank1"]["detail"]
+
+
+@pytest.mark.parametrize("plant", ["fewer-processes", "swapped-opens", "wrong-file"])
+def test_dlio3_kernel_reading_otherwise_than_the_model_fails(plant):
+    """The kernel reading with one process where the model has two, two opens of a process swapped, or a file in
+    place of another: dftracer.order fails that rank, not the other."""
+    t = _worker_tables()
+    k = t["kernel"]["process_opens"]["0"]
+    if plant == "fewer-processes":
+        k[:] = [k[0] + k[1]]
+    elif plant == "swapped-opens":
+        k[0][1], k[0][2] = k[0][2], k[0][1]
+    else:
+        k[1][0] = next(f for f in k[0] if f not in k[1])
+    v = _workers(t["dlio"], t["kernel"])
+    assert v["dftracer.order.rank0"]["status"] == "fail" and v["dftracer.order.rank1"]["status"] == "pass", v
+    assert "the kernel: " in v["dftracer.order.rank0"]["detail"]
+
+
+def test_dlio3_read_threads_0_compares_the_ranks_own_list():
+    """read_threads 0: the rank reads every batch itself on both sides, in the model's order; the committed
+    4-worker traces, read as if configured with 0 threads, fail on both sides (8 and 2 processes where 1 is)."""
+    t = _worker_tables()
+    cfg = copy.deepcopy(CFG2)
+    cfg["reader"]["read_threads"] = 0
+    v = _workers(t["dlio"], t["kernel"], cfg)
+    assert all(c["status"] == "fail" for c in v.values()), v
+    assert "the kernel: 2 reading processes, the model 1" in v["dftracer.order.rank0"]["detail"]
+
+
 @pytest.mark.parametrize("name,ok", [("h5dlio-generation.json", True), ("train/h5dlio-generation.json", False)])
 def test_model_opens_leave_the_kernels_completion_record_out(name, ok):
     """The kernel's rank 0 opens its completion record before it reads the folder: no data file of

@@ -364,7 +364,7 @@ def _always(run: Run) -> bool:
 TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
 SYSCALLS = "the strace profile (PROFILES=...,strace; on by default at tiny and small scale)"
 NOT_BUILT = "a check not in this version"
-ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO 2.x: dftracer.order)"
+ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)"
 # The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
 # and report), what would compare it, whether it applies to the run. A row of verdict.json that compared at least one
 # item of a class lists the class in its "compared" (declared by the check: `result(...) | {"compared": [...]}`;
@@ -514,9 +514,20 @@ def not_compared(run: Run, rows: list[dict]) -> list[dict]:
     """Every class of I/O (COVERAGE) that applies to this run and that no required row that passed compared: what,
     and what would compare it; a kernel-only run names DLIO's I/O first."""
     done, alone = covered(rows), kernel_only(run)
+    failed: dict[str, list[str]] = {}
+    for c in rows:
+        if c["status"] == FAIL and c.get("required", True):
+            for k in c.get("compared", ()):
+                failed.setdefault(k, []).append(c["name"])
+
+    def why(key: str, needs: str) -> str:
+        if key in failed:   # compared, and found different: what it needs is that check passing
+            names = failed[key]
+            return f"{', '.join(names[:2])}{f' and {len(names) - 2} more' if len(names) > 2 else ''} to pass: " \
+                "compared, and FAILed"
+        return NO_DLIO["needs"] if alone and key not in MODEL_CLASSES else needs
     return [NO_DLIO] * alone + [
-        {"io": key, "label": label, "what": what,
-         "needs": NO_DLIO["needs"] if alone and key not in MODEL_CLASSES else needs}
+        {"io": key, "label": label, "what": what, "needs": why(key, needs)}
         for key, (label, what, needs, applies) in COVERAGE.items() if applies(run) and key not in done]
 
 

@@ -331,11 +331,28 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
             pre["prefetched_max"] = len(racy) * bs
             # which samples those are: the other workers' batches of the window, in batch order
             pre["prefetch_samples"] = [s for b in racy for s in order[b * bs:(b + 1) * bs]]
+            _dlio3_workers(pre, order, share, share + racy, rt, bs, spf)
             segs.append(pre)
             if e <= epochs:
-                segs.append(seg(r, "train", e, fetched, steps))
+                train = seg(r, "train", e, fetched, steps)
+                _dlio3_workers(train, order, range(fetched), range(fetched), rt, bs, spf)
+                segs.append(train)
         out[r] = segs
     return out
+
+
+def _dlio3_workers(seg: dict, order: list[int], sure, most, rt: int, bs: int, spf: int) -> None:
+    """Which process of the iterator opens which files, in order (the segment's "workers": per worker the files of
+    the batches it surely reads; "workers_max": of the batches it may read, a prefix of which it reads). torch hands
+    batch k of an iterator to worker k % W (torch/utils/data/dataloader.py:1260, :1545) and a worker reads its
+    batches first in, first out (_utils/worker.py:335), each batch's samples in the sampler's order (_utils/fetch.py:
+    54). With read_threads 0 the rank reads every batch itself: one list."""
+    w = max(rt, 1)
+
+    def files(batches) -> list[list[int]]:
+        return [[s // spf for b in sorted(batches) if b % w == i for s in order[b * bs:(b + 1) * bs]]
+                for i in range(w)]
+    seg["workers"], seg["workers_max"] = files(sure), files(most)
 
 
 def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
