@@ -264,13 +264,24 @@ def model_judges_kernel(run, per_sample: bool = True) -> bool:
         bool(raw_reader(run) or per_sample and one_open_per_sample(run))
 
 
-FILE_INDEX = re.compile(r"_(\d+)_of_\d+\.[^/]+$")
+FILE_INDEX = re.compile(r"_(\d+)_of_(\d+)\.[^/]+$")
 
 
 def file_index(f: str) -> int:
     """A data file's index by DLIO's name (img_<i>_of_<N>.<ext>), -1 for any other name."""
     m = FILE_INDEX.search(f)
     return int(m.group(1)) if m else -1
+
+
+def train_file_index(f: str, cfg: dict) -> int:
+    """A training file's index by DLIO's name and place: under the data folder's train/ (DLIO's DatasetType.TRAIN
+    folder, sub-folders below it allowed) and named img_<i>_of_<N> with N the workload's num_files_train and i below
+    it; -1 for any other name (an evaluation file, a file of another dataset's size, a stray copy elsewhere)."""
+    m = FILE_INDEX.search(f)
+    n = int((cfg.get("dataset") or {}).get("num_files_train", 0) or 0)
+    if not m or f.split("/", 1)[0] != "train" or int(m.group(2)) != n or int(m.group(1)) >= n:
+        return -1
+    return int(m.group(1))
 
 
 class FileRows:

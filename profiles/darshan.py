@@ -36,12 +36,12 @@ from profiles.compare import (
     FileRows,
     classify,
     explained,
-    file_index,
     kernel_record,
     launch_roots,
     model_judges_kernel,
     result,
     similarity,
+    train_file_index,
 )
 from profiles.darshan_analyses import analyse
 from profiles.features import ReadStats, access_sizes, metadata_rate
@@ -660,13 +660,13 @@ def _model_per_file(segs: dict) -> tuple[Counter, dict]:
     return opens, h5d
 
 
-def _kernel_per_file(k: dict) -> tuple[Counter, dict, int]:
-    """The kernel's Darshan table per data file index (DLIO's name img_<i>_of_<N>; the table sums every process's
-    log): POSIX opens, [H5F opens, H5D reads, H5D bytes] (summed over datasets), and the opens of files under the data
-    folder without such a name."""
+def _kernel_per_file(k: dict, cfg: dict) -> tuple[Counter, dict, int]:
+    """The kernel's Darshan table per training file index (DLIO's name img_<i>_of_<N> under train/, N the workload's
+    file count: train_file_index; the table sums every process's log): POSIX opens, [H5F opens, H5D reads, H5D bytes]
+    (summed over datasets), and the opens of files under the data folder without such a name and place."""
     opens, h5, unnamed = Counter(), {}, 0
     for name, row in k["files"].items():
-        i = file_index(name)
+        i = train_file_index(name, cfg)
         if name == GEN_RECORD:  # the kernel's completion record, read before it reads the folder: no data file
             continue
         if i < 0:
@@ -713,7 +713,7 @@ def check_kernel_model(run: RunView, k: dict) -> dict:
     open of a file without DLIO's name, a child process that touched a data file, a counted module out of record
     memory: each fails it."""
     want, want_h5 = _model_per_file(run.model_reads(_launch_cfg(run)))
-    got, got_h5, unnamed = _kernel_per_file(k)
+    got, got_h5, unnamed = _kernel_per_file(k, run.cfg)
     h5 = bool(want_h5) and "H5F" in k["modules"] and "H5D" in k["modules"]
     missing, more, fewer, h5_bad = _differences(want, want_h5 if h5 else None, got, got_h5)
     children = [c["log"] for c in k.get("children", []) if c.get("data_files")]

@@ -52,13 +52,13 @@ from profiles.compare import (
     classify,
     dlio_rule,
     explained,
-    file_index,
     kernel_record,
     launch_roots,
     model_judges_kernel,
     raw_reader,
     result,
     similarity,
+    train_file_index,
 )
 from profiles.compute import check_compute
 from profiles.features import access_sizes, metadata_rate
@@ -1152,13 +1152,13 @@ def check_order(run: RunView, d: dict, k: dict) -> list[dict]:
     return out
 
 
-def _process_files(t: dict, r: int) -> list[list[int]]:
-    """A side's processes of rank r that opened a data file it read from, each with its data-file opens (by DLIO's
-    index) in time order."""
+def _process_files(t: dict, r: int, cfg: dict) -> list[list[int]]:
+    """A side's processes of rank r that opened a data file it read from, each with its training-file opens (by
+    DLIO's index; -1 for a name that is no training file of the workload) in time order."""
     files = t["files"]["files"]
-    rows = [[file_index(n) for n in x if (files.get(n) or {}).get("reads")]
+    rows = [[train_file_index(n, cfg) for n in x if (files.get(n) or {}).get("reads")]
             for x in (t.get("process_opens") or {}).get(str(r), [])]
-    return [[i for i in x if i >= 0] for x in rows if any(i >= 0 for i in x)]
+    return [x for x in rows if x]
 
 
 def _match_iterators(lists: list[list[int]], segs: list[dict]) -> tuple[list[list[int]], list[str]]:
@@ -1194,7 +1194,7 @@ def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
     out = []
     for r in range(run.ranks):
         want = [x for x in ([f for s in segs[r] for f in s["workers"][w]] for w in range(max(rt, 1))) if x]
-        k_lists, d_lists = _process_files(k, r), _process_files(d, r)
+        k_lists, d_lists = _process_files(k, r, run.cfg), _process_files(d, r, run.cfg)
         bad = []
         if sorted(k_lists) != sorted(want):
             i, j, p, x, y = _first_difference(want, k_lists)
@@ -1317,7 +1317,8 @@ def check_model_opens(run: RunView, d: dict | None, k: dict, model_reads: dict |
         want = Counter(f for seg in segs[r] for f in seg.get("read_files", seg["bytes"]))
         may = Counter(s // spf for seg in segs[r] for s in seg.get("prefetch_samples", []) if model_reads)
         for side, t in (("kernel", k), ("dlio", d)) if d is not None else (("kernel", k),):
-            got = Counter(file_index(f) for files in (t.get("process_opens") or {}).get(str(r), []) for f in files
+            got = Counter(train_file_index(f, run.cfg) for files in (t.get("process_opens") or {}).get(str(r), [])
+                          for f in files
                           if side == "dlio" or f != GEN_RECORD)  # the kernel's read of its record: no data file
             unnamed = got.pop(-1, 0)
             more, fewer = got - want, want - got
@@ -1361,7 +1362,7 @@ def _batches(run: RunView, r: int, segs: list[dict], d: dict, k: dict, prefetch:
         got: Counter = Counter()
         partial = []
         for files in (t.get("process_opens") or {}).get(str(r), []):
-            chunks = cut([file_index(f) for f in files])
+            chunks = cut([train_file_index(f, run.cfg) for f in files])
             if chunks and len(chunks[-1]) < bs:
                 partial.append(chunks.pop())
             got.update(chunks)
