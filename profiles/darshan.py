@@ -335,6 +335,7 @@ class _Table:
         self.ckpts: dict[str, dict] = defaultdict(_ckpt_row)
         self.other: Counter = Counter()
         self.reads = reads
+        self.dxt_cut: set[str] = set()  # data files of a log whose DXT ran out of its trace memory
 
 
 POSIX_COUNTERS = ("POSIX_OPENS", "POSIX_READS", "POSIX_BYTES_READ", "POSIX_WRITES", "POSIX_BYTES_WRITTEN",
@@ -425,6 +426,8 @@ def _read_log(path: Path, data_dir: Path, ckpt_dir: Path | None, programs: tuple
             _dxt(log, nm, t, path.name)
         _hdf5(log, nm, t)
         partial = sorted(m for m in mods if log.modules[m].get("partial_flag"))
+        if "DXT_POSIX" in partial:  # its segments may miss any file this process touched: those files only
+            t.dxt_cut.update(nm.rel.values())
         return {"log": path.name, "exe": exe, "program": program, "modules": sorted(mods), "nprocs": log.nprocs,
                 "partial": partial, "meta_s": meta_s, "table": t}
 
@@ -497,7 +500,7 @@ def parse(outdir: Path, side: str, data_dir: Path, programs: tuple = PROGRAMS) -
             "partial": sorted({f"{h['log']}:{m}" for h in parsed for m in h["partial"]}),
             "files": _files_out(table), "checkpoints": _ckpts_out(table),
             "other": [{"file": f, "opens": n} for f, n in sorted(table.other.items())],
-            "features": stats.result(), "metadata": metadata}
+            "dxt_cut": sorted(table.dxt_cut), "features": stats.result(), "metadata": metadata}
 
 
 def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) -> None:
@@ -584,13 +587,19 @@ def check_darshan(run: RunView) -> list[dict]:
                   and not kernel_record(n, df))
     h5 = "H5D" in d["modules"] and "H5D" in k["modules"]
     partial, dxt_partial = _partial(d, k)
-    dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"] and not dxt_partial
-    fields = tuple(f for f in DARSHAN_FIELDS if dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
+    both_dxt = "DXT_POSIX" in d["modules"] and "DXT_POSIX" in k["modules"]
+    dxt = both_dxt and not dxt_partial
+    # a log whose DXT ran out of memory leaves its own files' segments out, not every file's (issue 35)
+    cut = set(d.get("dxt_cut") or ()) | set(k.get("dxt_cut") or ()) if dxt_partial else set()
+    known = "dxt_cut" in d and "dxt_cut" in k   # (a table collected before it: every file's segments left out)
+    fields = tuple(f for f in DARSHAN_FIELDS if both_dxt or f != "accesses") + (DARSHAN_H5_FIELDS if h5 else ())
     columns = ["opens", "reads", "bytes"] + (["h5f_opens", "h5d_reads", "h5d_bytes"] if h5 else [])
     rows, diffs = FileRows(tuple(columns)), []
     for n in data:
         rows.add(n, *(_compare_row(row) for row in (df.get(n), kf.get(n))))
         for f in fields:
+            if f == "accesses" and (n in cut or (dxt_partial and not known)):
+                continue
             x, y = df.get(n, {}).get(f), kf.get(n, {}).get(f)
             if x != y:
                 diffs.append({"file": n, "field": f, "dlio": x, "kernel": y, "class": None})
@@ -607,14 +616,24 @@ def check_darshan(run: RunView) -> list[dict]:
                   + (f"; Darshan ran out of record memory (partial logs: {partial[:3]}): raise the limits of "
                      "profiles/darshan.py config_text()" if partial else "")
                   + ("" if h5 else _no_h5(run, d, k))
-                  + ("" if dxt else f"; access offsets and sizes not compared: DXT ran out of its trace memory "
-                     f"(fixed at Darshan's build) in {len(dxt_partial)} logs" if dxt_partial else
-                     "; access offsets and sizes not compared: a side has no DXT records"))]
+                  + (_dxt_said(both_dxt, dxt_partial, cut, data, known)))]
     out.append(check_checkpoints(run, d, k, dxt, diffs))
     out.append(explained("darshan", [x for x in diffs if x["file"] not in is_data]))
     return out + similarity("similarity.darshan", d, k, "the DXT read segments")
 
 
+
+
+def _dxt_said(both: bool, partial: list[str], cut: set[str], data: list[str], known: bool) -> str:
+    """What darshan.per_file's detail says of the access offsets and sizes it did not compare."""
+    if not both:
+        return "; access offsets and sizes not compared: a side has no DXT records"
+    if not partial:
+        return ""
+    n = len(cut.intersection(data)) if known else len(data)
+    return (f"; access offsets and sizes not compared for {n} of {len(data)} data files: those of the {len(partial)} "
+            "logs whose DXT ran out of its trace memory (fixed at Darshan's build)" +
+            ("" if known else " (a table collected before dxt_cut: every file)"))
 
 
 def _partial(*tables: dict) -> tuple[list[str], list[str]]:

@@ -306,15 +306,44 @@ def test_check_fails_an_unexplained_file_and_a_partial_log(tmp_path):
     assert r["darshan.per_file"]["status"] == "fail" and "partial" in r["darshan.per_file"]["detail"]
     # DXT out of its trace memory (fixed at Darshan's build; a rank of 10^6 files): its segments are not compared,
     # said, the counters still are: an extra open fails, as it would with DXT whole
-    k["partial"] = ["x.darshan:DXT_POSIX"]
+    f = "train_img_1_of_1.h5"
+    k["partial"], k["dxt_cut"] = ["x.darshan:DXT_POSIX"], [f]
+    acc = k["files"][f]["accesses"]
+    moved = next(a for a in acc if a.endswith(f"+{SAMPLE}"))
+    acc[f"{int(moved.split('+')[0]) + 4096}+{SAMPLE}"] = acc.pop(moved)  # its segments, cut short, differ
     r = _run_with(tmp_path / "run3", d, k)
     row = r["darshan.per_file"]
     assert row["status"] == "pass" and "DXT ran out of its trace memory" in row["detail"], row
-    assert "accesses" not in row["detail"].split(";")[0]
-    f = "train_img_1_of_1.h5"
+    assert "not compared for 1 of 1 data files" in row["detail"], row
     k["files"][f]["opens"] += 1
     r = _run_with(tmp_path / "run4", d, k)
     assert r["darshan.per_file"]["status"] == "fail" and f in r["darshan.per_file"]["detail"]
+    k["files"][f]["opens"] -= 1
+    # negative control: the partial log touched other files only: this file's segments are compared, and differ
+    k["dxt_cut"] = ["train_img_0_of_1.h5"]
+    r = _run_with(tmp_path / "run5", d, k)
+    assert r["darshan.per_file"]["status"] == "fail" and "accesses" in r["darshan.per_file"]["detail"], r
+    # a table collected before dxt_cut: every file's segments left out, said
+    del k["dxt_cut"]
+    row = _run_with(tmp_path / "run6", d, k)["darshan.per_file"]
+    assert row["status"] == "pass" and "collected before dxt_cut" in row["detail"], row
+
+
+def test_a_log_whose_dxt_ran_out_names_its_own_files_only(tmp_path, monkeypatch):
+    """The parse marks the data files of a log whose DXT_POSIX module ran out of its trace memory (dxt_cut), and only
+    those: the same real log unflagged cuts nothing (the negative control)."""
+    from profiles import darshan_log
+    assert _side(tmp_path / "whole", "c_sec2", "kernel")["dxt_cut"] == []
+    real = darshan_log.Log.__init__
+
+    def flagged(self, path):
+        real(self, path)
+        if "DXT_POSIX" in self.modules:
+            self.modules["DXT_POSIX"] = {**self.modules["DXT_POSIX"], "partial_flag": 1}
+    monkeypatch.setattr(darshan_log.Log, "__init__", flagged)
+    t = _side(tmp_path / "cut", "c_sec2", "kernel")
+    assert "train_img_1_of_1.h5" in t["dxt_cut"] and t["partial"] == ["c_sec2.darshan:DXT_POSIX"], t["partial"]
+    assert all(n.startswith("train_img_1_of_1.h5") for n in t["dxt_cut"]), t["dxt_cut"]  # (and its lock tests)
 
 
 def test_check_without_hdf5_records_compares_posix_only_and_says_so(tmp_path):
