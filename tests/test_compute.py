@@ -71,6 +71,30 @@ def test_a_planted_divergence_fails_its_rank(tmp_path, plant, bad, words):
     assert all(r["status"] == "pass" for n, r in rows.items() if n != bad), rows
 
 
+def test_a_rank_dlio_traced_without_compute_is_a_skip_not_a_pass(tmp_path):
+    """DLIO 3.x's rank 0 app trace can end at its loader's start-up (measured): no compute region on DLIO's side of a
+    rank the kernel computed in is a SKIP naming the rank, never a PASS; the other rank is still judged. Negative
+    control: the kernel's rank 1 skipping a step's compute in the same run still fails."""
+    def dlio_rank0_cut(t):
+        for lane in t["lanes"]:
+            if lane["rank"] == 0:
+                lane["events"] = [e for e in lane["events"] if e["kind"] != "compute"]
+    run = _run(tmp_path)
+    p = Path(run.path) / "tables" / "dftracer-timeline-dlio.json"
+    t = json.loads(p.read_text())
+    dlio_rank0_cut(t)
+    p.write_text(json.dumps(t))
+    rows = {r["name"]: r for r in compute.check_compute(checks.Run(Path(run.path)))}
+    assert rows["compute.rank0"]["status"] == "skip" and "trace of rank 0" in rows["compute.rank0"]["detail"]
+    assert rows["compute.rank1"]["status"] == "pass"
+    k = Path(run.path) / "tables" / "dftracer-timeline-kernel.json"
+    t = json.loads(k.read_text())
+    _computes(t, 1)[1]["d"] = 0.000004
+    k.write_text(json.dumps(t))
+    rows = {r["name"]: r for r in compute.check_compute(checks.Run(Path(run.path)))}
+    assert rows["compute.rank1"]["status"] == "fail" and rows["compute.rank0"]["status"] == "skip"
+
+
 def _double(t):      # rank 1 computes twice the time at its 4th step
     _computes(t, 1)[3]["d"] *= 2
 
