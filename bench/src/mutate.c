@@ -58,8 +58,9 @@ const mutant_t MUTANTS[MUT_COUNT] = {
          "dftracer.explained darshan.explained", "pytorch checkpoint"},
     [MUT_DATA_STAT] = {"data-stat",
                        "after its first training epoch rank 0 calls stat(2) on training file 0 once: a "
-                       "call on a data file outside the compared reads",
-                       "dftracer.explained", "pytorch checkpoint"},
+                       "call on a data file outside the compared reads (DFTracer's tables explain a data file's "
+                       "stat as a status probe: the system calls compare it)",
+                       "strace.per_file", "pytorch checkpoint"},
     [MUT_GEN_CHUNK] = {"gen-chunk",
                        "training file 0 is generated with another chunk shape (one chunk per sample "
                        "where DLIO writes it contiguous; else half the chunk's last dimension)",
