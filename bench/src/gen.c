@@ -239,7 +239,8 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
     const config_t *c = L->cfg;
     int64_t d1, d2;
     layout_dims(L, phase, i, &d1, &d2);
-    int mutated = phase == PH_TRAIN && i == 0; /* MUTANTS gen-dims, gen-chunk (mutate.h): training file 0 only */
+    /* MUTANTS gen-dims, gen-chunk, compression-level (mutate.h): training file 0 only */
+    int mutated = phase == PH_TRAIN && i == 0;
     if (mutated && c->mutant == MUT_GEN_DIMS)
         d2 += 1;
     if (!strcmp(c->format, "npz")) { /* DLIO 3.x npz_generator.py:95-99: np.savez(out, x=(d1, d2, n), y=[0] * n) */
@@ -281,7 +282,15 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
         H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
     }
     if (c->compression && (c->chunking || c->nchunk_dims))
-        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path, EXIT_RUNTIME);
+        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)(mutated && c->mutant == MUT_COMPRESSION ? c->compression_level % 9 + 1
+                                                                                         : c->compression_level)),
+                 path, EXIT_RUNTIME);
+    else if (mutated && c->mutant == MUT_COMPRESSION) { /* no compression here: gzip 1, one chunk per sample */
+        hsize_t chunk[3] = {1, (hsize_t)d1, (hsize_t)d2};
+        if (H5_CHECK(H5Pget_layout(dcpl), path, EXIT_RUNTIME) != H5D_CHUNKED)
+            H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
+        H5_CHECK(H5Pset_deflate(dcpl, 1), path, EXIT_RUNTIME);
+    }
     /* DLIO >= 2.0.1 creates and writes records_0, records_1, ... in turn (hdf5_generator.py:45-47), then labels */
     hsize_t sample_bytes = dims[1] * dims[2];
     for (int64_t k = 0; k < (L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
@@ -418,7 +427,9 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         /* Default: DLIO's calls, the file created and written under its final name (hdf5_generator.py, h5py.File(out,
          * 'w')); the completion record marks the whole job done. generation-atomic-rename=true: written under a
          * temporary name and renamed when complete (an unlink and a rename per file DLIO does not make). */
-        int atomic = c->generation_atomic_rename && !c->subfiling; /* subfiling with it: refused (config_check.c) */
+        /* subfiling with it: refused (config_check.c); MUTANT gen-rename: training file 0 so, the mode unchanged */
+        int atomic = (c->generation_atomic_rename || (c->mutant == MUT_GEN_RENAME && phase == PH_TRAIN && i == 0)) &&
+                     !c->subfiling;
         if (atomic) {
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
             unlink(tmp); /* our own leftover name only (pid-specific) */
