@@ -195,3 +195,33 @@ def test_the_harness_wraps_both_generate_launches_with_strace(tmp_path):
             argv = steps[f"{side}.generate"].argv
             assert ("/usr/bin/strace" in argv) == traced, argv
             assert (tmp_path / side / "generate" / "strace" in steps[f"{side}.generate"].dirs) == traced
+
+
+# ---------------------------------------------------------------- live: a mutant kernel against a reused DLIO side
+
+@pytest.mark.dlio
+@pytest.mark.slow
+def test_live_generation_passes_and_gen_rename_fails_strace_generate(tmp_path):
+    """unet3d at tiny scale under the strace profile alone (both generate launches traced): strace.generate PASSes
+    and the verdict compared generation; the kernel side again with H5DLIO_MUTATE=gen-rename (training file 0 written
+    as <name>.partial.<pid> and renamed), DLIO's side reused: strace.generate, and only it, FAILs naming the file and
+    its rename, and generation is not compared."""
+    from tests.test_validation_e2e import VENV, failing, harness, validate
+    if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
+        pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
+    rc, run = harness(tmp_path, "--profiles", "strace", workload="unet3d")
+    assert rc == 0
+    vrc, v = validate(run)
+    rows = {c["name"]: c for c in v["checks"]}
+    assert vrc == 0 and not failing(v), failing(v)
+    assert rows["strace.generate"]["status"] == PASS and "28 data files" in rows["strace.generate"]["detail"]
+    assert "generation" not in {x["io"] for x in v["not_compared"]}
+    rc, neg = harness(tmp_path / "gen-rename", "--reuse-dlio", str(run), "--profiles", "strace", workload="unet3d",
+                      env={"H5DLIO_MUTATE": "gen-rename"})
+    assert rc == 0
+    vrc, v = validate(neg)
+    row = next(c for c in v["checks"] if c["name"] == "strace.generate")
+    assert vrc == 1 and failing(v) == {"strace.generate"}, failing(v)
+    assert "1 of 28 files or folders differ; first: train/img_00_of_28.hdf5 renames: DLIO 0, kernel 1" in \
+        row["detail"], row["detail"]
+    assert "generation" in {x["io"] for x in v["not_compared"]}
