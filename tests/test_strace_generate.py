@@ -132,6 +132,31 @@ def test_planted_divergence_fails_naming_file_call_and_values(tmp_path, side, ol
     assert f"first: {first}" in r["detail"], r["detail"]
 
 
+def test_the_verdict_names_generation_compared_only_when_strace_generate_passed(tmp_path):
+    """validate on a copy of tests/data/run-tiny (no strace tables: generation not compared) with the capture's
+    tables added: strace.generate PASSes and generation leaves not_compared; with the gen-rename mutant's rename
+    planted it FAILs and generation is named again."""
+    from validate import checks
+    run_tiny = Path(__file__).parent / "data" / "run-tiny"
+
+    def verdict(t: dict) -> tuple[dict, set]:
+        rd = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+        shutil.copytree(run_tiny, rd)
+        for name, obj in t.items():
+            (rd / "tables" / name).write_text(json.dumps(obj))
+        v = checks.validate(rd)
+        return {c["name"]: c for c in v["checks"]}["strace.generate"], {x["io"] for x in v["not_compared"]}
+
+    row, unseen = verdict({})
+    assert row["status"] == SKIP and "generation" in unseen
+    row, unseen = verdict(tables(capture(tmp_path / "ok")))
+    assert row["status"] == PASS and "generation" not in unseen, row
+    bad = capture(tmp_path / "bad")
+    edit(bad, "kernel", CLOSE0, f'{CLOSE0}TS rename("{PARTIAL}", "{K0}") = 0\n')
+    row, unseen = verdict(tables(bad))
+    assert row["status"] == FAIL and "generation" in unseen, row
+
+
 def test_a_non_hdf5_format_compares_bytes_and_metadata_not_the_write_calls(tmp_path):
     """Another format's writer (numpy's zipfile, PIL) splits its writes its own way: the sample written in two calls
     passes there (the bytes are equal), and a rename still fails."""
