@@ -251,7 +251,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                 base = [str(dlio_venv / "bin" / "dlio_benchmark"), "--config-dir", str(rd / "dlio-config"),
                         f"workload=h5dlio_{wl.name}"] + dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0,
                                                                        shape.reads_data)
-            w = Wrapped(base, lenv) if prof is None else \
+            w = _wrap_generation(Launch(side, spec.step, base, lenv, wd, src, {}, shape), opt) if prof is None else \
                 prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {}), shape))
             env = w.env
             if side == "dlio" and "DFTRACER_ENABLE" not in env:
@@ -265,6 +265,19 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
             steps.append(Step(f"{side}.{spec.step}", side, spec.step, argv, env, wd, wd / "ranks", opt.timeout,
                               w.dirs, w.files))
     return steps
+
+
+def _wrap_generation(launch: Launch, opt: Options) -> Wrapped:
+    """A generate launch wrapped by each chosen profile that traces generation (Profile.traces_generation), in launch
+    order, each around the previous one's command; a side a profile cannot run on here is left unwrapped by it."""
+    w = Wrapped(list(launch.argv), dict(launch.env))
+    for prof in chosen_profiles(opt):
+        if not prof.traces_generation or launch.side in opt.skip_sides.get(prof.name, {}):
+            continue
+        x = prof.wrap(Launch(launch.side, launch.step, w.argv, w.env, launch.workdir, launch.data,
+                             opt.found.get(prof.name, {}), launch.shape))
+        w = Wrapped(x.argv, x.env, w.dirs + tuple(x.dirs), w.files + tuple(x.files))
+    return w
 
 
 def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
@@ -325,15 +338,18 @@ def _collect_lane(rd: Path, lane: list[tuple[str, dict]], dlio_venv: Path, jobs:
     for name, rec in lane:
         side, step = name.split(".", 1)
         try:
-            if step == "generate":
-                _collect_dataset(rdir, side, dlio_venv, jobs)
-                continue
-            prof = owner(step)
             # the data folders the launch read, as its traces name them: a step reused from an earlier run read that
             # run's
             base = Path(rec.get("reused_from") or rd)
             done = Done(name, side, step, Path(rec["workdir"]), rec["wall_s"], base / side / "data",
                         base / OTHER[side] / "data")
+            if step == "generate":
+                _collect_dataset(rdir, side, dlio_venv, jobs)
+                for prof in registry().values():  # a profile that traced it (Profile.traces_generation)
+                    for table, obj in (prof.collect(done) if prof.traces_generation else {}).items():
+                        rdir.write_table(table, obj)
+                continue
+            prof = owner(step)
             tables = prof.collect(done)
             if type(prof).merge is Profile.merge:
                 for table, obj in tables.items():

@@ -7,7 +7,9 @@ A profile says, for a run:
   to wrap as Launch.info); prepare(ctx, found) -> {side: why}: a side that cannot run under it here (Darshan's);
 - launches(shape) -> [LaunchSpec]: its steps (named "<profile>" or "<profile>-<variant>"), each on both sides,
   reading the side's own dataset or the other side's, with read threads or in the ranks (read_threads=0);
-- wrap(launch) -> Wrapped: the program's argv and the environment for the ranks, folders and files it needs;
+- wrap(launch) -> Wrapped: the program's argv and the environment for the ranks, folders and files it needs; a
+  profile with traces_generation also wraps each side's generate launch (Launch.step "generate"; the harness chains
+  such profiles' wraps) and collect() gets that launch too;
 - collect(done) -> {table file name: object} written to tables/ (merge() joins the launches' parts);
 - checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (profiles.compare).
 
@@ -136,6 +138,9 @@ class Profile:
     checks: ClassVar[tuple[Check, ...]] = ()
     # its collect() holds a table per data file (~1-1.5 KB each): collection parses one such launch at a time
     holds_file_tables: ClassVar[bool] = False
+    # it also wraps and collects the generate launches (step "generate", no LaunchSpec of its own); launches() still
+    # names only its own steps
+    traces_generation: ClassVar[bool] = False
 
     def available(self, ctx: Context) -> Found:
         return Found(True)

@@ -26,7 +26,19 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from profiles import SIDES, Context, Done, Found, Launch, Profile, RunView, Wrapped, checkpoint_dir, register
+from profiles import (
+    SIDES,
+    Context,
+    Done,
+    Found,
+    Launch,
+    Profile,
+    RunView,
+    Wrapped,
+    checkpoint_dir,
+    checkpoint_only,
+    register,
+)
 from profiles.compare import (
     CHECKPOINT,
     DATA,
@@ -45,6 +57,9 @@ from profiles.dftracer import prewarm_prefetch
 SYSCALLS = ("open", "openat", "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
             "pwritev", "pwritev2", "lseek", "close", "fsync", "fdatasync", "fadvise64", "newfstatat", "statx", "fstat",
             "stat", "lstat", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mmap")
+# the generate launches' calls besides those (a file's and a folder's metadata: creating, linking, truncating)
+GEN_SYSCALLS = ("creat", "mkdir", "mkdirat", "rmdir", "link", "linkat", "symlink", "symlinkat", "truncate",
+                "ftruncate", "fallocate")
 STRACE_OPTS = ("-f", "-ff", "-qq", "-y", "-ttt", "-s", "16", "--seccomp-bpf")
 # the open flags that change no I/O of a regular file (descriptor inheritance, 64-bit offsets, terminals)
 IGNORED_FLAGS = {"O_CLOEXEC", "O_LARGEFILE", "O_NOCTTY"}
@@ -59,10 +74,26 @@ TRACE_NAME = re.compile(r"trace\.r(\d+)\.(\d+)$")
 LINE = re.compile(r"^(?P<ts>\d+\.\d+) (?P<call>\w+)\((?P<args>.*)\)\s+= (?P<ret>-?\d+|0x[0-9a-f]+|\?)"
                   r"(?:<(?P<rpath>[^>]*)>)?")
 CALL = re.compile(r"^\d+\.\d+ (\w+)\((?=.*\) += )")
-RELATIVE = re.compile(r'(?:^\S+ (?:open|stat|lstat|rename|unlink)\(|AT_FDCWD<[^>]*>, )"[^/]')  # a relative path
+RELATIVE = re.compile(r'(?:^\S+ (?:open|creat|stat|lstat|rename|unlink|mkdir|rmdir|link|symlink|truncate)\(|'
+                      r'AT_FDCWD<[^>]*>, )"[^/]')  # a relative path
 FD_ARG = re.compile(r"^(-?\d+|AT_FDCWD)<([^>]*)>")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 IOV_LEN = re.compile(r"iov_len=(\d+)")
+
+
+# the generate launches' metadata calls by name, and by descriptor, as their row's field
+GEN_BY_NAME = ("mkdir", "mkdirat", "rmdir", "link", "linkat", "symlink", "symlinkat", "truncate")
+GEN_FIELD = {"mkdir": "mkdirs", "mkdirat": "mkdirs", "rmdir": "rmdirs", "link": "links", "linkat": "links",
+             "symlink": "links", "symlinkat": "links", "truncate": "truncates", "ftruncate": "truncates",
+             "fallocate": "fallocates"}
+CALL_FAMILY = {"mkdirat": "mkdir", "unlinkat": "unlink", "renameat": "rename", "renameat2": "rename", "linkat": "link",
+               "symlinkat": "symlink"}
+
+
+def _failed(row: dict, call: str) -> None:
+    """A metadata call that failed (an unlink of a name that is not there, a mkdir of a folder that is): counted by
+    call in the row's "failed" (a generate launch's: each one still reached the file system's metadata server)."""
+    row.setdefault("failed", Counter())[CALL_FAMILY.get(call, call)] += 1
 
 
 def strace_binary() -> str | None:
@@ -143,8 +174,10 @@ class Parser:
     """One launch's trace files fed a line at a time into per-file rows (bounded by the files, never the calls), the
     per-rank data-file opens and the calls on any other file (counted by call)."""
 
-    def __init__(self, data_dir: Path, ckpt_dir: Path, cwd: Path) -> None:
+    def __init__(self, data_dir: Path, ckpt_dir: Path, cwd: Path, generation: bool = False) -> None:
         self.root, self.croot, self.cwd = str(data_dir).rstrip("/") + "/", str(ckpt_dir).rstrip("/") + "/", str(cwd)
+        self.generation = generation
+        self.last_close: dict[int, float] = {}  # generation: each rank's last close of a data file
         self.sections: dict[str, dict[str, dict]] = {"files": {}, "checkpoints": {}, "dirs": {}}
         self.other: Counter = Counter()
         self.opens: dict[int, list[tuple[float, str, int]]] = {}
@@ -160,6 +193,8 @@ class Parser:
             sec, name = "files", path[len(self.root):]
             if name == GEN_RECORD:   # the kernel's completion record (docs/kernel.md): no data file, an other file
                 return None
+            if self.generation:      # generation-atomic-rename's <name>.partial.<pid>: under the file's own name
+                name = PARTIAL.sub("", name)
         elif path.startswith(self.croot) or path + "/" == self.croot:
             sec, name = "checkpoints", PARTIAL.sub("", path[len(self.croot):])
         else:
@@ -202,11 +237,14 @@ class Parser:
 
     def call(self, m: re.Match, rank: int, pid: int, pos: dict[str, int]) -> None:
         call, ret, args = m.group("call"), _int(m.group("ret")), split_args(m.group("args"))
-        if call in ("open", "openat"):
+        if call in ("open", "openat", "creat"):
             self._open(call, args, ret, m.group("rpath"), float(m.group("ts")), rank, pid, pos)
             return
         if call in STAT_CALLS | {"rename", "renameat", "renameat2", "unlink", "unlinkat"}:
             self._by_name(call, args, ret, (rank, pid, float(m.group("ts"))))
+            return
+        if call in GEN_BY_NAME:
+            self._gen_by_name(call, args, ret)
             return
         fdarg = args[4] if call == "mmap" and len(args) > 4 else args[0] if args else ""
         fd = fdarg.split("<", 1)[0]
@@ -216,13 +254,16 @@ class Parser:
             if call == "close":
                 pos.pop(fd, None)
             return
+        if call == "close" and self.generation and (self.where(_fd_path(fdarg)) or ("",))[0] == "files":
+            self.last_close[rank] = max(self.last_close.get(rank, 0.0), float(m.group("ts")))
         self._fd_call(row, call, args, ret, fd, pos)
 
     def _open(self, call: str, args: list[str], ret: int, rpath: str | None, ts: float, rank: int, pid: int,
               pos: dict[str, int]) -> None:
-        flags = args[1] if call == "open" else args[2] if len(args) > 2 else ""
+        flags = "O_CREAT|O_TRUNC|O_WRONLY" if call == "creat" else args[1] if call == "open" else \
+            args[2] if len(args) > 2 else ""
         path = rpath if ret >= 0 and rpath else \
-            _path_arg(None, args[0], self.cwd) if call == "open" else _path_arg(args[0], args[1], self.cwd)
+            _path_arg(None, args[0], self.cwd) if call in ("open", "creat") else _path_arg(args[0], args[1], self.cwd)
         row = self.row(path, "O_DIRECTORY" in flags)
         if row is None:
             self.other[call] += 1
@@ -251,14 +292,36 @@ class Parser:
             self.other[call] += 1
         elif call in STAT_CALLS:
             w = self.where(path)
-            if w[0] == "files" and (who[0], who[1]) not in self.opened:
+            if w[0] == "files" and (self.generation or (who[0], who[1]) not in self.opened):
                 self.pending.append((who[0], who[2], w[1]))  # judged at the end: before the rank's first open?
             else:
                 row["stats"] += 1
+        elif self.generation and ret < 0:
+            _failed(row, call)
         elif call.startswith("rename"):
             row["renames"] += ret == 0
         else:
             row["unlinks"] += ret == 0
+
+    def _gen_by_name(self, call: str, args: list[str], ret: int) -> None:
+        """A generate launch's metadata call by name (GEN_BY_NAME): the created, removed, linked or truncated path's
+        row (a folder's for mkdir and rmdir); a failed one counted apart by call (its row's "failed")."""
+        if call in ("mkdir", "rmdir", "truncate"):
+            path = _path_arg(None, args[0], self.cwd)
+        elif call in ("mkdirat", "link", "symlink"):
+            path = _path_arg(args[0], args[1], self.cwd) if call == "mkdirat" else _path_arg(None, args[1], self.cwd)
+        elif call == "linkat":
+            path = _path_arg(args[2], args[3], self.cwd)
+        else:  # symlinkat(target, newdirfd, new)
+            path = _path_arg(args[1], args[2], self.cwd)
+        row = self.row(path, call in ("mkdir", "mkdirat", "rmdir"))
+        if row is None:
+            self.other[call] += 1
+        elif ret < 0:
+            _failed(row, call)
+        else:
+            field = GEN_FIELD[call]
+            row[field] = row.get(field, 0) + 1
 
     def _fd_call(self, row: dict, call: str, args: list[str], ret: int, fd: str, pos: dict[str, int]) -> None:
         if call in READ_CALLS:
@@ -296,6 +359,11 @@ class Parser:
             row["fadvise"][":".join(a.strip() for a in args[1:4])] += 1
         elif call == "mmap":
             row["mmaps"] += 1
+        elif call in GEN_FIELD:  # ftruncate, fallocate (traced in generate launches)
+            if ret < 0:
+                _failed(row, call)
+            else:
+                row[GEN_FIELD[call]] = row.get(GEN_FIELD[call], 0) + 1
 
     def discovery(self) -> dict:
         """The stats of data files made before their rank's first data-file open (dataset discovery: DLIO lists the
@@ -306,7 +374,9 @@ class Parser:
         out = {"stats": 0, "files": 0}
         seen = set()
         for rank, ts, name in self.pending:
-            if ts < first.get(rank, float("inf")):
+            # a generate launch's: after the rank's last close of a data file (DLIO's discovery once it generated)
+            if (ts > self.last_close.get(rank, float("inf"))) if self.generation else \
+                    ts < first.get(rank, float("inf")):
                 out["stats"] += 1
                 seen.add(name)
             else:
@@ -342,10 +412,10 @@ def trace_files(folder: Path) -> Iterator[tuple[Path, int, int]]:
         yield p, rank, pid
 
 
-def parse(workdir: Path, side: str, data_dir: Path) -> dict:
-    """One launch's strace/ folder as its table (strace-<side>.json)."""
+def parse(workdir: Path, side: str, data_dir: Path, generation: bool = False) -> dict:
+    """One launch's strace/ folder as its table (strace-<side>.json; a generate launch's: generation)."""
     folder = workdir / "strace"
-    parser = Parser(data_dir, checkpoint_dir(workdir), workdir)
+    parser = Parser(data_dir, checkpoint_dir(workdir), workdir, generation)
     processes = 0
     for path, rank, pid in trace_files(folder):
         parser.feed_file(path, rank, pid)
@@ -565,6 +635,86 @@ def check_preload(run: RunView) -> list[dict]:
                    f"{', '.join(libs) if libs else 'none recorded'}")]
 
 
+# strace.generate, per data file: the metadata operations and bytes (DLIO's contract: every format), then the calls
+# of an HDF5 file's writing (measured equal: DLIO 2.0.0's h5py and the kernel make the same writes, docs/validation.md)
+GEN_CONTRACT = ("renames", "unlinks", "links", "truncates", "fallocates", "failed", "opens", "open_errors",
+                "open_flags", "write_bytes", "fsyncs", "fdatasyncs")
+GEN_HDF5 = ("writes", "stats", "closes", "reads", "read_bytes", "readv", "lseeks", "mmaps", "fadvise")
+# a data folder's creations and removals (its listings and probes: per folder and rank, DLIO's discovery)
+GEN_DIR = ("mkdirs", "rmdirs", "renames", "unlinks", "links")
+GEN_LISTED = ("opens", "stats", "failed")
+
+
+def _gen_field(row: dict | None, f: str):
+    return _field(row, f) if f in FIELDS else (row or {}).get(f) or ({} if f == "failed" else 0)
+
+
+def gen_differences(d: dict, k: dict, hdf5: bool) -> tuple[list[dict], int]:
+    """(the differences, data files compared) of two generate launches' tables: per data file GEN_CONTRACT (and on
+    HDF5 GEN_HDF5), per folder of the data folder GEN_DIR, in file then field order."""
+    bad, fields = [], GEN_CONTRACT + GEN_HDF5 * hdf5
+    a_rows, b_rows = d.get("files") or {}, k.get("files") or {}
+    names = sorted(set(a_rows) | set(b_rows))
+    for n in names:
+        for f in fields:
+            x, y = _gen_field(a_rows.get(n), f), _gen_field(b_rows.get(n), f)
+            if x != y:
+                bad.append({"file": n, "field": f, "dlio": x, "kernel": y})
+    a_dirs, b_dirs = d.get("dirs") or {}, k.get("dirs") or {}
+    for n in sorted(x for x in set(a_dirs) | set(b_dirs) if x.startswith("files/")):
+        for f in GEN_DIR:
+            x, y = _gen_field(a_dirs.get(n), f), _gen_field(b_dirs.get(n), f)
+            if x != y:
+                bad.append({"file": f"{n[len('files/'):] or '.'}/ (folder)", "field": f, "dlio": x, "kernel": y})
+    return bad, len(names)
+
+
+def _listed(t: dict) -> str:
+    """A generate launch's folder listings and probes and its discovery stats, counted (reported, not compared)."""
+    dirs = [r for n, r in (t.get("dirs") or {}).items() if n.startswith("files/")]
+    c = {f: sum(sum(v.values()) if isinstance(v := _gen_field(r, f), dict) else v for r in dirs) for f in GEN_LISTED}
+    disc = t.get("discovery") or {}
+    return (f"{c['opens']} folder opens, {c['stats']} folder stats, {c['failed']} failed folder calls, "
+            f"{disc.get('stats', 0)} stats of {disc.get('files', 0)} data files after generating")
+
+
+def check_generate(run: RunView) -> list[dict]:
+    """strace.generate: the generate launches side by side, per data file (named relative to the data folder; the
+    kernel's completion record left out, as every parser does; generation-atomic-rename's <name>.partial.<pid> under
+    <name>). Compared on every format, DLIO's contract (GEN_CONTRACT): per file the renames, unlinks, links,
+    truncates, fallocates and failed metadata calls, the opens and their flags, the bytes written, fsync and
+    fdatasync; on HDF5 also each write (offset, size), the stat family, closes, reads, lseeks, mmaps and fadvise
+    (GEN_HDF5: measured equal, h5py's HDF5 and the kernel's make the same calls; another format's writer splits
+    its writes its own way: numpy's zipfile, PIL, so its calls are not DLIO's contract); per folder of the data
+    folder its creations and removals (GEN_DIR). Reported, not compared: each side's folder listings and probes and
+    the stats of a data file made after a rank's last close of one (DLIO's generate launch runs its dataset
+    discovery once it generated, 2.0.0 main.py:176-181: each rank lists train/ and valid/ and probes the first
+    entry; the kernel's does not), all constant in the file count."""
+    name = "strace.generate"
+    if checkpoint_only(run.cfg):
+        return [result(name, SKIP, detail="a checkpoint-only workload: no generate launch")]
+    d, k = (run.table(f"strace-generate-{side}.json") for side in SIDES)
+    if d is None or k is None:
+        return [result(name, SKIP, detail="the generate launches were not traced on both sides (strace profile not "
+                       "run, a generate launch failed, or a DLIO side reused from a run that did not trace it)")]
+    hdf5 = str((run.cfg.get("dataset") or {}).get("format", "hdf5")) == "hdf5"
+    bad, n = gen_differences(d, k, hdf5)
+    run.put_table("files-strace-generate.json", {"differences": bad[:2000], "differences_total": len(bad)})
+    if not n:
+        return [result(name, FAIL, detail="no data file written by either generate launch was traced")]
+    what = "renames, unlinks, links, truncates, failed metadata calls, opens and flags, bytes, fsyncs" + \
+        (", each write (offset, size), the stat family, closes, reads, lseeks, mmaps, fadvise" if hdf5 else
+         " (the write calls of a non-HDF5 format: not compared)")
+    tail = f"; reported, not compared: DLIO {_listed(d)}; kernel {_listed(k)}"
+    files = len({x["file"] for x in bad})
+    if not bad:
+        return [result(name, PASS, n, n, f"{n} data files: {what} equal, and the data folders' creations"
+                       + tail) | {"compared": ["generation"]}]
+    f = bad[0]
+    return [result(name, FAIL, n, n - files, f"{files} of {n} files or folders differ; first: {f['file']} "
+                   f"{f['field']}: DLIO {f['dlio']}, kernel {f['kernel']} (tables/files-strace-generate.json)" + tail)]
+
+
 # the rank's command under strace; the rank from the launcher's environment (RANK_VARS), its LD_PRELOAD recorded
 WRAPPER = ('r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}; p=$0; s=$1; shift; '
            'printf "%s\\n" "${LD_PRELOAD:-}" > "$p.r$r.preload"; exec "$s" -o "$p.r$r" "$@"')
@@ -575,7 +725,8 @@ class Strace(Profile):
     name = "strace"
     order = 45
     holds_file_tables = True
-    checks = (check_per_file, check_ranks, check_preload)
+    traces_generation = True
+    checks = (check_per_file, check_ranks, check_preload, check_generate)
 
     def available(self, ctx: Context) -> Found:
         """strace on PATH and allowed to trace here (ptrace and seccomp-bpf: a container or Yama's ptrace_scope 3 may
@@ -602,10 +753,17 @@ class Strace(Profile):
     def wrap(self, launch: Launch) -> Wrapped:
         """Each rank's command (not the launcher) under strace, its trace files in <workdir>/strace/."""
         folder = launch.workdir / "strace"
-        trace = "trace=" + ",".join(f"?{c}" for c in SYSCALLS)
+        calls = SYSCALLS + GEN_SYSCALLS if launch.step == "generate" else SYSCALLS
+        trace = "trace=" + ",".join(f"?{c}" for c in calls)
         argv = ["sh", "-c", WRAPPER, str(folder / "trace"), launch.info.get("strace", "strace"), *STRACE_OPTS,
                 "-e", trace, "--", *launch.argv]
         return Wrapped(argv, dict(launch.env), dirs=(folder,))
 
     def collect(self, done: Done) -> dict:
+        """A training launch's table (strace-<side>.json); a generate launch's (strace-generate-<side>.json), none when
+        it ran without strace (a DLIO side reused from a run that did not trace its generation)."""
+        if done.step == "generate":
+            if not (done.workdir / "strace").is_dir():
+                return {}
+            return {f"strace-generate-{done.side}.json": parse(done.workdir, done.side, done.data, generation=True)}
         return {f"strace-{done.side}.json": parse(done.workdir, done.side, done.data)}

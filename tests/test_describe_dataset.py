@@ -22,11 +22,11 @@ DESCRIBER = Path(BIN).resolve().parent / "h5dlio-describe"
 pytestmark = pytest.mark.skipif(not DESCRIBER.exists(), reason=f"no {DESCRIBER} (make build builds it)")
 
 
-def generate(tmp: Path, name: str, files: int, mutant: str | None = None) -> Path:
+def generate(tmp: Path, name: str, files: int, mutant: str | None = None, **kw) -> Path:
     """The kernel's one-sample training files (unet3d's field shape, 4 KiB samples), training file 0 mutated."""
     data = tmp / name
     sets = tiny(data, **{"generate-data": True, "train": False, "evaluation": False, "num-files-train": files,
-                         "num-files-eval": 0, "num-samples-per-file": 1, "record-length": 4096})
+                         "num-files-eval": 0, "num-samples-per-file": 1, "record-length": 4096, **kw})
     r = run(tmp, 1, sets, name=f"{name}-out", env={"H5DLIO_MUTATE": mutant} if mutant else None, timeout=300)
     assert r.proc.returncode == 0, r.proc.stderr[-800:]
     return data
@@ -91,6 +91,25 @@ def test_grouped_table_reads_back_per_file_and_the_mutants_fail_structure(tmp_pa
         assert row["status"] == "fail" and row["observed"] == 1, row
         f0 = min(loads_table(json.dumps(bad))["files"])
         assert row["detail"].startswith(f"{f0}: ") and key in row["detail"]
+
+
+def test_the_compression_level_mutant_fails_structure_on_the_level_alone(tmp_path):
+    """A gzip-compressed dataset (chunking on, level 4: the thesis-g key values; no DLIO workload here compresses),
+    training file 0 written at level 5 by the compression-level mutant: the same filter ids, chunks and shapes, so
+    dataset.structure fails on that file's filter values alone. Negative control: the unmutated dataset against
+    itself passes."""
+    gz = {"chunking": True, "chunk-size": 1024, "compression": "gzip", "compression-level": 4}
+    clean = dd.describe(generate(tmp_path, "gz", 8, **gz), Path("/nonexistent"), DESCRIBER)
+    bad = dd.describe(generate(tmp_path, "gz-level", 8, "compression-level", **gz), Path("/nonexistent"), DESCRIBER)
+    assert structure_row(tmp_path, clean, clean)["status"] == "pass"
+    want, got = (loads_table(json.dumps(t))["files"] for t in (clean, bad))
+    f0 = min(got)
+    assert want[f0]["records"]["filter_values"] != got[f0]["records"]["filter_values"]
+    assert {k: v for k, v in want[f0]["records"].items() if k != "filter_values"} == \
+        {k: v for k, v in got[f0]["records"].items() if k != "filter_values"}    # the level, nothing else
+    assert all(want[f] == got[f] for f in want if f != f0)
+    row = structure_row(tmp_path, clean, bad)
+    assert row["status"] == "fail" and row["observed"] == 1 and row["detail"].startswith(f"{f0}: "), row
 
 
 @pytest.mark.parametrize("files", [64, pytest.param(20000, marks=pytest.mark.slow)])

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kernel import BIN, h5tool, run, tiny
+from kernel import BIN, MPIRUN, h5tool, run, tiny
 
 from fidelity import mutants as fm
 from fidelity.mutants import killed_by, mutant_table, render_md
@@ -213,7 +213,7 @@ def _headers(folder: Path) -> dict:
                                    check=True).stdout.replace(str(folder), "") for p in sorted(folder.iterdir())}
 
 
-@pytest.mark.parametrize("mutant", ["gen-chunk", "gen-dims"])
+@pytest.mark.parametrize("mutant", ["gen-chunk", "gen-dims", "compression-level"])
 def test_a_generation_mutant_changes_training_file_0_only(tmp_path, mutant):
     sets = {**tiny(tmp_path / "x"), "generate-data": True, "train": False, "evaluation": False}
     a = run(tmp_path, 2, {**sets, "data-folder": str(tmp_path / "a")}, name="a")
@@ -225,6 +225,35 @@ def test_a_generation_mutant_changes_training_file_0_only(tmp_path, mutant):
         assert da.keys() == db.keys()
         differ = sorted(n for n in da if da[n] != db[n])
         assert differ == (["img_0_of_8.hdf5"] if phase == "train" else []), (phase, differ)
+
+
+def test_the_gen_rename_mutant_renames_training_file_0_only_and_says_in_place(tmp_path):
+    """gen-rename: under strace (the profile's parse of a generate launch), training file 0 alone is written under a
+    partial name and renamed into place, an unlink of that name first; every other file as in the unmutated run (no
+    rename, no unlink); the output still says generate mode in_place. Negative control: the unmutated run renames
+    nothing."""
+    import shutil as sh
+
+    from profiles import strace as st
+    exe = sh.which("strace")
+    if exe is None:
+        pytest.skip("no strace here (scripts/deps-system.sh installs it)")
+    sets = {**tiny(tmp_path / "x"), "generate-data": True, "train": False, "evaluation": False}
+    calls = "trace=" + ",".join(st.SYSCALLS + st.GEN_SYSCALLS)
+    rows = {}
+    for name, env in (("a", None), ("b", {"H5DLIO_MUTATE": "gen-rename"})):
+        trace = tmp_path / name / "strace"
+        trace.mkdir(parents=True)
+        r = run(tmp_path, 1, {**sets, "data-folder": str(tmp_path / name / "data")}, name=f"{name}-out", env=env,
+                launcher=[*MPIRUN, "-np", "1", exe, "-f", "-ff", "-qq", "-y", "-ttt", "-o",
+                          str(trace / "trace.r0"), "-e", calls])
+        assert r.rc == 0, r.proc.stderr
+        assert json.loads((tmp_path / f"{name}-out" / "output.json").read_text())["generate"]["mode"] == "in_place"
+        rows[name] = st.parse(tmp_path / name, "kernel", tmp_path / name / "data", generation=True)["files"]
+    assert sorted(rows["a"]) == sorted(rows["b"]) and len(rows["a"]) == 10   # 8 training files, 2 evaluation files
+    renamed = {n: (r["renames"], dict(r.get("failed") or {})) for n, r in rows["b"].items() if r["renames"]}
+    assert renamed == {"train/img_0_of_8.hdf5": (1, {"unlink": 1})}
+    assert not any(r["renames"] or r.get("failed") for r in rows["a"].values())
 
 
 def test_the_data_write_mutant_leaves_its_file_in_the_data_folder(dataset, tmp_path):

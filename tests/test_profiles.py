@@ -158,7 +158,7 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
     shutil.copytree(RUN_TINY, rd)
     later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "nodes.placement", "nodes.local_rank_0",
              "vol.kernel", "run.status", "compute.rank0", "compute.rank1", "dftracer.order", "strace.per_file",
-             "strace.ranks", "strace.preload"}
+             "strace.ranks", "strace.preload", "strace.generate"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"].startswith("compute.")} == {
         "compute.rank0": "pass", "compute.rank1": "pass"}   # issue 35: the compute regions, judged since
@@ -166,7 +166,7 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
             and not c["name"].startswith("compute.")} == {
         "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "nodes.placement": "skip",
         "nodes.local_rank_0": "skip", "vol.kernel": "skip", "run.status": "pass", "dftracer.order": "skip",
-        "strace.per_file": "skip", "strace.ranks": "skip", "strace.preload": "skip"}
+        "strace.per_file": "skip", "strace.ranks": "skip", "strace.preload": "skip", "strace.generate": "skip"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want

@@ -363,7 +363,6 @@ def _always(run: Run) -> bool:
 
 TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
 SYSCALLS = "the strace profile (PROFILES=...,strace; on by default at tiny and small scale)"
-NOT_BUILT = "a check not in this version"
 ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)"
 # The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
 # and report), what would compare it, whether it applies to the run. A row of verdict.json that compared at least one
@@ -404,8 +403,10 @@ CLASSES = [
      "kernel's rank 0 stats every data file, bench/src/main.c check_dataset; DLIO lists the folder: reported per "
      "side by strace.per_file, not compared)", "a kernel that discovers its dataset as DLIO does (not yet)",
      _reads_data),
-    ("generation", "generation I/O", "the generate launches' I/O calls (only the datasets they left are compared)",
-     NOT_BUILT, _reads_data),
+    ("generation", "generation I/O", "the generate launches' I/O calls per data file side by side: metadata "
+     "operations (renames, unlinks, links, truncates, failed calls), open flags, bytes and fsyncs; an HDF5 file's "
+     "writes (offset, size) and stats (strace.generate)", "the strace profile on both generate launches "
+     "(PROFILES=...,strace; on by default at tiny and small scale)", _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
      "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _reads_data),
 ]

@@ -233,32 +233,11 @@ static void write_records(hid_t f, const char *dname, hid_t fs, hid_t dcpl, hid_
     H5_CHECK(H5Dclose(ds), path, EXIT_RUNTIME);
 }
 
-static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, size_t bufsize, const char *path,
-                      int64_t *bytes, uint64_t npz_seed)
+/* The records datasets' creation properties: DLIO's chunks and gzip level, or a generation mutant's (training file 0:
+ * `mutated`) */
+static hid_t records_dcpl(const layout_t *L, int mutated, int64_t d1, int64_t d2, const char *path)
 {
     const config_t *c = L->cfg;
-    int64_t d1, d2;
-    layout_dims(L, phase, i, &d1, &d2);
-    int mutated = phase == PH_TRAIN && i == 0; /* MUTANTS gen-dims, gen-chunk (mutate.h): training file 0 only */
-    if (mutated && c->mutant == MUT_GEN_DIMS)
-        d2 += 1;
-    if (!strcmp(c->format, "npz")) { /* DLIO 3.x npz_generator.py:95-99: np.savez(out, x=(d1, d2, n), y=[0] * n) */
-        *bytes += npz_write(path, d1, d2, c->num_samples_per_file, buf, bufsize, npz_seed);
-        return;
-    }
-    if (!strcmp(c->format, "jpeg") || !strcmp(c->format, "png")) { /* DLIO 3.x jpeg_generator.py:92-96: raw bytes */
-        *bytes += image_write(path, d1, d2, buf, bufsize, npz_seed);
-        return;
-    }
-    const driver_t *drv = driver_select(c, 1);
-    hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
-    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
-    if (L->dlio->libver_low != H5F_LIBVER_EARLIEST)
-        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path, EXIT_RUNTIME);
-    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path, EXIT_RUNTIME);
-    hsize_t n = (hsize_t)c->num_samples_per_file;
-    hsize_t dims[3] = {n, (hsize_t)d1, (hsize_t)d2};
-    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path, EXIT_RUNTIME);
     hid_t dcpl = H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), path, EXIT_RUNTIME);
     H5_CHECK(H5Pset_obj_track_times(dcpl, L->dlio->track_times), path, EXIT_RUNTIME);
     if (c->nchunk_dims) { /* DLIO >= 2.0.1: dataset.hdf5.chunk_dims as given (hdf5_generator.py:54-55) */
@@ -281,7 +260,46 @@ static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, siz
         H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
     }
     if (c->compression && (c->chunking || c->nchunk_dims))
-        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)c->compression_level), path, EXIT_RUNTIME);
+        H5_CHECK(H5Pset_deflate(dcpl, (unsigned)(mutated && c->mutant == MUT_COMPRESSION ? c->compression_level % 9 + 1
+                                                                                         : c->compression_level)),
+                 path, EXIT_RUNTIME);
+    else if (mutated && c->mutant == MUT_COMPRESSION) { /* no compression here: gzip 1, one chunk per sample */
+        hsize_t chunk[3] = {1, (hsize_t)d1, (hsize_t)d2};
+        if (H5_CHECK(H5Pget_layout(dcpl), path, EXIT_RUNTIME) != H5D_CHUNKED)
+            H5_CHECK(H5Pset_chunk(dcpl, 3, chunk), path, EXIT_RUNTIME);
+        H5_CHECK(H5Pset_deflate(dcpl, 1), path, EXIT_RUNTIME);
+    }
+    return dcpl;
+}
+
+static void write_one(const layout_t *L, int phase, int64_t i, uint8_t *buf, size_t bufsize, const char *path,
+                      int64_t *bytes, uint64_t npz_seed)
+{
+    const config_t *c = L->cfg;
+    int64_t d1, d2;
+    layout_dims(L, phase, i, &d1, &d2);
+    /* MUTANTS gen-dims, gen-chunk, compression-level (mutate.h): training file 0 only */
+    int mutated = phase == PH_TRAIN && i == 0;
+    if (mutated && c->mutant == MUT_GEN_DIMS)
+        d2 += 1;
+    if (!strcmp(c->format, "npz")) { /* DLIO 3.x npz_generator.py:95-99: np.savez(out, x=(d1, d2, n), y=[0] * n) */
+        *bytes += npz_write(path, d1, d2, c->num_samples_per_file, buf, bufsize, npz_seed);
+        return;
+    }
+    if (!strcmp(c->format, "jpeg") || !strcmp(c->format, "png")) { /* DLIO 3.x jpeg_generator.py:92-96: raw bytes */
+        *bytes += image_write(path, d1, d2, buf, bufsize, npz_seed);
+        return;
+    }
+    const driver_t *drv = driver_select(c, 1);
+    hid_t fapl = drv->fapl(c), dxpl = drv->dxpl(c);
+    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE), path, EXIT_RUNTIME);
+    if (L->dlio->libver_low != H5F_LIBVER_EARLIEST)
+        H5_CHECK(H5Pset_libver_bounds(fapl, L->dlio->libver_low, H5F_LIBVER_LATEST), path, EXIT_RUNTIME);
+    hid_t f = H5_CHECK(H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl), path, EXIT_RUNTIME);
+    hsize_t n = (hsize_t)c->num_samples_per_file;
+    hsize_t dims[3] = {n, (hsize_t)d1, (hsize_t)d2};
+    hid_t fs = H5_CHECK(H5Screate_simple(3, dims, NULL), path, EXIT_RUNTIME);
+    hid_t dcpl = records_dcpl(L, mutated, d1, d2, path);
     /* DLIO >= 2.0.1 creates and writes records_0, records_1, ... in turn (hdf5_generator.py:45-47), then labels */
     hsize_t sample_bytes = dims[1] * dims[2];
     for (int64_t k = 0; k < (L->dlio->indexed_records ? c->num_dset_per_record : 1); k++) {
@@ -418,7 +436,9 @@ void generate(const layout_t *L, int rank, int nranks, gen_result_t *out)
         /* Default: DLIO's calls, the file created and written under its final name (hdf5_generator.py, h5py.File(out,
          * 'w')); the completion record marks the whole job done. generation-atomic-rename=true: written under a
          * temporary name and renamed when complete (an unlink and a rename per file DLIO does not make). */
-        int atomic = c->generation_atomic_rename && !c->subfiling; /* subfiling with it: refused (config_check.c) */
+        /* subfiling with it: refused (config_check.c); MUTANT gen-rename: training file 0 so, the mode unchanged */
+        int atomic = (c->generation_atomic_rename || (c->mutant == MUT_GEN_RENAME && phase == PH_TRAIN && i == 0)) &&
+                     !c->subfiling;
         if (atomic) {
             snprintf(tmp, sizeof tmp, "%s.partial.%d", path, (int)getpid());
             unlink(tmp); /* our own leftover name only (pid-specific) */

@@ -107,6 +107,14 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                         "rank 0's 2nd training batch of epoch 1 reads, in place of its first sample, the same "
                         "sample of the next file (a file of the same size on a fixed-size workload)",
                         ORDER " dftracer.per_file darshan.per_file", "pytorch fixed-size"},
+    [MUT_GEN_RENAME] = {"gen-rename",
+                        "training file 0 is generated the old way, as <name>.partial.<pid> then renamed (an unlink "
+                        "and a rename DLIO does not make), while the output still says generate mode in_place",
+                        "strace.generate", "pytorch"},
+    [MUT_COMPRESSION] = {"compression-level",
+                         "training file 0 is generated with another gzip level (the workload's level % 9 + 1; a "
+                         "workload without compression: gzip level 1 on one chunk per sample)",
+                         "dataset.structure", "pytorch"},
 };
 // clang-format on
 

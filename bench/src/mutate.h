@@ -35,6 +35,8 @@ typedef enum {
     MUT_EPOCH_SEED,      /* run.c   run_read_phase */
     MUT_SWAP_SLICES,     /* run.c   runner_init */
     MUT_WRONG_FILE,      /* run.c   read_batch */
+    MUT_GEN_RENAME,      /* gen.c   generate */
+    MUT_COMPRESSION,     /* gen.c   write_one */
     MUT_COUNT
 } mutant_id_t;
 // clang-format on
