@@ -127,7 +127,7 @@ test-c: build
 ## every pytest test, all tiers (installs the DLIO venv, Chromium, LaTeX, Slurm, Darshan); MARK=<expr>: one tier
 test-py: build venv dlio-venv chromium latex slurm lmod darshan-for-tests vol-for-tests
 	@H5DLIO_DARSHAN_PREFIX="$$(cat build/.darshan-prefix 2>/dev/null)" H5DLIO_DLIO_VENV="$$(cat build/.dlio-venv)" H5DLIO_DLIO_VENV_MPI="$$(cat $(DLIO_MPI_STAMP) 2>/dev/null)" H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
-	  $(VENV)/bin/python -m pytest -q -rs $(if $(MARK),-m "$(MARK)") tests
+	  $(VENV)/bin/python -m pytest -q -rs --durations=40 $(if $(MARK),-m "$(MARK)") tests
 
 ## the complete suite CI runs: lint, ctest, fuzzing + ASan/UBSan kernel tests, every pytest test
 test: lint test-c test-reliability test-py

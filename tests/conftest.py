@@ -29,3 +29,35 @@ def paper(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("paper")
     rep_dir, out = render(PAPER, tmp / "paper")
     return {"dir": rep_dir, "out": out, "html": parse_html(rep_dir / "report.html"), "root": tmp / "paper"}
+
+
+# ---------------------------------------------------------------- the DLIO probe's answers, shared by the session
+
+@pytest.fixture(scope="session", autouse=True)
+def probe_cache(tmp_path_factory):
+    """Every harness launch probes the reference DLIO venv (harness/probe.py with its Python, ~15 s) before it
+    chooses the kernel entry: the session's launches keep the answers in one folder ($H5DLIO_PROBE_CACHE, keyed by
+    the venv's state and the probe's bytes: harness/dlio.py), so each venv is probed once per session, not once per
+    launch (tests/test_dlio_probe.py: the cache's tests, and the real probe run without it)."""
+    import os
+
+    from harness.dlio import PROBE_CACHE
+    if PROBE_CACHE not in os.environ:
+        os.environ[PROBE_CACHE] = str(tmp_path_factory.mktemp("probe-cache"))
+    yield os.environ[PROBE_CACHE]
+
+
+# ---------------------------------------------------------------- one live side-by-side run, shared by modules
+
+@pytest.fixture(scope="session")
+def unet3d_checkpoint_run(tmp_path_factory):
+    """The harness's tiny 2-rank unet3d_checkpoint run with the default profiles (strace among them at tiny scale:
+    profiles/strace.py default_at), launched once per session: tests/test_validation_e2e.py's reference run and
+    tests/test_strace.py's live run, whose mutants relaunch the kernel side only against its DLIO side (--reuse-dlio).
+    Returns (folder for the tests' own runs, exit status, run directory)."""
+    from test_validation_e2e import VENV, harness
+    if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
+        pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
+    tmp = tmp_path_factory.mktemp("validate")
+    rc, run = harness(tmp)
+    return tmp, rc, run

@@ -130,8 +130,11 @@ def found(lineage: dict) -> dict:
 
 
 @pytest.mark.dlio
-def test_probe_on_the_reference_dlio():
-    """The real probe on the installed DLIO 2.0.0 observes 2.0.0's behaviour, rule by rule and key by key."""
+def test_probe_on_the_reference_dlio(monkeypatch):
+    """The real probe on the installed DLIO 2.0.0 observes 2.0.0's behaviour, rule by rule and key by key (run here,
+    not read from the session's probe cache)."""
+    monkeypatch.delenv(hdlio.PROBE_CACHE, raising=False)
+    hdlio._probe.cache_clear()
     got = hdlio.probe(dlio_venv(), KERNEL)
     want = LINEAGES["2.0.0"]
     assert got["unknown"] == {}, got["unknown"]
@@ -304,6 +307,54 @@ def test_harness_refuses_unrecognised_dlio_before_launch(tmp_path, lineage):
         assert not runs.exists() or not any(runs.iterdir())  # nothing launched, no run directory
     else:  # negative control: 2.0.0's behaviour passes the probe; the fake venv fails later, for another reason
         assert "no kernel entry matches" not in p.stderr, p.stderr
+
+
+def _counting_venv(tmp: Path) -> tuple[Path, Path]:
+    """fake_venv answering as 2.0.0, its python appending a line to a file each time it runs: (venv, that file)."""
+    lin = {"rules": LINEAGES["2.0.0"]["rules"], "keys": LINEAGES["2.0.0"]["keys"], "how": {}, "unknown": {}}
+    venv, runs = fake_venv(tmp, lin), tmp / "probe-runs"
+    py = venv / "bin" / "python"
+    count = f"open({str(runs)!r}, 'a').write('x')\n"
+    py.write_text(py.read_text().replace("import json, sys\n", "import json, sys\n" + count))
+    return venv, runs
+
+
+def test_probe_cache_probes_a_venv_once_across_processes(tmp_path, monkeypatch):
+    """$H5DLIO_PROBE_CACHE (tests/conftest.py sets it: every harness launch of a session probes the same venv, ~15 s
+    each): a second process asking the same venv reads the first one's answer, the probe not run again; the venv
+    re-installed (its dlio_benchmark rewritten) or the variable unset, the probe runs again (negative controls: a
+    cache that kept answering for a changed venv, or answered without the variable, fails here)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv(hdlio.PROBE_CACHE, str(cache))
+    venv, runs = _counting_venv(tmp_path)
+    code = ("import sys; from pathlib import Path; from harness import dlio; "
+            "print(dlio.probe(Path(sys.argv[1]), Path(sys.argv[2]))['rules']['sampler_shuffles'])")
+
+    def probe_in_a_new_process() -> str:
+        p = subprocess.run([sys.executable, "-c", code, str(venv), str(KERNEL)], cwd=REPO, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    want = str(LINEAGES["2.0.0"]["rules"]["sampler_shuffles"])
+    assert probe_in_a_new_process() == want and runs.read_text() == "x"
+    assert probe_in_a_new_process() == want and runs.read_text() == "x"  # the first process's answer
+    assert len(list(cache.iterdir())) == 1
+    dlio = venv / "bin" / "dlio_benchmark"
+    dlio.write_text(dlio.read_text() + "# re-installed\n")
+    assert probe_in_a_new_process() == want and runs.read_text() == "xx"
+    monkeypatch.delenv(hdlio.PROBE_CACHE)
+    assert probe_in_a_new_process() == want and runs.read_text() == "xxx"
+
+
+def test_probe_cache_that_is_no_folder_is_refused_naming_the_variable(tmp_path):
+    venv, runs = _counting_venv(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "harness", "run", "--dlio-venv", str(venv), "--runs-dir",
+                        str(tmp_path / "runs"), "--profiles", "timing"], capture_output=True, text=True, cwd=REPO,
+                       timeout=300, env={**os.environ, hdlio.PROBE_CACHE: str(tmp_path / "none")})
+    assert p.returncode == 2 and f"H5DLIO_PROBE_CACHE={tmp_path / 'none'}: not a folder" in p.stderr, p.stderr
+    assert not runs.exists()  # refused before the probe ran
 
 
 def test_dlio_version_check_shows_probed_rules():

@@ -221,13 +221,13 @@ def test_wrap_traces_each_ranks_command_not_the_launcher(tmp_path):
 # ---------------------------------------------------------------- live: a mutant kernel against a reused DLIO side
 
 @pytest.fixture(scope="module")
-def strace_run(tmp_path_factory):
-    from tests.test_validation_e2e import VENV, harness
-    if not VENV or not Path(VENV, "bin", "dlio_benchmark").exists():
-        pytest.skip(f"no reference DLIO venv (H5DLIO_DLIO_VENV={VENV!r}); `make test` installs it")
-    tmp = tmp_path_factory.mktemp("strace")
-    rc, run = harness(tmp, "--profiles", "timing,dftracer,strace")
-    return tmp, rc, run
+def strace_run(unet3d_checkpoint_run):
+    """tests/test_validation_e2e.py's reference run (tests/conftest.py), launched once for both: unet3d_checkpoint
+    with the default profiles, strace among them at tiny scale (a DLIO side of its own cost ~3 min here); the mutants
+    below relaunch the kernel side with timing,dftracer,strace against its DLIO side."""
+    tmp, rc, run = unet3d_checkpoint_run
+    assert "strace" in json.loads((run / "manifest.json").read_text())["profiles"]  # the default set here has it
+    return tmp / "strace", rc, run
 
 
 @pytest.mark.dlio
