@@ -408,6 +408,9 @@ CLASSES = [
      NOT_BUILT, _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
      "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _reads_data),
+    ("metrics", "AU and throughput as DLIO computes them", "each side's reported AU, throughput and MB/s recomputed "
+     "with DLIO's formula from its own per-step times (the two sides' AU are reported side by side, not compared: "
+     "metrics.au)", "the timing profile on both sides (PROFILES=timing)", _reads_data),
 ]
 COVERAGE = {key: (label, what, needs, applies) for key, label, what, needs, applies in CLASSES}
 MODEL_CLASSES = ("model_reads", "model_checkpoints")  # the classes a kernel-only run compares (the model's)
