@@ -56,6 +56,30 @@ def test_real_dlio3_run_passes_and_reports_both_aus():
     assert f"kernel/DLIO {k / d:.2f}x" in au["detail"]
 
 
+def test_real_dlio2_run_passes():
+    """DLIO 2.0.0 (2 ranks, 2 epochs): rank 0's blocks by its stamps, rank 1's (no stamps in 2.0.0) by the span its
+    throughput implies, the summary; and the kernel's train.inputs of the same run."""
+    t, cfg, rel = real("dlio2")
+    assert t["dlio"][0]["formula"]["ranks"][1]["1"]["block1"]["span_s"] is None
+    r = rows(t, cfg, rel)
+    for side in ("dlio", "kernel"):
+        assert r[f"metrics.formula.{side}"]["status"] == PASS, r[f"metrics.formula.{side}"]["detail"]
+    assert r["metrics.au"]["status"] == PASS
+
+
+def test_dlio2_planted_formulas_fail():
+    """Under 2.0.0: rank 0's throughput as 3.x computes it (the window's steps over the window's time), and rank 1's
+    AU (no stamps) with the first step's compute counted: each fails its block."""
+    for rank, plant, what in ((0, lambda b: b.update(throughput=(len(b["proc"]) - 1) / (b["span_s"] - b["proc"][0])
+                                                      * 7), "throughput"),
+                              (1, lambda b: b.update(au=b["au"] * len(b["compute"]) / (len(b["compute"]) - 1)),
+                               "AU")):
+        t, cfg, rel = real("dlio2")
+        plant(t["dlio"][0]["formula"]["ranks"][rank]["1"]["block1"])
+        row = rows(t, cfg, rel)["metrics.formula.dlio"]
+        assert row["status"] == FAIL and f"rank {rank} epoch 1 block1: {what}" in row["detail"], row["detail"]
+
+
 def _dlio3_planted(plant) -> dict:
     t, cfg, rel = real("dlio3")
     plant(t["dlio"][0]["formula"])

@@ -492,10 +492,11 @@ def covered(rows: list[dict]) -> set[str]:
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
 # the analytic model or itself (these prefixes: counts.dftracer.kernel. and counts.darshan.kernel, its traced opens
 # per data file; vol.: the stack HDF5 reported to each kernel launch;
-# darshan.analyses: Darshan's own reports of the kernel's logs, info only); every other row, side by side by nature,
-# becomes a SKIP.
+# darshan.analyses: Darshan's own reports of the kernel's logs, info only; metrics.formula.kernel: the kernel's AU and
+# throughput against DLIO's formula); every other row, side by side by nature, becomes a SKIP.
 KERNEL_ONLY = ("dlio.version", "run.status", "steps.", "vol.", "counts.kernel.", "counts.checkpoints",
-               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
+               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses",
+               "metrics.formula.kernel")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
 NO_DLIO = {"io": "dlio", "label": "DLIO's I/O (kernel-only run)",
            "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
