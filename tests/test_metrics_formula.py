@@ -138,15 +138,26 @@ def test_skips_say_what_is_missing():
 # --- a live tiny kernel run (DLIO 2.0.0's entry): its train.inputs, and planted formulas on them -------------------
 
 
+SETS = {"num-files-eval": 0, "batch-size": BATCH, "computation-time": CT, "epochs": 2}
+
+
 @pytest.fixture(scope="module")
-def kernel_entry(tmp_path_factory) -> dict:
+def kernel_data(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("metrics")
-    sets = {"num-files-eval": 0, "batch-size": BATCH, "computation-time": CT, "epochs": 2}
-    gen = kernel.run(tmp, 2, kernel.tiny(tmp / "d", **{**sets, "generate-data": True, "train": False}), name="gen")
+    gen = kernel.run(tmp, 2, kernel.tiny(tmp / "d", **{**SETS, "generate-data": True, "train": False}), name="gen")
     assert gen.rc == 0, gen.proc.stderr
-    r = kernel.run(tmp, 2, kernel.tiny(tmp / "d", **{**sets, "train": True}))
+    return tmp
+
+
+def _kernel_train(tmp: Path, name: str, env: dict | None = None) -> dict:
+    r = kernel.run(tmp, 2, kernel.tiny(tmp / "d", **{**SETS, "train": True}), name=name, env=env)
     assert r.rc == 0, r.proc.stderr
     return {"step": "kernel.timing", **timing.parse(r.out, "kernel")}
+
+
+@pytest.fixture(scope="module")
+def kernel_entry(kernel_data) -> dict:
+    return _kernel_train(kernel_data, "out")
 
 
 CFG = {"reader": {"batch_size": BATCH}, "dataset": {"num_files_train": 8, "num_samples_per_file": 4,
@@ -237,3 +248,12 @@ def test_kernel_checkpoints_between_steps_fails(kernel_entry):
     cfg = {**CFG, "workflow": {"train": True, "checkpoint": True}, "checkpoint": {"steps_between_checkpoints": 2}}
     row = _kernel_row(copy.deepcopy(kernel_entry), cfg)
     assert row["status"] == FAIL and "checkpoints between steps" in row["detail"]
+
+
+def test_kernel_mutant_skip_compute_fails(kernel_data):
+    """Live: the kernel's mutant skip-compute (rank 0 skips its 2nd training step's compute in epoch 1; its AU is
+    computed from what it measured, so inputs and AU agree) fails on the compute its inputs record."""
+    e = _kernel_train(kernel_data, "mutant", env={"H5DLIO_MUTATE": "skip-compute"})
+    row = _kernel_row(e)
+    assert row["status"] == FAIL and "rank 0 epoch 1: the steps after the first" in row["detail"], row["detail"]
+    assert "rank 1" not in row["detail"] and "epoch 2" not in row["detail"]
