@@ -360,11 +360,16 @@ def _au_row(t: dict, release: str) -> dict:
         return result("metrics.au", SKIP, detail="no AU of both sides (the timing profile or a side's launch "
                       "missing)", required=False)
     da, ka = sum(dau) / len(dau), sum(kau) / len(kau)
+    kthr = [(e.get("mlperf") or {}).get("train_throughput_mean_samples_per_second") if three else
+            e.get("throughput_samples_per_s") for e in k]
+    dthr = [e.get("throughput_samples_per_s") for e in d]
+    thr = f"; throughput DLIO {sum(dthr) / len(dthr):.3f}, kernel {sum(kthr) / len(kthr):.3f} samples/s" \
+        if None not in dthr + kthr else ""
     od, ok = _overhead_per_step(d[0], "dlio"), _overhead_per_step(k[0], "kernel")
     per = f"; per step of the AU window outside the emulated compute: DLIO {od * 1000:.1f} ms, kernel " \
         f"{ok * 1000:.2f} ms" if od is not None and ok is not None else ""
     return result("metrics.au", PASS, round(da, 3), round(ka, 3), f"AU DLIO {da:.2f}%, kernel {ka:.2f}% "
-                  f"(kernel/DLIO {ka / da if da else float('inf'):.2f}x){per}. With the compute per step equal "
+                  f"(kernel/DLIO {ka / da if da else float('inf'):.2f}x){thr}{per}. With the compute per step equal "
                   "(compute.rank<N>), the kernel's AU is what DLIO's would be without the time its Python loader "
                   "(workers, their start and shutdown) and interpreter take in the AU window; at small scale that "
                   "time dominates DLIO's (reported, not judged)", required=False)
