@@ -132,8 +132,11 @@ def test_skips_say_what_is_missing():
     r = rows(t, {"workflow": {"train": True}}, "2.0.0")
     assert r["metrics.formula.dlio"]["status"] == SKIP and "<rank>_output.json" in r["metrics.formula.dlio"]["detail"]
     assert r["metrics.formula.kernel"]["status"] == SKIP and "train.inputs" in r["metrics.formula.kernel"]["detail"]
-    t, cfg, _ = real("dlio3")
-    assert rows(t, cfg, "2.0.1")["metrics.formula.dlio"]["status"] == SKIP
+    t, cfg, _ = real("dlio2")
+    r = rows(t, cfg, "2.0.1")
+    assert r["metrics.formula.dlio"]["status"] == SKIP
+    k = r["metrics.formula.kernel"]  # held to 2.0.0's formula, said so, and the class not claimed
+    assert k["status"] == PASS and "2.0.1's own formula is not read here" in k["detail"] and "compared" not in k
     assert [x["status"] for x in timing.check_metrics(Run(None, cfg, "2.0.0"))] == [SKIP]
 
 
