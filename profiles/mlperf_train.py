@@ -14,13 +14,16 @@ Written from DLIO 3.x's source (mlcommons/DLIO_local_changes f6796ed, utils/stat
   must reach max(max(500, files x samples // (batch x accelerators)) x batch x accelerators,
   hosts x host_memory_GB[0] x 5 GiB / record_length) samples / samples per file; its AU check reads
   summary.json's train_au_meet_expectation (accelerator_utilization_check).
-The kernel computes the same in bench/src/report.c (json_mlperf_train); these functions recompute it from the kernel's
-per-rank inputs and from DLIO's own per-rank output.json, so that each side can be checked against DLIO's formulas.
+The per-block formula is profiles/dlio_metrics.py block. The kernel computes the same in bench/src/report.c
+(json_mlperf_train); these functions recompute it from the kernel's per-rank inputs and from DLIO's own per-rank
+output.json, so that each side can be checked against DLIO's formulas.
 """
 from __future__ import annotations
 
 import math
 from statistics import fmean, pstdev
+
+from profiles.dlio_metrics import block
 
 MIB = 1024.0 * 1024.0
 GIB = MIB * 1024.0
@@ -33,12 +36,8 @@ def rank_metrics(steps: int, span_s: float, first_step_s: float, compute_after_f
     """(AU %, samples/s) of one rank and epoch from the kernel's inputs (the window: steps 2..; exclude_start=0 is the
     planted wrong formula the tests use: the first step counted)."""
     if exclude_start == 0:
-        total, window, compute = span_s, steps, compute_after_first_s
-    else:
-        total, window, compute = span_s - first_step_s, steps - 1, compute_after_first_s
-    if window <= 0 or total <= 0:
-        return 0.0, 0.0
-    return (compute / total * 100.0 if compute > 0 else 0.0), window / total * batch
+        return block("3.x", steps, span_s, 0.0, compute_after_first_s, steps, batch)
+    return block("3.x", steps, span_s, first_step_s, compute_after_first_s, steps - 1, batch)
 
 
 def summarize(au_per_epoch: list[float], thr_per_epoch: list[float], record_length: float, au: float) -> dict:

@@ -124,6 +124,8 @@ FAMILIES = {
     "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",
     "darshan": "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)",
     "compute": "the emulated computation per rank: compute regions as many and as long as DLIO's (DFTracer)",
+    "metrics": "each side's AU and throughput recomputed with DLIO's formula from its own step times; both AUs side "
+               "by side (reported)",
     "strace": "system calls per data and checkpoint file (open flags, reads, readv, fsync, fadvise, stat); calls a "
               "preloaded library kept from the kernel (strace)",
     "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 RUN_TINY = REPO / "tests" / "data" / "run-tiny"
 MODEL_ONLY = ("dlio.version", "run.status", "coverage.kernel_model", "steps.kernel.", "vol.kernel", "counts.kernel.",
               "counts.checkpoints", "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel",
-              "darshan.analyses")
+              "darshan.analyses", "metrics.formula.kernel")
 
 
 def _kernel_only(tmp_path: Path, mark: bool = True) -> Path:

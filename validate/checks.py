@@ -409,6 +409,9 @@ CLASSES = [
      "(PROFILES=...,strace; on by default at tiny and small scale)", _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
      "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _reads_data),
+    ("metrics", "AU and throughput as DLIO computes them", "each side's reported AU, throughput and MB/s recomputed "
+     "with DLIO's formula from its own per-step times (the two sides' AU are reported side by side, not compared: "
+     "metrics.au)", "the timing profile on both sides (PROFILES=timing)", _reads_data),
 ]
 COVERAGE = {key: (label, what, needs, applies) for key, label, what, needs, applies in CLASSES}
 MODEL_CLASSES = ("model_reads", "model_checkpoints")  # the classes a kernel-only run compares (the model's)
@@ -490,10 +493,11 @@ def covered(rows: list[dict]) -> set[str]:
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
 # the analytic model or itself (these prefixes: counts.dftracer.kernel. and counts.darshan.kernel, its traced opens
 # per data file; vol.: the stack HDF5 reported to each kernel launch;
-# darshan.analyses: Darshan's own reports of the kernel's logs, info only); every other row, side by side by nature,
-# becomes a SKIP.
+# darshan.analyses: Darshan's own reports of the kernel's logs, info only; metrics.formula.kernel: the kernel's AU and
+# throughput against DLIO's formula); every other row, side by side by nature, becomes a SKIP.
 KERNEL_ONLY = ("dlio.version", "run.status", "steps.", "vol.", "counts.kernel.", "counts.checkpoints",
-               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses")
+               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses",
+               "metrics.formula.kernel")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
 NO_DLIO = {"io": "dlio", "label": "DLIO's I/O (kernel-only run)",
            "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",

@@ -349,6 +349,23 @@ static void json_num(sb_t *b, const char *fmt, double x)
         sb_printf(b, fmt, x);
 }
 
+/* Each rank's inputs of DLIO's AU and throughput per epoch (utils/statscounter.py compute_metrics_train), so that a
+ * reader recomputes them (profiles/timing.py check_metrics): steps, the epoch's span, the first step's load+compute
+ * (proc[0]), the emulated compute of every step and of the steps after the first */
+static void json_inputs(sb_t *b, const phase_t *p)
+{
+    sb_printf(b, ",\n    \"inputs\": [");
+    for (int q = 0; q < p->nranks; q++)
+        for (int64_t e = 0; e < p->n; e++)
+            sb_printf(b,
+                      "%s{\"rank\": %d, \"epoch\": %lld, \"steps\": %.0f, \"span_s\": %.9g, \"first_step_s\": %.9g, "
+                      "\"compute_s\": %.9g, \"compute_after_first_s\": %.9g}",
+                      q || e ? ", " : "", q, (long long)p->epoch[e], fld(p, q, e, F_STEPS),
+                      fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0), fld(p, q, e, F_COMPUTE),
+                      fld(p, q, e, F_COMPUTE_AU));
+    sb_printf(b, "]");
+}
+
 static void json_phase(sb_t *b, const phase_t *p, const config_t *c, int ranks_data)
 {
     sb_printf(b, ",\n  \"%s\": {\"epochs\": [", p->name);
@@ -370,6 +387,7 @@ static void json_phase(sb_t *b, const phase_t *p, const config_t *c, int ranks_d
         else
             sb_printf(b, "%.9g", x);
     }
+    json_inputs(b, p);
     if (ranks_data) {
         sb_printf(b, ",\n    \"ranks\": [");
         for (int q = 0; q < p->nranks; q++) {
