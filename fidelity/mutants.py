@@ -180,7 +180,8 @@ def baseline(fam: str, a, say) -> dict:
         say(f"mutants: {fam}: baseline {wl} (both sides{', kernel VOL=' + FAMILY_VOL[fam] if extra else ''}) ...")
         rc, run, wall = _harness(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env,
                                  extra)
-    row = {"family": fam, "workload": wl, "vol": FAMILY_VOL.get(fam, "native"), "harness_rc": rc,
+    row = {"family": fam, "workload": wl, "scale": scale_for(fam, a), "vol": FAMILY_VOL.get(fam, "native"),
+           "harness_rc": rc,
            "run": str(run) if run else None,
            "harness_s": round(wall, 1), "given": bool(given)}
     if run is None or rc != 0:
@@ -279,7 +280,8 @@ def render_md(m: dict) -> str:
          "|---|---|---|---|---|---:|---:|---:|"]
     for b in m["baselines"]:
         prof = ", ".join(b.get("profiles", [])) + "".join(f" ({k} skipped)" for k in b.get("skipped_profiles", {}))
-        vol = f" (kernel VOL={b['vol']})" if b.get("vol", "native") != "native" else ""
+        vol = (f" (kernel VOL={b['vol']})" if b.get("vol", "native") != "native" else "") + \
+            (f" (SCALE={b['scale']})" if b.get("scale", m["scale"]) != m["scale"] else "")
         L.append(f"| {b['family']} | {b['workload']}{vol} | {b.get('dlio', '')} | {prof} | {b.get('verdict')} | "
                  f"{b.get('dlio_side_s', '')} | {b.get('harness_s', '')} | {_num(b.get('validate_s', ''))} |")
     fams = [b["family"] for b in m["baselines"]]

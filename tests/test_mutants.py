@@ -47,7 +47,7 @@ def test_the_matrix_names_each_cells_outcome():
            {"mutant": "c", "family": "pytorch", "status": "killed-elsewhere", "killed_by": [], "failed": ["d"]}]
     m = {"kernel_revision": "r", "dlio": "2.0.0", "scale": "tiny", "ranks": 2, "profiles": ["timing"],
          "profiles_note": "", "wall_s": 1, "started": "s", "finished": "f", "table": table, "results": res,
-         "baselines": [{"family": "pytorch", "workload": "unet3d", "verdict": "pass"}],
+         "baselines": [{"family": "pytorch", "workload": "unet3d", "scale": "tiny", "verdict": "pass"}],
          "not_run": [{"mutant": "z", "family": "dlio3", "reason": "no 3.x here"}], "findings": ["b: why"]}
     md = render_md(m)
     matrix = md.split("## Mutant x family")[1].split("\n## ")[0]
@@ -56,6 +56,9 @@ def test_the_matrix_names_each_cells_outcome():
     assert rows["`b`"].endswith("| **SURVIVED** |")
     assert rows["`c`"].endswith("| caught, not by its check by d |")
     assert "- `z` (dlio3): no 3.x here" in md and "- b: why" in md
+    m["baselines"].append({"family": "dlio3", "workload": "unet3d_b200", "scale": "tiny_odirect", "verdict": "pass"})
+    md = render_md(m)  # a family's own preset named, the header's not
+    assert "| pytorch | unet3d |" in md and "| dlio3 | unet3d_b200 (SCALE=tiny_odirect) |" in md
 
 
 def _venv(tmp: Path, name: str, version: str) -> Path:
