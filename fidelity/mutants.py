@@ -35,7 +35,15 @@ FAMILIES = {
     "fixed-size": ("imagenet_files", "DLIO 2.0.0, PyTorch loader, one-sample files of one size (8 reader processes)"),
     # the 3.x workload whose DLIO side is quickest here (1 read thread; 3.x's unet3d spawns 4 readers per epoch and
     # pre-warm): npz files read whole, the loader pre-warm before and after the epoch
-    "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole, loader pre-warm"),
+    "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole with O_DIRECT as "
+                             "MLPerf's submitted runs read (SCALE=tiny: tiny_odirect), loader pre-warm"),
+    # 3.x's checkpoint-only workload in the 3.x venv, where mlpstorage_py does not import: SimpleStreamingCheckpointing
+    # (fsync per file); the same workload where it imports (MLPerf v3.0's own environment): mlpstorage's
+    # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read; docs/fidelity.md)
+    "dlio3-checkpoint": ("llama3_8b_v3", "MLCommons DLIO 3.x (--dlio3-venv), checkpoints through its "
+                                         "SimpleStreamingCheckpointing"),
+    "dlio3-mlps": ("llama3_8b_v3", "MLCommons DLIO 3.x with mlpstorage_py importable (--dlio3-mlps-venv), checkpoints "
+                                   "through mlpstorage's StreamingCheckpointing"),
     # the kernel side of both the baseline and its mutants under vol-async (make validate VOL=async-prefetch): the
     # read_threads=0 launches (the Log VFD's logvfd-rt0) read the next batch with H5Dread_async, reader processes
     # stay native (docs/vol.md); the baseline's DLIO side (DLIO on native, unchanged) is reused by the mutants
@@ -44,8 +52,17 @@ FAMILIES = {
 }
 # family -> the harness's --vol (its baseline and mutants); every other family runs the kernel on native
 FAMILY_VOL = {"async": "async-prefetch"}
+# family -> {asked SCALE: the preset the family runs at}: dlio3 reads with O_DIRECT (reader.odirect), as MLPerf's
+# submitted unet3d_b200 runs do, where the workload has that preset
+FAMILY_SCALE = {"dlio3": {"tiny": "tiny_odirect"}}
+# family -> the option naming its reference venv (every other family: --dlio-venv, DLIO 2.0.0)
+FAMILY_VENV = {"dlio3": "dlio3_venv", "dlio3-checkpoint": "dlio3_venv", "dlio3-mlps": "dlio3_mlps_venv"}
 NOT_HERE = {
     "dlio3": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not given",
+    "dlio3-checkpoint": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not "
+                        "given",
+    "dlio3-mlps": "needs a DLIO 3.x venv where mlpstorage_py imports (MLPerf Storage v3.0's environment: "
+                  "DLIO3_MLPS_VENV=, --dlio3-mlps-venv), not given",
     "async": "needs vol-async and the kernel built against the thread-safe HDF5 (`make vol-kernel`: "
              "build/.vol-kernel, --vol-kernel), not built here",
 }
@@ -118,8 +135,13 @@ def _injected(run: Path, name: str) -> bool:
 
 
 def venv_for(fam: str, a) -> Path:
-    """The reference venv a family's DLIO side runs in: the 3.x venv for dlio3, else DLIO 2.0.0's."""
-    return a.dlio3_venv if fam == "dlio3" else a.dlio_venv
+    """The reference venv a family's DLIO side runs in: a 3.x family's (FAMILY_VENV), else DLIO 2.0.0's."""
+    return getattr(a, FAMILY_VENV[fam], None) if fam in FAMILY_VENV else a.dlio_venv
+
+
+def scale_for(fam: str, a) -> str:
+    """The preset a family runs at for the asked SCALE (FAMILY_SCALE; else SCALE itself)."""
+    return FAMILY_SCALE.get(fam, {}).get(a.scale, a.scale)
 
 
 def family_launch(fam: str, a) -> tuple[list[str], dict]:
@@ -146,7 +168,9 @@ def baseline(fam: str, a, say) -> dict:
         m = json.loads((given / MANIFEST).read_text())
         rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
             r.get("wall_s", 0.0) for r in m["steps"].values())
-        why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else _given_vol(fam, m)
+        why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
+            f"a run at SCALE={m['workload'].get('scale')}, the {fam} family runs at {scale_for(fam, a)}" \
+            if m["workload"].get("scale") != scale_for(fam, a) else _given_vol(fam, m)
         if why:
             return {"family": fam, "workload": wl, "run": str(given), "verdict": "error",
                     "detail": f"--baseline {fam}={given}: {why}"}
@@ -154,8 +178,10 @@ def baseline(fam: str, a, say) -> dict:
         extra, fenv = family_launch(fam, a)
         env = {**{k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}, **fenv}
         say(f"mutants: {fam}: baseline {wl} (both sides{', kernel VOL=' + FAMILY_VOL[fam] if extra else ''}) ...")
-        rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env, extra)
-    row = {"family": fam, "workload": wl, "vol": FAMILY_VOL.get(fam, "native"), "harness_rc": rc,
+        rc, run, wall = _harness(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env,
+                                 extra)
+    row = {"family": fam, "workload": wl, "scale": scale_for(fam, a), "vol": FAMILY_VOL.get(fam, "native"),
+           "harness_rc": rc,
            "run": str(run) if run else None,
            "harness_s": round(wall, 1), "given": bool(given)}
     if run is None or rc != 0:
@@ -179,7 +205,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     extra, fenv = family_launch(fam, a)
     env = {**os.environ, **fenv, "H5DLIO_MUTATE": mut["name"]}
     t0 = time.time()
-    rc, run, wall = _harness(wl, a.scale, a.ranks, runs, venv_for(fam, a), log, env,
+    rc, run, wall = _harness(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), log, env,
                              ["--reuse-dlio", str(base), *extra])
     row = {"mutant": mut["name"], "family": fam, "workload": wl, "intended": mut["checks"], "harness_rc": rc,
            "run": str(run) if run else None, "kernel_s": round(wall, 1)}
@@ -254,7 +280,8 @@ def render_md(m: dict) -> str:
          "|---|---|---|---|---|---:|---:|---:|"]
     for b in m["baselines"]:
         prof = ", ".join(b.get("profiles", [])) + "".join(f" ({k} skipped)" for k in b.get("skipped_profiles", {}))
-        vol = f" (kernel VOL={b['vol']})" if b.get("vol", "native") != "native" else ""
+        vol = (f" (kernel VOL={b['vol']})" if b.get("vol", "native") != "native" else "") + \
+            (f" (SCALE={b['scale']})" if b.get("scale", m["scale"]) != m["scale"] else "")
         L.append(f"| {b['family']} | {b['workload']}{vol} | {b.get('dlio', '')} | {prof} | {b.get('verdict')} | "
                  f"{b.get('dlio_side_s', '')} | {b.get('harness_s', '')} | {_num(b.get('validate_s', ''))} |")
     fams = [b["family"] for b in m["baselines"]]
@@ -314,7 +341,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dlio-venv", type=Path, default=None, help="the reference DLIO 2.0.0 venv (required unless "
                    "--render); with Darshan, one whose h5py is built against the kernel's HDF5 (DLIO_H5PY=mpi)")
     p.add_argument("--dlio3-venv", type=Path, default=None, help="the reference venv of an MLCommons DLIO 3.x "
-                   "checkout (`make mutants DLIO=<checkout>`): runs the dlio3 family")
+                   "checkout (`make mutants DLIO=<checkout>`): runs the dlio3 and dlio3-checkpoint families")
+    p.add_argument("--dlio3-mlps-venv", type=Path, default=None, help="a DLIO 3.x venv where mlpstorage_py imports "
+                   "(MLPerf Storage v3.0's environment; `make mutants DLIO3_MLPS_VENV=`): runs the dlio3-mlps family")
     p.add_argument("--vol-kernel", type=Path, default=None, help="the kernel built against the thread-safe HDF5 "
                    "(`make vol-kernel`; default: build/.vol-kernel's): runs the async family")
     p.add_argument("--runs-dir", type=Path, default=REPO / "build" / "mutants")
@@ -344,17 +373,18 @@ def _render_only(a: argparse.Namespace) -> int:
     return 0
 
 
-def _check_dlio3(venv: Path | None) -> None:
-    """The dlio3 family needs a DLIO 3.x venv (its .h5dlio-dlio.json, scripts/deps-dlio.sh). Raises Refused."""
+def _check_dlio3(venv: Path | None, fam: str = "dlio3") -> None:
+    """A 3.x family needs a DLIO 3.x venv (its .h5dlio-dlio.json, scripts/deps-dlio.sh). Raises Refused."""
+    opt = "--" + FAMILY_VENV[fam].replace("_", "-")
     if venv is None:
-        raise Refused("MUTANT_FAMILIES=dlio3: " + NOT_HERE["dlio3"])
+        raise Refused(f"MUTANT_FAMILIES={fam}: " + NOT_HERE[fam])
     try:
         ver = json.loads((venv / ".h5dlio-dlio.json").read_text())["version"]
     except (OSError, ValueError, KeyError):
-        raise Refused(f"--dlio3-venv {venv}: no .h5dlio-dlio.json naming its DLIO version (make dlio-venv-spec "
+        raise Refused(f"{opt} {venv}: no .h5dlio-dlio.json naming its DLIO version (make dlio-venv-spec "
                       "DLIO=<checkout>)") from None
     if not str(ver).startswith("3."):
-        raise Refused(f"DLIO={ver} (--dlio3-venv {venv}): the dlio3 family needs an MLCommons DLIO 3.x checkout")
+        raise Refused(f"DLIO={ver} ({opt} {venv}): the {fam} family needs an MLCommons DLIO 3.x checkout")
 
 
 def vol_kernel(a: argparse.Namespace) -> str:
@@ -380,17 +410,17 @@ def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
     if a.ranks < 1:
         raise Refused(f"RANKS={a.ranks} (--ranks): must be at least 1")
     no_vol = vol_kernel(a)
-    fams = [f for f in a.families.split(",") if f] or [f for f in FAMILIES if (f != "dlio3" or a.dlio3_venv)
+    fams = [f for f in a.families.split(",") if f] or [f for f in FAMILIES if (f not in FAMILY_VENV or venv_for(f, a))
                                                         and (f != "async" or not no_vol)]
     bad = [f for f in fams if f not in FAMILIES]
     if bad:
         raise Refused(f"MUTANT_FAMILIES={a.families}: unknown {bad} (known: {', '.join(FAMILIES)})")
     if "async" in fams and no_vol:
         raise Refused(f"MUTANT_FAMILIES=async: {no_vol}")
-    if set(fams) - {"dlio3"} and (a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists()):
+    if set(fams) - set(FAMILY_VENV) and (a.dlio_venv is None or not (a.dlio_venv / "bin" / "dlio_benchmark").exists()):
         raise Refused(f"--dlio-venv {a.dlio_venv}: no bin/dlio_benchmark")
-    if "dlio3" in fams:
-        _check_dlio3(a.dlio3_venv)
+    for fam in sorted(set(fams) & set(FAMILY_VENV)):
+        _check_dlio3(venv_for(fam, a), fam)
     try:
         table = mutant_table()
     except (OSError, RuntimeError, ValueError) as e:

@@ -15,7 +15,7 @@ from kernel import BIN, MPIRUN, h5tool, run, tiny
 from fidelity import mutants as fm
 from fidelity.mutants import killed_by, mutant_table, render_md
 
-FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "async", "fixed-size"}
+FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "dlio3-checkpoint", "dlio3-mlps", "async", "fixed-size"}
 
 
 def test_unknown_mutant_is_refused_naming_the_variable(tmp_path):
@@ -47,7 +47,7 @@ def test_the_matrix_names_each_cells_outcome():
            {"mutant": "c", "family": "pytorch", "status": "killed-elsewhere", "killed_by": [], "failed": ["d"]}]
     m = {"kernel_revision": "r", "dlio": "2.0.0", "scale": "tiny", "ranks": 2, "profiles": ["timing"],
          "profiles_note": "", "wall_s": 1, "started": "s", "finished": "f", "table": table, "results": res,
-         "baselines": [{"family": "pytorch", "workload": "unet3d", "verdict": "pass"}],
+         "baselines": [{"family": "pytorch", "workload": "unet3d", "scale": "tiny", "verdict": "pass"}],
          "not_run": [{"mutant": "z", "family": "dlio3", "reason": "no 3.x here"}], "findings": ["b: why"]}
     md = render_md(m)
     matrix = md.split("## Mutant x family")[1].split("\n## ")[0]
@@ -56,6 +56,9 @@ def test_the_matrix_names_each_cells_outcome():
     assert rows["`b`"].endswith("| **SURVIVED** |")
     assert rows["`c`"].endswith("| caught, not by its check by d |")
     assert "- `z` (dlio3): no 3.x here" in md and "- b: why" in md
+    m["baselines"].append({"family": "dlio3", "workload": "unet3d_b200", "scale": "tiny_odirect", "verdict": "pass"})
+    md = render_md(m)  # a family's own preset named, the header's not
+    assert "| pytorch | unet3d |" in md and "| dlio3 | unet3d_b200 (SCALE=tiny_odirect) |" in md
 
 
 def _venv(tmp: Path, name: str, version: str) -> Path:
@@ -83,6 +86,50 @@ def test_the_dlio3_family_runs_only_in_a_3x_venv(tmp_path, capsys):
     assert "dlio3" not in fams and [t["name"] for t in chosen] == ["prewarm-dropped"]
     a.dlio3_venv = v3
     assert "dlio3" in fm._chosen(a)[0] and fm.venv_for("dlio3", a) == v3 and fm.venv_for("tf", a) == v2
+
+
+def test_the_3x_checkpoint_families_and_the_odirect_preset(tmp_path, capsys):
+    """dlio3-checkpoint runs in the 3.x venv (--dlio3-venv), dlio3-mlps only in one given by --dlio3-mlps-venv (refused,
+    exit 2 naming DLIO3_MLPS_VENV, without one; left out of the default families then, its mutants listed as not
+    run); dlio3 runs at tiny_odirect when SCALE=tiny, and a given baseline at another preset is not its baseline."""
+    v2, v3 = _venv(tmp_path, "v2", "2.0.0"), _venv(tmp_path, "v3", "3.0.2")
+    out = ["--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs")]
+    assert fm.main(["--dlio-venv", str(v2), "--dlio3-venv", str(v3), "--families", "dlio3-mlps", *out]) == 2
+    assert "MUTANT_FAMILIES=dlio3-mlps: needs a DLIO 3.x venv where mlpstorage_py imports" in capsys.readouterr().err
+    assert fm.main(["--dlio-venv", str(v2), "--dlio3-mlps-venv", str(v2), "--families", "dlio3-mlps", *out]) == 2
+    assert "DLIO=2.0.0 (--dlio3-mlps-venv" in capsys.readouterr().err
+    a = fm.argparse.Namespace(ranks=2, families="", dlio_venv=v2, dlio3_venv=v3, dlio3_mlps_venv=None, scale="tiny",
+                              mutants="fsync-dropped,fadvise-dropped", baseline=[], vol_kernel=tmp_path / "none")
+    fams, _, chosen = fm._chosen(a)
+    assert "dlio3-checkpoint" in fams and "dlio3-mlps" not in fams and fm.venv_for("dlio3-checkpoint", a) == v3
+    fadvise = [t for t in chosen if t["name"] == "fadvise-dropped"]  # runs in no family here: nothing launched
+    assert [(n["mutant"], n["family"]) for n in fm._matrix(fams, fadvise, a, print)[2]] == [
+        ("fadvise-dropped", "dlio3-mlps")]
+    vm = _venv(tmp_path, "vm", "3.0.2")
+    a.dlio3_mlps_venv = vm
+    assert "dlio3-mlps" in fm._chosen(a)[0] and fm.venv_for("dlio3-mlps", a) == vm
+    assert (fm.scale_for("dlio3", a), fm.scale_for("dlio3-checkpoint", a), fm.scale_for("pytorch", a)) == (
+        "tiny_odirect", "tiny", "tiny")
+    a.scale = "small"
+    assert fm.scale_for("dlio3", a) == "small"
+    a.scale, given = "tiny", tmp_path / "given"
+    given.mkdir()
+    (given / "manifest.json").write_text(json.dumps({"workload": {"name": "unet3d_b200", "scale": "tiny"},
+                                                     "status": "complete", "steps": {}}))
+    a.baselines, a.runs_dir = {"dlio3": given}, tmp_path / "runs"
+    row = fm.baseline("dlio3", a, print)
+    assert row["verdict"] == "error" and "a run at SCALE=tiny, the dlio3 family runs at tiny_odirect" in row["detail"]
+
+
+def test_the_syscall_mutants_are_meant_for_strace_per_file():
+    """The four system-call mutants (tests/test_syscall_mutants.py kills each with strace.per_file) name it, and the
+    families where the kernel makes the call: the O_DIRECT npz reader (dlio3), the 3.x streams' fsync, mlpstorage's
+    fadvise."""
+    rows = {r["name"]: r for r in mutant_table(Path(BIN))}
+    want = {"odirect-dropped": ["dlio3"], "readv-size": ["dlio3"], "fsync-dropped": ["dlio3-checkpoint", "dlio3-mlps"],
+            "fadvise-dropped": ["dlio3-mlps"]}
+    for name, fams in want.items():
+        assert rows[name]["families"] == fams and "strace.per_file" in rows[name]["checks"], rows[name]
 
 
 def test_the_async_family_needs_the_vol_kernel(tmp_path, capsys, monkeypatch):

@@ -335,10 +335,11 @@ static int open_partial(ckpt_t *k, const char *name, char *tmp, size_t len, mode
 }
 
 /* The file's one fsync (both 3.x streams fsync every file), close, the rename to its name. MUTANTS ckpt-fsync (a
- * second fsync), ckpt-stray (a stray file in the folder): `m`, rank 0's first checkpoint file. */
+ * second fsync), fsync-dropped (none, though counted: as a no-op fsync preloaded ahead of the C library would),
+ * ckpt-stray (a stray file in the folder): `m`, rank 0's first checkpoint file. */
 static void close_partial(ckpt_t *k, int fd, const char *tmp, const char *name, int m, ckpt_event_t *ev)
 {
-    if (fsync(fd) != 0)
+    if (m != MUT_FSYNC_DROP && fsync(fd) != 0)
         die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
     ev->fsyncs++;
     if (m == MUT_CKPT_FSYNC && fsync(fd) != 0)
@@ -522,7 +523,8 @@ static void mlps_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
         if ((cut && write_full(fd, k->rnd, cut, &io)) || write_full(fd, k->rnd + cut, n - cut, &io))
             die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
                 (long long)total, strerror(errno));
-        (void)posix_fadvise(fd, at, (off_t)n, POSIX_FADV_DONTNEED); /* errors ignored, as there */
+        if (m != MUT_FADVISE_DROP) /* MUTANT fadvise-dropped: none of the file's DONTNEED calls */
+            (void)posix_fadvise(fd, at, (off_t)n, POSIX_FADV_DONTNEED); /* errors ignored, as there */
         left -= (int64_t)n;
     }
     close_partial(k, fd, tmp, name, m, ev);

@@ -115,6 +115,25 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                          "training file 0 is generated with another gzip level (the workload's level % 9 + 1; a "
                          "workload without compression: gzip level 1 on one chunk per sample)",
                          "dataset.structure", "pytorch"},
+    /* the system calls only strace sees (DFTracer records no readv and drops open flags) */
+    [MUT_ODIRECT_DROP] = {"odirect-dropped",
+                          "rank 0's 2nd sample read (reader.odirect: npz read whole) opens its file without O_DIRECT: "
+                          "the same stat, readv and bytes, through the page cache",
+                          "strace.per_file", "dlio3"},
+    [MUT_READV_SIZE] =
+        {"readv-size",
+         "rank 0's 2nd sample read (reader.odirect) asks readv for 4096 bytes more than DLIO (the file's "
+         "size rounded up to 4096, plus 4096): the same bytes returned",
+         "strace.per_file", "dlio3"},
+    [MUT_FSYNC_DROP] = {"fsync-dropped",
+                        "rank 0's first checkpoint file of a 3.x stream is closed without its fsync (the kernel "
+                        "still counts it, as behind a preloaded no-op fsync)",
+                        "strace.per_file dftracer.checkpoints counts.checkpoint_io.kernel",
+                        "dlio3-checkpoint dlio3-mlps"},
+    [MUT_FADVISE_DROP] = {"fadvise-dropped",
+                          "rank 0's first checkpoint file written through mlpstorage's stream makes none of its "
+                          "posix_fadvise(DONTNEED) calls (one per chunk written)",
+                          "strace.per_file dftracer.checkpoints counts.checkpoint_io.kernel", "dlio3-mlps"},
 };
 // clang-format on
 

@@ -37,6 +37,10 @@ typedef enum {
     MUT_WRONG_FILE,      /* run.c   read_batch */
     MUT_GEN_RENAME,      /* gen.c   generate */
     MUT_COMPRESSION,     /* gen.c   write_one */
+    MUT_ODIRECT_DROP,    /* reader.c read_odirect */
+    MUT_READV_SIZE,      /* reader.c read_odirect */
+    MUT_FSYNC_DROP,      /* ckpt.c  close_partial (3.x streams) */
+    MUT_FADVISE_DROP,    /* ckpt.c  mlps_save */
     MUT_COUNT
 } mutant_id_t;
 // clang-format on
@@ -47,7 +51,10 @@ typedef struct {
     const char *checks;   /* the checks meant to catch it: verdict check names, '*' a wildcard, space-separated */
     const char *families; /* space-separated: pytorch (DLIO 2.0.0 PyTorch: unet3d), tf (DLIO 2.0.0 TensorFlow: bert),
                            * tf-eval (the same with evaluation: cosmoflow_eval), checkpoint (unet3d_checkpoint),
-                           * dlio3 (MLCommons DLIO 3.x), fixed-size (one-sample files of one size: imagenet_files) */
+                           * dlio3 (MLCommons DLIO 3.x: unet3d_b200, O_DIRECT), dlio3-checkpoint (3.x's
+                           * SimpleStreamingCheckpointing: llama3_8b_v3), dlio3-mlps (3.x with mlpstorage's
+                           * StreamingCheckpointing: llama3_8b_v3), fixed-size (one-sample files of one size:
+                           * imagenet_files) */
 } mutant_t;
 
 extern const mutant_t MUTANTS[MUT_COUNT];

@@ -83,7 +83,7 @@ static void read_dataset(sample_reader_t *r, hid_t f, const char *dname, int64_t
         die(EXIT_BADINPUT, "%s: dataset '%s' has %llu samples, sample %lld requested (num-samples-per-file=%lld)", path,
             dname, (unsigned long long)dims[0], (long long)sample, (long long)r->cfg->num_samples_per_file);
     hsize_t start[3] = {(hsize_t)sample, 0, 0}, count[3] = {1, dims[1], dims[2]};
-    if (r->mut_offset && dims[2] > 1) /* MUTANT read-offset */
+    if (r->mut_now == MUT_READ_OFFSET && dims[2] > 1) /* MUTANT read-offset */
         start[2] = 1, count[2] = dims[2] - 1;
     H5_CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), path, EXIT_RUNTIME);
     hid_t ms = H5_CHECK(H5Screate_simple(2, count + 1, NULL), path, EXIT_RUNTIME); /* like h5py: dset[i] is (d1, d2) */
@@ -189,13 +189,16 @@ static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, i
 {
     (void)sample;
     double t0 = now();
-    int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    /* MUTANT odirect-dropped: this one open without O_DIRECT (its readv then goes through the page cache) */
+    int fd = open(path, O_RDONLY | (r->mut_now == MUT_ODIRECT_DROP ? 0 : O_DIRECT) | O_CLOEXEC);
     if (fd < 0)
         die(EXIT_BADINPUT, "cannot open %s with O_DIRECT (reader.odirect): %s", path, strerror(errno));
     struct stat st;
     if (stat(path, &st) != 0)
         die(EXIT_RUNTIME, "stat %s: %s", path, strerror(errno));
     size_t want = ((size_t)st.st_size + ODIRECT_ALIGN - 1) / ODIRECT_ALIGN * ODIRECT_ALIGN;
+    if (r->mut_now == MUT_READV_SIZE) /* MUTANT readv-size: one aligned block more asked (the same bytes returned) */
+        want += ODIRECT_ALIGN;
     if (want > r->bufsize || ((uintptr_t)r->buf % ODIRECT_ALIGN)) {
         free(r->buf);
         void *b = NULL;
@@ -222,15 +225,18 @@ static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, i
     acc->opens += 1;
 }
 
-/* MUTANTS read-offset, extra-open (mutate.h): at the armed reader's 2nd sample read; extra-open opens and closes
- * the file once more here, read-offset shifts the read (read_dataset). */
+/* MUTANTS read-offset, extra-open, odirect-dropped, readv-size (mutate.h): at the armed reader's 2nd sample read;
+ * extra-open opens and closes the file once more here, read-offset shifts the read (read_dataset), odirect-dropped
+ * and readv-size change its O_DIRECT open and readv (read_odirect). */
 static void mutate_read(sample_reader_t *r, const char *path)
 {
     const int m = r->cfg->mutant;
-    r->mut_offset = 0;
-    if (!r->mut_armed || (m != MUT_READ_OFFSET && m != MUT_EXTRA_OPEN) || ++r->mut_reads != 2)
+    r->mut_now = MUT_NONE;
+    if (!r->mut_armed ||
+        (m != MUT_READ_OFFSET && m != MUT_EXTRA_OPEN && m != MUT_ODIRECT_DROP && m != MUT_READV_SIZE) ||
+        ++r->mut_reads != 2)
         return;
-    r->mut_offset = m == MUT_READ_OFFSET;
+    r->mut_now = m;
     if (m == MUT_EXTRA_OPEN)
         H5_CHECK(H5Fclose(H5_CHECK(H5Fopen(path, H5F_ACC_RDONLY, r->fapl), path, EXIT_BADINPUT)), path, EXIT_RUNTIME);
 }

@@ -28,9 +28,9 @@ struct sample_reader {
      * order (slot[file] = position in ofile/ohid, -1: never opened), and image_processed */
     int64_t *slot, *ofile, nopen, nslots, processed;
     hid_t *ohid;
-    /* MUTANTS read-offset, extra-open (mutate.h): the reader that may diverge (rank 0's own, or its first reader
-     * process), its sample reads so far, and whether this read starts one element further */
-    int mut_armed, mut_offset;
+    /* MUTANTS read-offset, extra-open, odirect-dropped, readv-size (mutate.h): the reader that may diverge (rank 0's
+     * own, or its first reader process), its sample reads so far, and the mutant of this read (MUT_NONE: none) */
+    int mut_armed, mut_now;
     int64_t mut_reads;
 };
 
