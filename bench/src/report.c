@@ -352,9 +352,8 @@ static void json_num(sb_t *b, const char *fmt, double x)
 /* Each rank's inputs of DLIO's AU and throughput per epoch (utils/statscounter.py compute_metrics_train), so that a
  * reader recomputes them (profiles/timing.py check_metrics): steps, the epoch's span, the first step's load+compute
  * (proc[0]), the emulated compute of every step and of the steps after the first */
-static void json_inputs(sb_t *b, const phase_t *p)
+static void json_input_rows(sb_t *b, const phase_t *p)
 {
-    sb_printf(b, ",\n    \"inputs\": [");
     for (int q = 0; q < p->nranks; q++)
         for (int64_t e = 0; e < p->n; e++)
             sb_printf(b,
@@ -363,6 +362,12 @@ static void json_inputs(sb_t *b, const phase_t *p)
                       q || e ? ", " : "", q, (long long)p->epoch[e], fld(p, q, e, F_STEPS),
                       fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0), fld(p, q, e, F_COMPUTE),
                       fld(p, q, e, F_COMPUTE_AU));
+}
+
+static void json_inputs(sb_t *b, const phase_t *p)
+{
+    sb_printf(b, ",\n    \"inputs\": [");
+    json_input_rows(b, p);
     sb_printf(b, "]");
 }
 
@@ -715,13 +720,7 @@ static void json_mlperf_train(sb_t *b, const phase_t *p, const config_t *c, doub
     sb_printf(b, ", \"min_files\": %.9g, \"min_size_GiB\": %.9g, \"met\": %s},\n    \"inputs\": [", need,
               need * spf * rl / (1024.0 * 1024.0 * 1024.0), files >= need ? "true" : "false");
     /* each rank's inputs of the formulas above, so that they can be recomputed (tests/test_mlperf_train.py) */
-    for (int q = 0; q < p->nranks; q++)
-        for (int64_t e = 0; e < p->n; e++)
-            sb_printf(b,
-                      "%s{\"rank\": %d, \"epoch\": %lld, \"steps\": %.0f, \"span_s\": %.9g, \"first_step_s\": %.9g, "
-                      "\"compute_after_first_s\": %.9g}",
-                      q || e ? ", " : "", q, (long long)p->epoch[e], fld(p, q, e, F_STEPS),
-                      fld(p, q, e, F_END) - fld(p, q, e, F_START), fld(p, q, e, F_PROC0), fld(p, q, e, F_COMPUTE_AU));
+    json_input_rows(b, p);
     sb_printf(b, "], \"batch_size\": %lld, \"record_length\": %.0f}", (long long)c->batch_size, rl);
 }
 
