@@ -153,12 +153,14 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
     predates the dlio.version check, the checkpoint checks, skipped here: the run has checkpointing off, the nodes
     checks, skipped: its timing tables have no per-rank hosts, vol.kernel, skipped: its manifest predates the
     kernel's VOL stack, run.status, passed: the run is complete, dftracer.order, skipped: its DFTracer tables
-    predate process_order, and the strace profile's, skipped: it did not run)."""
+    predate process_order, the strace profile's, skipped: it did not run, and DLIO's AU formula, skipped: its timing
+    tables predate the per-step inputs)."""
     rd = tmp_path / "run"
     shutil.copytree(RUN_TINY, rd)
     later = {"dlio.version", "counts.checkpoints", "dftracer.checkpoints", "nodes.placement", "nodes.local_rank_0",
              "vol.kernel", "run.status", "compute.rank0", "compute.rank1", "dftracer.order", "strace.per_file",
-             "strace.ranks", "strace.preload", "strace.generate"}
+             "strace.ranks", "strace.preload", "strace.generate", "metrics.formula.dlio", "metrics.formula.kernel",
+             "metrics.au"}
     all_checks = checks.validate(rd)["checks"]
     assert {c["name"]: c["status"] for c in all_checks if c["name"].startswith("compute.")} == {
         "compute.rank0": "pass", "compute.rank1": "pass"}   # issue 35: the compute regions, judged since
@@ -166,7 +168,9 @@ def test_without_the_profile_the_verdict_is_todays(tmp_path):
             and not c["name"].startswith("compute.")} == {
         "counts.checkpoints": "skip", "dftracer.checkpoints": "skip", "nodes.placement": "skip",
         "nodes.local_rank_0": "skip", "vol.kernel": "skip", "run.status": "pass", "dftracer.order": "skip",
-        "strace.per_file": "skip", "strace.ranks": "skip", "strace.preload": "skip", "strace.generate": "skip"}
+        "strace.per_file": "skip", "strace.ranks": "skip", "strace.preload": "skip", "strace.generate": "skip",
+        # its timing table predates the per-step inputs DLIO's formula needs; the AUs are reported
+        "metrics.formula.dlio": "skip", "metrics.formula.kernel": "skip", "metrics.au": "pass"}
     got = [(c["name"], c["status"]) for c in all_checks if c["name"] not in later]
     want = [(c["name"], c["status"]) for c in json.loads((RUN_TINY / "verdict.json").read_text())["checks"]]
     assert got == want
