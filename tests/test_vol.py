@@ -450,6 +450,32 @@ def test_async_prefetch_log_vfd_records_equal_sync(tmp_path, monkeypatch):
     assert not Counter(c.logvfd(0)) - Counter(la)
 
 
+@pytest.mark.vendored
+def test_async_prefetch_waits_on_no_task_vol_async_may_free(tmp_path, monkeypatch):
+    """vol-async 1.8.1 frees every task of a file when the file's close completes in its background thread; an
+    H5ESwait still waiting on one of them reads freed memory (vol-async issue #51's crash path, which ended a CI run
+    in this loader's H5ESwait). The loader waits for the batch's file closes first, in their own event set
+    (prefetch.c wait_for). glibc's MALLOC_PERTURB_ poisons freed memory, so a wait on a freed task faults at once
+    instead of once in a while: two ranks, eight-sample batches, four epochs, every launch must end in 0 with the
+    synchronous run's counts. Negative control (measured, docs/vol.md): the loader before this fix, its closes in the
+    batch's set, died of SIGSEGV in H5ESwait in 10 of 10 such launches (the CI backtrace's frames), this one in 0."""
+    _need_async_kernel(monkeypatch)
+    data = tmp_path / "data"
+    shape = {"num-files-train": 32, "num-samples-per-file": 2, "record-length": 4096, "batch-size": 8}
+    assert run(tmp_path, 1, tiny(data, **shape, **{"generate-data": True, "train": False}), name="gen",
+               env={"HDF5_VOL_CONNECTOR": ""}).rc == 0
+    sets = tiny(data, **shape, **{"train": True, "epochs": 4})
+    a = run(tmp_path, 2, sets, name="sync", env={"HDF5_VOL_CONNECTOR": ""})
+    assert a.rc == 0, a.proc.stderr[-2000:]
+    for i in range(3):
+        b = run(tmp_path, 2, {**sets, "vol-async-prefetch": True}, name=f"async{i}", timeout=180,
+                env={**_async_env(), "MALLOC_PERTURB_": "165"})
+        assert b.rc == 0, f"launch {i}: rc {b.rc}\n" + b.proc.stderr[-3000:]
+        assert b.summary()["async_prefetch"]["train"]["batches"] == 4 * 4 * 2
+        assert [e[k] for e in b.summary()["train"]["epochs"] for k in ("samples", "bytes", "opens", "reads")] == \
+            [e[k] for e in a.summary()["train"]["epochs"] for k in ("samples", "bytes", "opens", "reads")]
+
+
 def _dftracer(tmp: Path, name: str, lib: Path, env: dict) -> tuple[Counter, set, set]:
     """The kernel under DFTracer's preload library (as profiles/dftracer.py wraps it): the multiset of (file, offset,
     size) pread64 calls on the data files, the threads that made them, the threads of the kernel's compute regions."""

@@ -18,6 +18,7 @@ enum { SLOTS = 2 }; /* the batch a step consumes and the one read behind its com
 
 typedef struct {
     hid_t es;      /* the batch's event set (H5I_INVALID_HID: nothing in flight) */
+    hid_t closes;  /* the batch's file closes: their own event set, waited for first (wait_for says why) */
     int64_t batch; /* which batch of the epoch */
     int phase;
     uint8_t *buf; /* the batch's sample buffers, owned until the wait */
@@ -76,7 +77,7 @@ static void issue_sample(runner_t *R, slot_t *s, int64_t g, uint8_t *buf)
         s->acc.bytes += d1 * d2;
         s->acc.reads += 1;
     }
-    H5_CHECK(H5Fclose_async(f, s->es), path, EXIT_RUNTIME);
+    H5_CHECK(H5Fclose_async(f, s->closes), path, EXIT_RUNTIME);
     s->acc.opens += 1;
     trace_end(tr);
 }
@@ -108,6 +109,7 @@ static void issue(runner_t *R, epoch_plan_t *P, int64_t k)
     }
     memset(&s->acc, 0, sizeof s->acc);
     s->es = H5_CHECK(H5EScreate(), "an event set", EXIT_RUNTIME);
+    s->closes = H5_CHECK(H5EScreate(), "an event set", EXIT_RUNTIME);
     s->batch = k;
     s->phase = P->phase;
     s->samples = 0;
@@ -119,7 +121,33 @@ static void issue(runner_t *R, epoch_plan_t *P, int64_t k)
     trace_end(tr);
 }
 
-/* Wait for batch k; its counts into acc, once every operation of its event set has succeeded. */
+/* Wait for one of a batch's event sets and close it; a failed or unfinished operation ends the job. */
+static void wait_set(runner_t *R, slot_t *s, hid_t es, const char *what)
+{
+    size_t in_progress = 0;
+    hbool_t failed = 0;
+    H5_CHECK(H5ESwait(es, H5ES_WAIT_FOREVER, &in_progress, &failed), "waiting for an async batch", EXIT_RUNTIME);
+    if (failed || in_progress) {
+        size_t nerr = 0;
+        H5ESget_err_count(es, &nerr);
+        die(EXIT_RUNTIME,
+            "async prefetch: batch %lld of the %s phase: %zu %s failed, %zu in progress (the HDF5 error stack above "
+            "names the file)",
+            (long long)s->batch, config_phase(R->cfg, s->phase).name, nerr, what, in_progress);
+    }
+    H5_CHECK(H5ESclose(es), "an event set", EXIT_RUNTIME);
+}
+
+/* Wait for batch k; its counts into acc, once every operation of its event sets has succeeded.
+ * The file closes are waited for first, in their own set. vol-async 1.8.1 frees every other task of a file when the
+ * file's close completes in its background thread (src/h5_async_vol.c:2078-2110, free_file_async_resources_fn, called
+ * by async_file_close_fn at :14887; only the close task lives until its request is freed). With the closes in the
+ * batch's one set, H5ESwait could be waiting on a read's task (H5VL_async_request_wait, :23420-23520: on the task's
+ * Argobots eventual) while the background thread completed the file's close and freed it: a use after free that
+ * crashed this loader inside H5ESwait on CI (stop 41; vol-async issue #51 reports the same crash path). Once the
+ * closes are waited for, every task of the batch has completed (a close runs after the file's operations) and the
+ * reads' set is waited for as vol-async expects after a close (its freed tasks read as done). The calls are issued
+ * in the same order as before: the same I/O. */
 static void wait_for(runner_t *R, int64_t k, io_acc_t *acc)
 {
     slot_t *s = slot_of(R, k);
@@ -128,21 +156,11 @@ static void wait_for(runner_t *R, int64_t k, io_acc_t *acc)
     void *tr = trace_begin("prefetch_wait");
     trace_int(tr, "step", k + 1);
     double t0 = now();
-    size_t in_progress = 0;
-    hbool_t failed = 0;
-    H5_CHECK(H5ESwait(s->es, H5ES_WAIT_FOREVER, &in_progress, &failed), "waiting for an async batch", EXIT_RUNTIME);
+    wait_set(R, s, s->closes, "file close(s)");
+    wait_set(R, s, s->es, "operation(s)");
+    s->closes = s->es = H5I_INVALID_HID;
     double t1 = now();
     trace_end(tr);
-    if (failed || in_progress) {
-        size_t nerr = 0;
-        H5ESget_err_count(s->es, &nerr);
-        die(EXIT_RUNTIME,
-            "async prefetch: batch %lld of the %s phase: %zu operation(s) failed, %zu in progress (the "
-            "HDF5 error stack above names the file)",
-            (long long)k, config_phase(R->cfg, s->phase).name, nerr, in_progress);
-    }
-    H5_CHECK(H5ESclose(s->es), "an event set", EXIT_RUNTIME);
-    s->es = H5I_INVALID_HID;
     s->acc.read_s += t1 - t0; /* the wait: the part of the reads the step did not hide */
     io_acc_add(acc, &s->acc);
     pf_stats_t *st = &R->prefetch->st[s->phase];
@@ -163,7 +181,7 @@ static void pf_open(runner_t *R)
 {
     sample_reader_init(&R->reader, R->cfg, R->L, (uint32_t)(R->cfg->random_seed * 7919u + (uint64_t)R->rank * 131u));
     R->prefetch = xcalloc(1, sizeof *R->prefetch, "the async prefetch state");
-    for (int i = 0; i < SLOTS; i++) R->prefetch->slot[i].es = H5I_INVALID_HID;
+    for (int i = 0; i < SLOTS; i++) R->prefetch->slot[i].es = R->prefetch->slot[i].closes = H5I_INVALID_HID;
 }
 
 static void pf_close(runner_t *R)
