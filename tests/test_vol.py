@@ -457,8 +457,8 @@ def test_async_prefetch_waits_on_no_task_vol_async_may_free(tmp_path, monkeypatc
     in this loader's H5ESwait). The loader waits for the batch's file closes first, in their own event set
     (prefetch.c wait_for). glibc's MALLOC_PERTURB_ poisons freed memory, so a wait on a freed task faults at once
     instead of once in a while: two ranks, eight-sample batches, four epochs, every launch must end in 0 with the
-    synchronous run's counts. Negative control (measured, docs/vol.md): the loader before this fix, its closes in the
-    batch's set, died of SIGSEGV in H5ESwait in 10 of 10 such launches (the CI backtrace's frames), this one in 0."""
+    synchronous run's counts. Negative control (measured, docs/vol.md): against the loader before this fix (its closes
+    in the batch's set) this test fails at its first launch, SIGSEGV in H5ESwait with the CI backtrace's frames."""
     _need_async_kernel(monkeypatch)
     data = tmp_path / "data"
     shape = {"num-files-train": 32, "num-samples-per-file": 2, "record-length": 4096, "batch-size": 8}
