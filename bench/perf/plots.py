@@ -179,7 +179,7 @@ def scaling(sec: dict) -> Figure:
 def profilers(sec: dict, ax=None) -> Figure:
     fig, ax = _fig_ax(ax)
     sides = list(sec["profiles"])
-    profs = [p for p in ("logvfd", "dftracer", "darshan") if any(p in sec["profiles"][s] for s in sides)]
+    profs = [p for p in ("logvfd", "dftracer", "strace", "darshan") if any(p in sec["profiles"][s] for s in sides)]
     colors = {"dlio": C_DLIO, "kernel": C_KERNEL}
     series = []
     for s in sides:
@@ -193,7 +193,7 @@ def profilers(sec: dict, ax=None) -> Figure:
     _bars(ax, profs, series)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_ylabel("time with profile / time with timing")
-    ax.set_title("Profiler overhead (tiny unet3d, 2 ranks, 4 read threads)")
+    ax.set_title(f"Profiler overhead ({sec.get('scale', 'tiny')} unet3d, 2 ranks, 4 read threads)")
     ax.legend(fontsize=8)
     return fig
 

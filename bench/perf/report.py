@@ -252,15 +252,18 @@ def _scaling(sec: dict) -> list[str]:
 def _profilers(sec: dict) -> list[str]:
     """6. each profiler's overhead"""
     L: list[str] = []
-    L += ["## 6. Profiler overhead", "", f"tiny unet3d, {sec['ranks']} ranks, 4 read threads, {sec['repeat']} "
-          f"interleaved repetitions; skipped: " + (", ".join(f"{k} ({v})" for k, v in sec["skipped"].items())
-                                                or "none") + f". {_load(sec)}.", ""]
+    scales = sec.get("scales") or {sec.get("scale", "tiny"): sec["profiles"]}  # one scale before the strace profile
+    L += ["## 6. Profiler overhead", "", f"unet3d at scale {', '.join(scales)}, {sec['ranks']} ranks, 4 read threads, "
+          f"{sec['repeat']} interleaved repetitions; skipped: " + (", ".join(f"{k} ({v})" for k, v in
+                                                                          sec["skipped"].items()) or "none") +
+          f". {_load(sec)}.", ""]
     rows = []
-    for side, ps in sec["profiles"].items():
-        for pr, x in ps.items():
-            rows.append([side, pr, fmt(x["wall_s"], 1, 2), fratio(x.get("ratio_wall"), 2),
-                         fmt(x["epochs_s"], 1, 3), fratio(x.get("ratio_epochs"), 2)])
-    L += [table(["side", "profile", "launch wall s", "vs timing", "epochs s", "vs timing"], rows), ""]
+    for sc, by_side in scales.items():
+        for side, ps in by_side.items():
+            for pr, x in ps.items():
+                rows.append([sc, side, pr, fmt(x["wall_s"], 1, 2), fratio(x.get("ratio_wall"), 2),
+                             fmt(x["epochs_s"], 1, 3), fratio(x.get("ratio_epochs"), 2)])
+    L += [table(["scale", "side", "profile", "launch wall s", "vs timing", "epochs s", "vs timing"], rows), ""]
     return L
 
 
