@@ -1168,11 +1168,21 @@ def check_order(run: RunView, d: dict, k: dict) -> list[dict]:
     return out
 
 
+# a data file's read calls DFTracer records besides read/pread: the O_DIRECT path (reader.odirect) reads with readv,
+# which the file table counts under "calls", not "reads"
+READV_CALLS = ("readv", "preadv", "preadv2")
+
+
+def _read_from(row: dict | None) -> bool:
+    """Whether a data file's row records a read: read/pread, or readv (O_DIRECT's npz reads: no "reads" counted)."""
+    return bool(row) and bool(row.get("reads") or any((row.get("calls") or {}).get(c) for c in READV_CALLS))
+
+
 def _process_files(t: dict, r: int, cfg: dict) -> list[list[int]]:
-    """A side's processes of rank r that opened a data file it read from, each with its training-file opens (by
-    DLIO's index; -1 for a name that is no training file of the workload) in time order."""
+    """A side's processes of rank r that opened a data file it read from (_read_from), each with its training-file
+    opens (by DLIO's index; -1 for a name that is no training file of the workload) in time order."""
     files = t["files"]["files"]
-    rows = [[train_file_index(n, cfg) for n in x if (files.get(n) or {}).get("reads")]
+    rows = [[train_file_index(n, cfg) for n in x if _read_from(files.get(n))]
             for x in (t.get("process_opens") or {}).get(str(r), [])]
     return [x for x in rows if x]
 

@@ -325,6 +325,21 @@ def test_dlio3_kernel_reading_otherwise_than_the_model_fails(plant):
     assert "the kernel: " in v["dftracer.order.rank0"]["detail"]
 
 
+@pytest.mark.parametrize("call,ok", [("readv", True), ("preadv", True), ("open", False)])
+def test_dlio3_odirect_readv_reads_count_as_reads(call, ok):
+    """MLPerf's O_DIRECT npz path reads with readv, which DFTracer records under the file's calls, not its reads (the
+    tiny_odirect baseline of 2026-11-28 failed dftracer.order on both sides: 0 reading processes each). The committed
+    traces with every read turned into that call pass; negative control: a file only opened (its calls no read at
+    all) is no read, and every rank fails with 0 reading processes."""
+    t = _worker_tables()
+    for side in t.values():
+        side["files"]["files"] = {n: {"reads": 0, "calls": {"open": 1, call: 1}} for n in side["files"]["files"]}
+    v = _workers(t["dlio"], t["kernel"])
+    assert all((c["status"] == "pass") is ok for c in v.values()), v
+    if not ok:
+        assert "the kernel: 0 reading processes" in v["dftracer.order.rank0"]["detail"]
+
+
 def test_dlio3_read_threads_0_compares_the_ranks_own_list():
     """read_threads 0: the rank reads every batch itself on both sides, in the model's order; the committed
     4-worker traces, read as if configured with 0 threads, fail on both sides (8 and 2 processes where 1 is)."""
