@@ -197,6 +197,30 @@ def test_model_reads_what_the_real_dlio3_read_from_npz(mode):
                if s["phase"] == "prewarm")  # 2 batches of 7, no tolerance left
 
 
+def test_kernel_creates_npz_files_as_numpys_zipfile_does(tmp_path):
+    """np.savez creates its file through zipfile.ZipFile(file, "w"), which opens it "w+b" (CPython 3.12
+    Lib/zipfile/__init__.py:1316-1318): read and write, created, truncated, mode 0666 (Python's open). Measured on the
+    real DLIO 3.x (f6796ed, numpy path: no s3dlio in its venv; npz_generator.py:97) by strace.generate on
+    unet3d_b200 tiny_odirect, 2026-11-28: `O_CREAT|O_RDWR|O_TRUNC` for each of its 28 files. The kernel's npz writer
+    must create each data file the same way (before this test it opened O_WRONLY: strace.generate failed 28 of 28
+    files on open_flags, the negative control this test was first run against)."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed: the system-call comparison cannot run")
+    sets = v3npz(tmp_path / "data", **{"num-files-train": 4, "num-samples-per-file": 1, "record-length": 4096,
+                                       "generate-data": True, "train": False})
+    st = tmp_path / "st"
+    st.mkdir()
+    r = kernel.run(tmp_path, 2, sets, launcher=list(kernel.MPIRUN) + ["-np", "2", "strace", "-ff", "-e",
+                   "trace=openat,open,creat", "-o", str(st / "st")])
+    assert r.rc == 0, r.proc.stderr
+    creates = [m.groups() for f in st.iterdir() for m in re.finditer(r'openat\(AT_FDCWD, "([^"]+\.npz)", ([A-Z_|]+), '
+                                                                      r"(0\d+)\)", f.read_text())]
+    assert len(creates) == 4, creates
+    for path, flags, mode in creates:
+        assert {"O_RDWR", "O_CREAT", "O_TRUNC"} <= set(flags.split("|")) and "O_WRONLY" not in flags, (path, flags)
+        assert mode == "0666", (path, mode)
+
+
 @pytest.mark.parametrize("mode", ["buffered", "odirect"])
 def test_kernel_reads_npz_with_dlio3s_system_calls(tmp_path, mode):
     """The kernel (3.0.2, format npz, its own dataset of the same shape) under strace: every data-file open is the
