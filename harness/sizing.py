@@ -213,7 +213,7 @@ class KernelTrial:
         return {"n": n, "files": files, "au": au, "threshold": thr, "pass": ml["train_au_meet_expectation"] ==
                 "success", "au_per_epoch": ml.get("train_au_percentage"),
                 "throughput": ml.get("train_throughput_mean_samples_per_second"),
-                "io_MB_s": ml.get("train_io_mean_MB_per_second"), "mlperf_dataset_rule_met":
+                "io_MB_s": ml.get("train_io_mean_MB_per_second"), "launcher": res["argv"][0], "mlperf_dataset_rule_met":
                 (ml.get("dataset_rule") or {}).get("met"), "wall_s": res["wall_s"], "generate_s": gen_s,
                 "output": str(wd / "out" / "output.json")}
 

@@ -215,3 +215,33 @@ def test_live_tiny_search_with_the_kernel(tmp_path, capsys):
     assert harness_main(argv) == rc
     again_out = capsys.readouterr().out
     assert f"continuing: {len(passes)} trials done" in again_out and "trial 1 of" not in again_out
+
+
+@pytest.mark.slurm
+@pytest.mark.dlio
+def test_live_search_under_srun(tmp_path):
+    """LAUNCHER=srun: every trial and generation is an srun step of the harness's launcher (a one-node test cluster,
+    tests/slurm.py), each trial one MPI job of N ranks (output.json counts them)."""
+    import subprocess
+    import sys
+
+    import slurm
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    try:
+        c = slurm.start()
+    except slurm.Unavailable as e:
+        pytest.skip(f"no Slurm: {e}")
+    try:
+        p = subprocess.run([sys.executable, "-m", "harness", "sizing", "--workload", "unet3d_b200", "--scale", "tiny",
+                            "--ranks-max", "2", "--min-steps", "5", "--host-memory-gb", "0", "--launcher", "srun",
+                            "--dlio-venv", str(venv), "--sizing-dir", str(tmp_path / "s")], cwd=sizing.REPO,
+                           env=c.env, capture_output=True, text=True, timeout=600)
+    finally:
+        c.stop()
+    assert p.returncode in (0, 1), p.stdout[-2000:] + p.stderr[-2000:]
+    res = json.loads((tmp_path / "s" / "sizing.json").read_text())
+    for t in res["trials"]:
+        assert t["launcher"] == "srun"
+        assert json.loads(Path(t["output"]).read_text())["ranks"] == t["n"]
