@@ -245,3 +245,46 @@ def test_live_search_under_srun(tmp_path):
     for t in res["trials"]:
         assert t["launcher"] == "srun"
         assert json.loads(Path(t["output"]).read_text())["ranks"] == t["n"]
+
+
+def analytic(read_bps: float, batch: int, record_length: float, compute_s: float) -> float:
+    """Accelerators a storage feeds whole: its bandwidth over one accelerator's demand (batch x sample / compute)."""
+    return read_bps / (batch * record_length / compute_s)
+
+
+def within(answer: int, expected: float, tolerance: int = 1) -> bool:
+    """The stated tolerance: the search's answer within 1 accelerator of floor(expected)."""
+    return abs(answer - math.floor(expected)) <= tolerance
+
+
+@pytest.mark.slow
+@pytest.mark.dlio
+def test_search_on_a_throttled_storage_matches_the_analytic_count(tmp_path):
+    """unet3d_b200 tiny_odirect (O_DIRECT reads: the page cache cannot serve them) on a loop-device ext4 read at
+    100 MiB/s (tests/throttled.py): one accelerator asks 7 x 1 MiB per 0.162 s = 43.2 MiB/s, so 2.3 accelerators are
+    fed; the search must answer 2 +- 1. Negative control: the tolerance check rejects that answer against twice the
+    bandwidth (4.6 fed: |2 - 4| > 1), i.e. against a throttle that did not hold."""
+    import subprocess
+    import sys
+
+    import throttled
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    bps = 100 * 2**20
+    try:
+        with throttled.storage(bps) as fs:
+            p = subprocess.run([sys.executable, "-m", "harness", "sizing", "--workload", "unet3d_b200", "--scale",
+                                "tiny_odirect", "--ranks-max", "8", "--min-steps", "20", "--host-memory-gb", "0",
+                                "--dlio-venv", str(venv), "--sizing-dir", str(tmp_path / "s"),
+                                "--data", str(fs.mount / "data")], cwd=sizing.REPO, capture_output=True, text=True,
+                               timeout=900, preexec_fn=fs.enter)
+    except throttled.Unavailable as e:
+        pytest.skip(f"no throttled storage here: {e}")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    res = json.loads((tmp_path / "s" / "sizing.json").read_text())
+    expected = analytic(bps, 7, 2**20, 0.162)
+    print(f"\nthrottled {bps / 2**20:.0f} MiB/s: answer {res['largest']} (analytic {expected:.2f}); AU "
+          + ", ".join(f"{t['n']}: {t['au']:.1f}%" for t in res["trials"]))
+    assert res["outcome"] == "max" and within(res["largest"], expected), res
+    assert not within(res["largest"], analytic(2 * bps, 7, 2**20, 0.162))
