@@ -176,23 +176,30 @@ class KernelTrial:
              f"output-folder={out}", "quiet=true", f"num-files-train={files}", *sets])
 
     def dataset(self, n: int) -> tuple[int, float]:
-        """The file count the trial at n reads, and the seconds spent generating (0: reused)."""
+        """The file count the trial at n reads, and the seconds spent generating (0: reused). Only folders this
+        search made (the state's "made", saved before each generation starts) are ever removed."""
         need, cur = self.files_for(n), self.st.get("dataset")
         if cur and need <= cur["files"] <= 2 * need and (self.data_root / f"files-{cur['files']}").is_dir():
             return cur["files"], 0.0
-        if cur:
-            shutil.rmtree(self.data_root / f"files-{cur['files']}", ignore_errors=True)
+        made = self.st.setdefault("made", [])
+        target = self.data_root / f"files-{need}"
+        if target.exists() and str(target) not in made:
+            raise TrialFailed(f"DATA={self.data_root}: {target} exists and this search did not make it: choose "
+                              "another DATA (nothing was removed)")
+        for old in {str(target), *(([cur["folder"]]) if cur else [])} & set(made):
+            shutil.rmtree(old, ignore_errors=True)   # this search's own: the previous dataset, or an unfinished one
         self.st["dataset"] = None
+        made[:] = [m for m in made if Path(m).exists()] + [str(target)]
+        write_json_atomic(self.d / "state.json", self.st)
         gdir = self.d / "generate" / f"files-{need}"
         shutil.rmtree(gdir, ignore_errors=True)
-        shutil.rmtree(self.data_root / f"files-{need}", ignore_errors=True)   # this search's own, unfinished
         self.progress(f"sizing: generating {need} files ({need * self.rl / 2**30:.2f} GiB) in {self.data_root} ...")
         argv = self._kernel(n, need, gdir / "out", ["generate-data=true", "train=false", "evaluation=false"])
         res = execute(Step(f"sizing.generate.{need}", "kernel", "generate", argv, {}, gdir, None, self.a.timeout),
                       self.progress)
         if res["status"] != "ok":
             raise TrialFailed(f"generating {need} files: {res['status']} ({res['detail'][-600:]}); see {gdir}")
-        self.st["dataset"] = {"files": need, "folder": str(self.data_root / f"files-{need}")}
+        self.st["dataset"] = {"files": need, "folder": str(target)}
         return need, res["wall_s"]
 
     def __call__(self, n: int) -> dict:

@@ -288,3 +288,25 @@ def test_search_on_a_throttled_storage_matches_the_analytic_count(tmp_path):
           + ", ".join(f"{t['n']}: {t['au']:.1f}%" for t in res["trials"]))
     assert res["outcome"] == "max" and within(res["largest"], expected), res
     assert not within(res["largest"], analytic(2 * bps, 7, 2**20, 0.162))
+
+
+@pytest.mark.parametrize("ours", [False, True])
+def test_a_dataset_folder_the_search_did_not_make_is_never_removed(tmp_path, monkeypatch, ours):
+    """DATA already holding a files-<F> folder of someone else's: the trial refuses, naming DATA, and the folder
+    stays. ours=True, the negative control: the same folder recorded as made by this search is replaced."""
+    data = tmp_path / "data"
+    theirs = data / "files-21"
+    theirs.mkdir(parents=True)
+    (theirs / "keep.txt").write_text("not the search's")
+    st = {"trials": {}, "dataset": None, "made": [str(theirs)] if ours else []}
+    a = args(tmp_path, data=data, host_memory_gb=0.0, min_steps=3)
+    (tmp_path / "s").mkdir()
+    cfg = {"dataset": {"num_samples_per_file": 1, "record_length_bytes": 2**20}, "reader": {"batch_size": 7}}
+    trial = sizing.KernelTrial(tmp_path / "s", st, cfg, "3.0.2", a, progress=lambda s: None)
+    monkeypatch.setattr(sizing, "execute", lambda step, progress: {"status": "ok", "wall_s": 0.0, "detail": ""})
+    if ours:
+        assert trial.dataset(1) == (21, 0.0) and not (theirs / "keep.txt").exists()
+    else:
+        with pytest.raises(sizing.TrialFailed, match=f"DATA={data}: .*files-21 exists and this search did not"):
+            trial.dataset(1)
+        assert (theirs / "keep.txt").read_text() == "not the search's"
