@@ -15,7 +15,7 @@ from pathlib import Path
 
 from common.fileio import write_text_atomic
 from common.rundir import MANIFEST, RunDir
-from harness import resources, sweep
+from harness import resources, sizing, sweep
 from harness import run as hrun
 from harness import vol as hvol
 from harness.workload import REPO, WorkloadError, default_scale, dlio_config_dir, load
@@ -63,6 +63,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "first, so after a failed start it names no run (make validate reads it)")
     sweep.setup_parser(sub.add_parser("sweep", help="a paper directory's paper.json and kernel-only scaling sweep",
                                       description=sweep.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
+    sizing.setup_parser(sub.add_parser("sizing", help="the largest accelerator count whose AU meets the threshold",
+                                       description=sizing.__doc__,
+                                       formatter_class=argparse.RawDescriptionHelpFormatter))
 
 
 def _launcher(text: str) -> str:
@@ -233,6 +236,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.cmd == "sweep":
         return sweep.dispatch(a)
+    if a.cmd == "sizing":
+        return sizing.dispatch(a)
     if a.print_run_dir:  # a stale pointer must never outlive a failed start (make validate would judge that run)
         a.print_run_dir.unlink(missing_ok=True)
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder

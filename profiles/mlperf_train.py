@@ -82,10 +82,11 @@ def dlio_rank_window(compute: list[float], proc: list[float], au_pct: float, bat
 
 
 def dataset_rule(files: int, samples_per_file: int, batch: int, accelerators: int, hosts: int,
-                 host_memory_gb: float | None, record_length: float) -> dict:
-    """mlpstorage's minimum dataset (training_checks.py recalculate_dataset_size) and whether `files` meets it."""
+                 host_memory_gb: float | None, record_length: float, min_steps: int = MIN_STEPS_PER_EPOCH) -> dict:
+    """mlpstorage's minimum dataset (training_checks.py recalculate_dataset_size) and whether `files` meets it
+    (min_steps: MLPerf's 500; fewer only where a caller says its dataset is below MLPerf's rule, harness/sizing.py)."""
     steps = files * samples_per_file // (batch * accelerators)
-    by_steps = max(MIN_STEPS_PER_EPOCH, steps) * batch * accelerators
+    by_steps = max(min_steps, steps) * batch * accelerators
     by_mem = None if host_memory_gb is None else hosts * host_memory_gb * HOST_MEMORY_MULTIPLIER * GIB / record_length
     need = max(by_steps, by_mem if by_mem is not None else 0) / samples_per_file
     return {"num_files_train": files, "num_hosts": hosts, "host_memory_GB": host_memory_gb, "steps_per_epoch": steps,

@@ -63,6 +63,11 @@ CASES = [
     ("report RUN unset", ["report"], ["set RUN="]),
     ("runs ARGS unknown command", ["runs", "ARGS=lsit"], ["'lsit'", "no such command", "known:"]),
     ("runs ARGS unset", ["runs"], ["set ARGS="]),
+    ("sizing WORKLOAD unknown", ["sizing", "WORKLOAD=nosuch"], ["WORKLOAD=nosuch", "known:"]),
+    ("sizing RANKS_MAX zero", ["sizing", "RANKS_MAX=0"], ["RANKS_MAX=0", ">= 1"]),
+    ("sizing RANKS_MAX not a number", ["sizing", "RANKS_MAX=many"], ["RANKS_MAX=many", "not a whole number"]),
+    ("sizing DATA not writable", ["sizing", "DATA=/proc/h5dlio-sizing"],
+     ["DATA=/proc/h5dlio-sizing", "not a writable folder"]),
     ("runs RUNS_DB no store", ["runs", "ARGS=list", "RUNS_DB=/nonexistent/runs.sqlite"],
      ["/nonexistent/runs.sqlite", "no run store"]),
 ]

@@ -555,6 +555,11 @@ COMMANDS = {
         "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
         ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
     },
+    "docs/sizing.md": {
+        "make sizing WORKLOAD=unet3d_b200 DLIO_VENV=/path/to/dlio3-venv DATA=/path/on/your/fs/sizing":
+            case_make_dry(['python -m harness sizing --workload "unet3d_b200"', '--data "/path/on/your/fs/sizing"',
+                           '--dlio-venv "$(cat build/.dlio-venv.']),
+    },
     "docs/runs.md": {
         'make runs ARGS="import runs"': case_make_runs,
         "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":
