@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from typing import Any
 
@@ -168,21 +169,28 @@ def accepted(commit: str | None, edition: str = EDITION) -> bool:
     return bool(commit) and commit in ACCEPTED.get(edition, ())
 
 
+def commit_of(dlio: dict | None) -> str:
+    """The manifest's DLIO revision when it is a commit (40 hex digits), else "unknown" (a PyPI install: "pypi")."""
+    rev = str((dlio or {}).get("revision") or "")
+    return rev if re.fullmatch(r"[0-9a-f]{40}", rev) else UNKNOWN
+
+
 def comparability(config: dict, dlio: dict | None) -> dict:
     """The verdict's and report's block: the hash, the keys it covers, the class, the DLIO revision's acceptance.
     dlio: the manifest's "dlio" block (its "revision" is the commit the DLIO side ran and the kernel replays; its
     "entry" the kernel's entry for it)."""
     cc = core_config(config)
     fam = family_of(config.get("workload", config))
-    rev = (dlio or {}).get("revision") or UNKNOWN
+    rev = commit_of(dlio)
     ok = accepted(rev)
+    name = rev[:12] if rev != UNKNOWN else f"{(dlio or {}).get('version', UNKNOWN)} (no commit)"
     return {"algorithm": ALGORITHM, "allowlist": cc["allowlist"], "hash": cc["hash"], "keys": cc["keys"],
             "family": fam, "edition": EDITION,
             "class": class_of(cc["hash"], fam) if cc["hash"] != UNKNOWN else NO_CLASS,
             "dlio_revision": rev, "kernel_entry": (dlio or {}).get("entry"),
             "dlio_accepted": ok,
-            "dlio_acceptance": (f"DLIO {rev[:12]} is accepted for MLPerf Storage v{EDITION} (editions.yaml)" if ok
-                                else f"DLIO {rev[:12]} is not accepted for MLPerf Storage v{EDITION}: not one of "
+            "dlio_acceptance": (f"DLIO {name} is accepted for MLPerf Storage v{EDITION} (editions.yaml)" if ok
+                                else f"DLIO {name} is not accepted for MLPerf Storage v{EDITION}: not one of "
                                      f"the {len(ACCEPTED[EDITION])} revisions editions.yaml lists"),
             "submission": False}
 
@@ -191,8 +199,9 @@ def line(block: dict) -> str:
     """The block in one line (the report's header, the validator's output)."""
     acc = "accepted" if block["dlio_accepted"] else "NOT accepted"
     return (f"MLPerf Storage v{block['edition']} comparability (not a submission): {block['algorithm']} "
-            f"{block['hash']} over {len(block['keys'])} keys ({block['allowlist']}), class {block['class']}; "
-            f"DLIO {block['dlio_revision'][:12]} {acc} for v{block['edition']}")
+            f"{block['hash']} over {len(block['keys'])} keys ({block['allowlist']}), "
+            f"{'no class' if block['class'] == NO_CLASS else 'class ' + block['class']}; "
+            f"{block['dlio_acceptance'].split(' is ')[0]} {acc} for v{block['edition']}")
 
 
 def provenance(config: dict, dlio: dict | None, versions: dict | None) -> dict:
@@ -201,7 +210,7 @@ def provenance(config: dict, dlio: dict | None, versions: dict | None) -> dict:
     dlio, versions = dlio or {}, versions or {}
     cc = core_config(config)
     src = str(dlio.get("source") or UNKNOWN)
-    dl = {"version": str(dlio.get("version") or UNKNOWN), "source": src, "commit": dlio.get("revision") or UNKNOWN}
+    dl = {"version": str(dlio.get("version") or UNKNOWN), "source": src, "commit": commit_of(dlio)}
     return {
         "schema": SCHEMA, "rules_edition": EDITION, "layout_version": 3,
         "tool": {"name": "h5dlio", "version": str(versions.get("kernel") or UNKNOWN),
@@ -209,7 +218,8 @@ def provenance(config: dict, dlio: dict | None, versions: dict | None) -> dict:
         "dlio": dl, "storage_library": {"name": "none"}, "core_config": cc,
         "stamped_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "stamped_by": "h5dlio harness",
         "provenance": {"rules_edition": "declared", "layout_version": "n/a", "tool": "runtime",
-                       "dlio": "runtime" if dl["commit"] != UNKNOWN else "unknown", "storage_library": "n/a",
+                       "dlio": "runtime" if dl["commit"] != UNKNOWN else
+                       "package-metadata" if dl["version"] != UNKNOWN else "unknown", "storage_library": "n/a",
                        "core_config": "runtime" if cc["hash"] != UNKNOWN else "unknown"},
         "notes": NOT_A_SUBMISSION,
     }

@@ -125,11 +125,11 @@ def test_unknown_hash_and_family_have_no_class():
     assert cc.comparability({}, None)["class"] == cc.NO_CLASS
 
 
-@pytest.mark.parametrize("rev", ["bebfb7d0e4bd2bd1e5e1fbbc5c5ab7ab3e5b9a5f", F6796ED[:7], None, "unknown"])
+@pytest.mark.parametrize("rev", ["f" * 40, F6796ED[:7], None, "unknown", "pypi"])  # unlisted, short, none
 def test_an_unaccepted_revision_is_not_accepted(rev):
     b = cc.comparability(UNET3D_B200, {"revision": rev} if rev else None)
     assert b["dlio_accepted"] is False and "is not accepted for MLPerf Storage v3.0" in b["dlio_acceptance"]
-    assert "NOT accepted" in cc.line(b)
+    assert "NOT accepted" in cc.line(b) and b["dlio_revision"] in ("f" * 40, "unknown")
     ok = cc.comparability(UNET3D_B200, {"revision": F6796ED})   # the control
     assert ok["dlio_accepted"] is True and "NOT" not in cc.line(ok)
 
@@ -149,6 +149,8 @@ def test_provenance_has_mlpstorages_form_and_says_not_a_submission():
                                     "core_config"}
     assert "not a submission" in p["notes"]
     assert "null" not in json.dumps(cc.provenance({}, None, None))
+    pypi = cc.provenance(UNET3D_B200, {"version": "2.0.0", "revision": "pypi", "source": "pypi"}, None)
+    assert pypi["dlio"]["commit"] == "unknown" and pypi["provenance"]["dlio"] == "package-metadata"
 
 
 def test_verdict_and_report_carry_the_comparability(tmp_path, capsys):
