@@ -5,5 +5,6 @@ Why a folder of its own: data flows one way (harness -> run directory -> validat
 imports from a folder above it, so a helper that two layers need cannot live in either of them without one of them
 importing upwards (reports used to keep its own copy of the harness's atomic writer for that reason). Only
 project-independent helpers belong here: writing a file whole (fileio), reading a dotted key of a nested mapping
-(mapping), asking a program for one line of output (proc), and the run directory's two shared files, the manifest
-and tables/ (rundir)."""
+(mapping), asking a program for one line of output (proc), the run directory's two shared files, the manifest
+and tables/ (rundir), and MLPerf Storage's core-config hash and comparability class of a DLIO configuration
+(coreconfig)."""

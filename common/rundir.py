@@ -13,6 +13,7 @@ from common.fileio import write_json_atomic, write_text_atomic
 # the names of a run directory, spelled here only
 MANIFEST = "manifest.json"   # what the harness ran (written after every launch)
 VERDICT = "verdict.json"     # what validate judged
+PROVENANCE = "provenance.json"  # MLPerf Storage's stamp of the run, not a submission (common/coreconfig.py)
 TABLES = "tables"            # parsed profiler output and the checks' derived tables
 SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
 BIG_TABLE = 1 << 20          # a table of this many bytes or more is written compact (RunDir.write_table)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import yaml
 
+from common.coreconfig import provenance
+from common.fileio import write_json_atomic
 from common.proc import command_output
-from common.rundir import RunDir
+from common.rundir import PROVENANCE, RunDir
 from harness import describe_dataset
 from harness import vol as hvol
 from harness.dlio import describe
@@ -289,7 +291,7 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     (rd / "dlio-config" / "workload").mkdir(parents=True, exist_ok=True)
     (rd / "dlio-config" / "workload" / f"h5dlio_{wl.name}.yaml").write_text(text)
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
-    return {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
+    m = {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles, "sides": list(opt.sides),
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),
@@ -298,6 +300,9 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
             # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
+    # MLPerf Storage's stamp of what ran (its core-config hash, the DLIO revision), marked not a submission
+    write_json_atomic(rd / PROVENANCE, provenance(cfg, m["dlio"], m["versions"]))
+    return m
 
 
 def _dlio_block(dlio_venv: Path) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from common.coreconfig import line as comparability_line
 from common.rundir import SIDES, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table, slug
@@ -55,6 +56,8 @@ def verdict_section(run: RunData) -> list[Block]:
                     f"`{v.get('scale')}` with {v.get('ranks')} ranks: {s.get('pass', 0)} pass, {s.get('fail', 0)} "
                     f"fail, {s.get('skip', 0)} skip. Only required checks decide the verdict; `runtime.*` checks are "
                     "reported, not judged."))
+    if v.get("comparability"):  # MLPerf Storage's core-config hash and class (common/coreconfig.py), not a check
+        out.append(Para(comparability_line(v["comparability"]) + "."))
     if v.get("mutant"):
         out.append(Para(f"**Mutant injected**: this run's kernel ran with the mutant `{v['mutant']}` (`H5DLIO_MUTATE`, "
                         "`bench/src/mutate.c`): an attack on the validator, not a measurement"

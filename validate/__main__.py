@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from common.coreconfig import comparability, line
 from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir
 from profiles.darshan_analyses import mode as darshan_analyses_mode
@@ -53,6 +54,8 @@ def main(argv=None) -> int:
         print(f"validate: error: {e}", file=sys.stderr)
         return 2
     v = validate(a.run_dir)
+    m = rd.load()
+    v["comparability"] = comparability((m.get("workload") or {}).get("config") or {}, m.get("dlio"))  # not a check
     write_json_atomic(rd.verdict_path, v)
     if not a.quiet:
         print_table(v)
@@ -60,6 +63,7 @@ def main(argv=None) -> int:
     print(f"verdict: {verdict_label(v)}  ({s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('skip', 0)} "
           f"skip)  {rd.verdict_path}")
     print_not_compared(v)
+    print(f"  {line(v['comparability'])}")
     return 0 if v["verdict"] == "pass" and not v.get("mutant") else 1
 
 
