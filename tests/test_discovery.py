@@ -110,3 +110,4 @@ def test_a_bad_dataset_ends_every_rank_with_status_2(flat, tmp_path, damage, wan
     r = run(tmp_path, 2, tiny(data, train=True), timeout=60)
     assert r.rc == 2, r.proc.stderr[-2000:]
     assert "key 'data-folder'" in r.proc.stderr and all(w in r.proc.stderr for w in want), r.proc.stderr[-2000:]
+
