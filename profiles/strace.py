@@ -183,6 +183,7 @@ class Parser:
         self.opens: dict[int, list[tuple[float, str, int]]] = {}
         self.opened: set[tuple[int, int]] = set()  # (rank, pid) of the processes that opened a data file
         self.pending: list[tuple[int, float, str]] = []  # stats of a data file by a process before it opened one
+        self.listings: dict[int, Counter] = {}  # per rank, its opens of each data folder (O_DIRECTORY: a listing)
         self.lines = 0
 
     def where(self, path: str | None) -> tuple[str, str] | None:
@@ -268,6 +269,9 @@ class Parser:
         if row is None:
             self.other[call] += 1
             return
+        if "O_DIRECTORY" in flags and self.where(path)[1].startswith("files/"):
+            self.listings.setdefault(rank, Counter())[self.where(path)[1][len("files/"):] + ("" if ret >= 0 else
+                                                                                               " (failed)")] += 1
         if ret < 0:
             row["open_errors"] = row.get("open_errors", 0) + 1
             return
@@ -367,21 +371,29 @@ class Parser:
 
     def discovery(self) -> dict:
         """The stats of data files made before their rank's first data-file open (dataset discovery: DLIO lists the
-        folder and probes its first entry, main.py:176-186; the kernel's rank 0 checks each file, bench/src/main.c
-        check_dataset), per side counted apart; a later one (a process that opened none yet, after its rank's first
-        open) joins its file's row."""
+        folder and probes its first entry, 2.0.0 main.py:176-186; the kernel does the same, bench/src/discover.c),
+        counted apart, in all and per rank with the rank's data-folder listings ("ranks": {rank: {"stats", "files",
+        "listings": {folder: opens with O_DIRECTORY}}}); a later stat (a process that opened none yet, after its
+        rank's first open) joins its file's row."""
         first = {r: min(ts for ts, _, _ in opens) for r, opens in self.opens.items() if opens}
-        out = {"stats": 0, "files": 0}
-        seen = set()
+        out: dict = {"stats": 0, "files": 0}
+        seen: set[str] = set()
+        per: dict[int, tuple[list[int], set[str]]] = {r: ([0], set()) for r in self.listings}
         for rank, ts, name in self.pending:
             # a generate launch's: after the rank's last close of a data file (DLIO's discovery once it generated)
             if (ts > self.last_close.get(rank, float("inf"))) if self.generation else \
                     ts < first.get(rank, float("inf")):
                 out["stats"] += 1
                 seen.add(name)
+                n, files = per.setdefault(rank, ([0], set()))
+                n[0] += 1
+                files.add(name)
             else:
                 self.sections["files"][name]["stats"] += 1
         out["files"] = len(seen)
+        out["ranks"] = {str(r): {"stats": n[0], "files": len(files),
+                                 "listings": dict(sorted((self.listings.get(r) or {}).items()))}
+                        for r, (n, files) in sorted(per.items())}
         self.pending = []
         return out
 
@@ -516,7 +528,7 @@ def differences(d: dict, k: dict, roots: dict, prewarm: bool = False) -> tuple[l
 def check_per_file(run: RunView) -> list[dict]:
     """strace.per_file: per data and checkpoint file, every system call the kernel saw, side by side (FIELDS); the
     folders' listings and probes and the kernel's own checkpoint steps classified (compare.classify); the stats of
-    dataset discovery (before a rank's first data-file open) reported per side, not compared."""
+    dataset discovery (before a rank's first data-file open) counted per side, compared per rank by strace.discovery."""
     d, k = (run.table(f"strace-{side}.json") for side in SIDES)
     if d is None or k is None:
         return [result("strace.per_file", SKIP, detail="strace profile not run on both sides (or a launch failed)")]
@@ -534,7 +546,8 @@ def check_per_file(run: RunView) -> list[dict]:
             "reading the file as the kernel's opens do (or a file the kernel never opened)" if extra else "") + \
         (f"; {len(ok)} differences on folders and the kernel's checkpoint steps classified "
             f"({'; '.join(sorted({x['class'] for x in ok}))})" if ok else "") + \
-        "; dataset discovery before each rank's first data-file open, reported, not compared: stats of data files " + \
+        "; dataset discovery before each rank's first data-file open (compared per rank by strace.discovery): stats " \
+        "of data files " + \
         ", ".join(f"{side} {v.get('stats', 0)} on {v.get('files', 0)} files" for side, v in disc.items()) + \
         f"; not compared: {NOT_COMPARED}"
     files = len({x["file"] for x in bad})
@@ -585,6 +598,56 @@ def check_ranks(run: RunView) -> list[dict]:
     return [result("strace.ranks", FAIL if bad else PASS, n, n - len(bad),
                    (f"{n} ranks: {what} equal" if not bad else f"{len(bad)} of {n} ranks differ; first: {bad[0]}") +
                    f"; processes that opened a data file (reported, not judged): {'; '.join(procs)}")]
+
+
+DISCOVERY = ("stats", "files", "listings")
+
+
+def _discovery_ranks(t: dict) -> dict[str, dict]:
+    """A side's discovery per rank, every rank that discovered or opened a data file (none made: zeros)."""
+    per = (t.get("discovery") or {}).get("ranks") or {}
+    return {r: {"stats": 0, "files": 0, "listings": {}, **(per.get(r) or {})}
+            for r in set(per) | set(t.get("ranks") or {})}
+
+
+def _listed_text(v: dict) -> str:
+    lst = v.get("listings") or {}
+    return (", ".join(f"{n or '.'} x{c}" for n, c in sorted(lst.items())) or "no listing") + \
+        f"; {v.get('stats', 0)} stats of {v.get('files', 0)} data files"
+
+
+def check_discovery(run: RunView) -> list[dict]:
+    """strace.discovery: per rank, dataset discovery side by side: its listings of each data folder (opens with
+    O_DIRECTORY: os.listdir, glob's os.scandir, the kernel's opendir) and its stats of data files before the rank's
+    first data-file open (DLIO 2.0.0's probe of the first listed entry, main.py:179-181; the count and how many
+    files, not which: the listing's first entry follows each folder's own directory order)."""
+    d, k = (run.table(f"strace-{side}.json") for side in SIDES)
+    if d is None or k is None:
+        return [result("strace.discovery", SKIP, detail="strace profile not run on both sides (or a launch failed)")]
+    if any("ranks" not in (t.get("discovery") or {}) for t in (d, k)):
+        return [result("strace.discovery", SKIP, detail="a strace table without per-rank discovery (made before "
+                       "profiles/strace.py counted it): parse the traces again")]
+    a, b = _discovery_ranks(d), _discovery_ranks(k)
+    ranks = sorted(set(a) | set(b), key=int)
+    if not ranks:
+        return [result("strace.discovery", FAIL, detail="no rank of either side listed a data folder, statted a "
+                       "data file or opened one")]
+    zero = {"stats": 0, "files": 0, "listings": {}}
+    bad = []
+    for r in ranks:
+        x, y = a.get(r, zero), b.get(r, zero)
+        for f in DISCOVERY:
+            if x[f] != y[f]:
+                bad.append(f"rank {r} {f}: DLIO {x[f]}, kernel {y[f]}")
+                break
+    shown = "; ".join(f"rank {r}: {_listed_text(a.get(r, zero))}" for r in ranks[:4]) + \
+        (f"; ... {len(ranks) - 4} more ranks" if len(ranks) > 4 else "")
+    n = len(ranks)
+    detail = (f"{n} ranks: the data-folder listings and the stats of data files before each rank's first data-file "
+              f"open equal (DLIO's: {shown})" if not bad else
+              f"{len(bad)} of {n} ranks differ; first: {bad[0]} (DLIO's: {shown})")
+    return [result("strace.discovery", FAIL if bad else PASS, n, n - len(bad), detail)
+            | {"compared": ["stat_discovery"]}]
 
 
 def _libc_counts(t: dict) -> dict[str, dict[str, int]]:
@@ -726,7 +789,7 @@ class Strace(Profile):
     order = 45
     holds_file_tables = True
     traces_generation = True
-    checks = (check_per_file, check_ranks, check_preload, check_generate)
+    checks = (check_per_file, check_discovery, check_ranks, check_preload, check_generate)
 
     def available(self, ctx: Context) -> Found:
         """strace on PATH and allowed to trace here (ptrace and seccomp-bpf: a container or Yama's ptrace_scope 3 may

@@ -89,8 +89,9 @@ def test_capture_parses_as_read_by_hand(tmp_path):
         assert row["stats"] == 4  # an fstat and a stat by name per open (DLIO: fstat, lstat; kernel: newfstatat x2)
         assert row["fsyncs"] == 0 and row["fadvise"] == {}
     # discovery: the kernel's rank 0 stats each file before reading; DLIO's ranks probe the first listed entry twice
-    assert k["discovery"] == {"stats": 2, "files": 2}
-    assert d["discovery"] == {"stats": 4, "files": 1}
+    dlio_rank = {"stats": 2, "files": 1, "listings": {"train": 1, "valid": 1}}
+    assert k["discovery"] == {"stats": 2, "files": 2, "ranks": {"0": {"stats": 2, "files": 2, "listings": {}}}}
+    assert d["discovery"] == {"stats": 4, "files": 1, "ranks": {"0": dlio_rank, "1": dlio_rank}}
     assert d["dirs"]["files/train"]["opens"] == 2 and "files/train" not in k["dirs"]
     assert k["ranks"]["0"]["opens"] == [IMG0, "train/img_13_of_28.hdf5", IMG0, "train/img_13_of_28.hdf5"]
     assert k["ranks"]["0"]["processes"] == 2
@@ -400,3 +401,56 @@ def test_ranks_under_prewarm_allow_dlio_more_never_the_kernel(tmp_path):
     r = ranks(run2, prewarm=True)
     assert r["status"] == FAIL and "rank 1: train/img_00_of_28.hdf5 opened 0 times by DLIO, 1 by the kernel" in \
         r["detail"], r["detail"]
+
+
+def discovery(run: Path) -> dict:
+    return st.check_discovery(FakeRun(tables(run)))[0]
+
+
+def as_dlio(run: Path) -> Path:
+    """The kernel's capture replaced by DLIO's (its paths renamed): a kernel that makes DLIO's every call."""
+    shutil.rmtree(run / "kernel" / "strace")
+    (run / "kernel" / "strace").mkdir()
+    for f in (run / "dlio" / "strace").iterdir():
+        (run / "kernel" / "strace" / f.name).write_text(f.read_text().replace("/r/dlio/", "/r/kernel/"))
+    return run
+
+
+def test_discovery_of_the_kernel_that_stats_every_file_fails(tmp_path):
+    """The capture's kernel is the one before bench/src/discover.c: rank 0 statted each data file (here the 2 the
+    capture keeps) and listed no folder, where each DLIO rank lists train/ and valid/ and probes the first entry
+    twice (2.0.0 main.py:176-181): strace.discovery FAILs on rank 0 and declares stat_discovery compared."""
+    r = discovery(capture(tmp_path))
+    assert r["status"] == FAIL and r["compared"] == ["stat_discovery"]
+    assert "first: rank 0 files: DLIO 1, kernel 2" in r["detail"], r["detail"]
+    assert "rank 1: train x1, valid x1; 2 stats of 1 data files" in r["detail"]
+
+
+LIST_VALID = ('1795843553.167382 openat(AT_FDCWD</r/kernel/strace>, "/r/kernel/data/valid", O_RDONLY|O_NONBLOCK|'
+              'O_CLOEXEC|O_DIRECTORY) = 18</r/kernel/data/valid>\n')
+PROBE = ('1795843553.167100 newfstatat(AT_FDCWD</r/kernel/strace>, "/r/kernel/data/train/img_13_of_28.hdf5", '
+         '{st_mode=S_IFREG|0644, st_size=1603210, ...}, 0) = 0\n')
+
+
+@pytest.mark.parametrize("old,new,first", [
+    (None, None, None),
+    # rank 1 lists valid/ no more (the kernel skipping a folder DLIO lists though its phase is off)
+    (LIST_VALID, "", "rank 1 listings: DLIO {'train': 1, 'valid': 1}, kernel {'train': 1}"),
+    # rank 1 lists valid/ twice
+    (LIST_VALID, LIST_VALID + LIST_VALID.replace("167382", "167390"),
+     "rank 1 listings: DLIO {'train': 1, 'valid': 1}, kernel {'train': 1, 'valid': 2}"),
+    # rank 1 probes one more data file before its first open (a stat per file, as the old check)
+    (LIST_VALID, PROBE + LIST_VALID, "rank 1 stats: DLIO 2, kernel 3"),
+])
+def test_discovery_side_by_side_per_rank(tmp_path, old, new, first):
+    """A kernel making DLIO's calls passes; each planted divergence of one rank's discovery FAILs naming the rank
+    and the field (each edit hits rank 1's trace: LIST_VALID's time stamp is its listing of valid/)."""
+    run = as_dlio(capture(tmp_path))
+    if old is not None:
+        edit(run, "kernel", old, new)
+    r = discovery(run)
+    if first is None:
+        assert r["status"] == PASS and r["expected"] == r["observed"] == 2, r["detail"]
+    else:
+        assert r["status"] == FAIL and f"first: {first}" in r["detail"], r["detail"]
+    assert r["compared"] == ["stat_discovery"]

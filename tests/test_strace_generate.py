@@ -75,7 +75,10 @@ def test_capture_parses_as_read_by_hand(tmp_path):
     # the kernel makes the data folder's ancestors as mkdir -p does: two more mkdirs of it that fail (EEXIST)
     assert k["dirs"]["files/"]["failed"] == {"mkdir": 2} and "failed" not in d["dirs"]["files/"]
     # DLIO's discovery once generated (main.py:176-181): each rank stats the first listed file twice
-    assert d["discovery"] == {"stats": 4, "files": 1} and k["discovery"] == {"stats": 0, "files": 0}
+    # and lists train/ and valid/ (the kernel's generate launch discovers nothing)
+    rank = {"stats": 2, "files": 1, "listings": {"train": 1, "valid": 1}}
+    assert d["discovery"] == {"stats": 4, "files": 1, "ranks": {"0": rank, "1": rank}}
+    assert k["discovery"] == {"stats": 0, "files": 0, "ranks": {}}
     assert d["files"]["train/img_13_of_28.hdf5"]["stats"] == 2   # its creation's own, as the kernel's
 
 

@@ -27,7 +27,7 @@ def print_table(v: dict, out=sys.stdout) -> None:
         print(f"  {mark}  {c['name']:<{w}}  {str(c['detail'])[:150]}{req}", file=out)
 
 
-SHOWN = 4  # classes named per printed line (the rest counted; verdict.json and the report list every one)
+SHOWN = 5  # classes named per printed line (the rest counted; verdict.json and the report list every one)
 
 
 def print_not_compared(v: dict, out=sys.stdout) -> None:

@@ -399,10 +399,9 @@ CLASSES = [
      "preloaded library can drop what DFTracer counts at libc)", SYSCALLS, _always),
     ("stat", "the stat family", "the stat family (stat, fstat, lstat, statx, newfstatat) on data and checkpoint "
      "files once a rank opened its first data file", SYSCALLS, _always),
-    ("stat_discovery", "stats of dataset discovery", "the stat calls before a rank's first data-file open (the "
-     "kernel's rank 0 stats every data file, bench/src/main.c check_dataset; DLIO lists the folder: reported per "
-     "side by strace.per_file, not compared)", "a kernel that discovers its dataset as DLIO does (not yet)",
-     _reads_data),
+    ("stat_discovery", "dataset discovery", "dataset discovery per rank: its listings of the data folders and its "
+     "stats of data files before its first data-file open (DLIO lists each folder and probes the first entry; the "
+     "kernel does the same, bench/src/discover.c): strace.discovery", SYSCALLS, _reads_data),
     ("generation", "generation I/O", "the generate launches' I/O calls per data file side by side: metadata "
      "operations (renames, unlinks, links, truncates, failed calls), open flags, bytes and fsyncs; an HDF5 file's "
      "writes (offset, size) and stats (strace.generate)", "the strace profile on both generate launches "

@@ -1,6 +1,7 @@
 /* h5dlio: DLIO Benchmark's HDF5 I/O (generation, training and evaluation reads) without an ML stack. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "discover.h"
 #include "gen.h"
 #include "layout.h"
 #include "mutate.h"
@@ -114,9 +115,9 @@ static int input_error(int rank, const char *msg)
     return EXIT_BADINPUT;
 }
 
-/* Rank 0 checks the dataset is there before anyone reads (DLIO: "Not enough training dataset is found") and that no
- * generation of this kernel was interrupted in its folder (gen.h GEN_RECORD; no record: a dataset made by DLIO or
- * another tool, read as it is). */
+/* Rank 0 checks that no generation of this kernel was interrupted in the data folder (gen.h GEN_RECORD; no record:
+ * a dataset made by DLIO or another tool, read as it is); then every rank discovers the dataset as DLIO does
+ * (discover.h: its listings, its probe and "Not enough training dataset is found"). */
 static void check_dataset(const layout_t *L, int rank)
 {
     const config_t *c = L->cfg;
@@ -128,27 +129,8 @@ static void check_dataset(const layout_t *L, int rank)
                  "killed or failed mid-way, so its files may be incomplete): generate it again with "
                  "generate-data=true overwrite=true before reading it",
                  c->data_folder);
-    if (rank == 0 && !*msg) {
-        for (int ph = 0; ph < NPHASES && !*msg; ph++) {
-            if (!config_phase(c, ph).enabled)
-                continue;
-            for (int64_t i = 0; i < L->nfiles[ph]; i++) {
-                char path[4600];
-                struct stat st;
-                layout_path(L, ph, i, path, sizeof path);
-                if (stat(path, &st) != 0) {
-                    snprintf(msg, sizeof msg, "key 'data-folder': %s: %s (generate it with generate-data=true)", path,
-                             strerror(errno));
-                    break;
-                }
-                if (!S_ISREG(st.st_mode)) {
-                    snprintf(msg, sizeof msg, "key 'data-folder': %s is not a regular file", path);
-                    break;
-                }
-            }
-        }
-    }
     agree_or_exit(msg, rank);
+    discover_dataset(L, rank);
 }
 
 static void prepare_output(const config_t *c, int rank)

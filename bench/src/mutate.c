@@ -134,6 +134,11 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                           "rank 0's first checkpoint file written through mlpstorage's stream makes none of its "
                           "posix_fadvise(DONTNEED) calls (one per chunk written)",
                           "strace.per_file dftracer.checkpoints counts.checkpoint_io.kernel", "dlio3-mlps"},
+    [MUT_DISC_STAT_ALL] = {"discovery-stat-all",
+                           "after DLIO's discovery (its listings and probe) rank 0 also stats every data file "
+                           "of each enabled phase before its first open (the kernel's check before it discovered "
+                           "as DLIO does)",
+                           "strace.discovery", "pytorch"},
 };
 // clang-format on
 

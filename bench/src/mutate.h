@@ -41,6 +41,7 @@ typedef enum {
     MUT_READV_SIZE,      /* reader.c read_odirect */
     MUT_FSYNC_DROP,      /* ckpt.c  close_partial (3.x streams) */
     MUT_FADVISE_DROP,    /* ckpt.c  mlps_save */
+    MUT_DISC_STAT_ALL,   /* discover.c discover_dataset */
     MUT_COUNT
 } mutant_id_t;
 // clang-format on

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "util.h"
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -131,6 +132,19 @@ void agree_or_exit(char *msg, int rank)
     MPI_CHECK(MPI_Bcast(msg, CHECK_MSG, MPI_CHAR, 0, MPI_COMM_WORLD));
     if (!*msg)
         return;
+    if (rank == 0)
+        fprintf(stderr, "h5dlio: error: %s\n", msg);
+    MPI_Finalize();
+    exit(EXIT_BADINPUT);
+}
+
+void agree_any_or_exit(char *msg, int rank)
+{
+    int mine = *msg ? rank : INT_MAX, first = INT_MAX;
+    MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == INT_MAX)
+        return;
+    MPI_CHECK(MPI_Bcast(msg, CHECK_MSG, MPI_CHAR, first, MPI_COMM_WORLD));
     if (rank == 0)
         fprintf(stderr, "h5dlio: error: %s\n", msg);
     MPI_Finalize();

@@ -69,6 +69,8 @@ double clock_offset(void);
  * leaves with status 2 after MPI_Finalize (nobody is left waiting, no MPI_Abort noise). msg must be CHECK_MSG long. */
 #define CHECK_MSG 8192
 void agree_or_exit(char *msg, int rank);
+/* The same when any rank may have found something: the lowest such rank's msg is the job's. */
+void agree_any_or_exit(char *msg, int rank);
 /* Sleep for t seconds (t <= 0: no sleep); returns the measured seconds slept. */
 double emulate(double t);
 /* mkdir -p; returns 1 if this call created the last component, 0 if it existed, -1 on error (errno). */
