@@ -32,6 +32,9 @@ MUTANT_DLIO3_STAMP = build/.dlio-venv.$(shell echo -n "$(DLIO_SPEC_ABS)" | sha25
 
 ## the mutation matrix: each mutant (H5DLIO_MUTATE) through validation per workload family; fidelity/mutants.{md,json}
 mutants: build venv dlio-venv
+	@# the async family runs the vol kernel (build/.vol-kernel): rebuilt from this tree, never a stale binary
+	@if [ -f build/.vol-kernel ] && [ -d "$$(dirname "$$(cat build/.vol-kernel)")" ]; then \
+	  cmake --build "$$(dirname "$$(cat build/.vol-kernel)")" >/dev/null || exit $$?; fi
 	@darshan="$${DARSHAN_PREFIX:-$$(cat $(DARSHAN_STAMP) 2>/dev/null)}"; venv="$$(cat build/.dlio-venv)"; dlio3=""; \
 	if [ -n "$$darshan" ]; then \
 	  $(MAKE) --no-print-directory dlio-venv-spec DLIO=2.0.0 DLIO_H5PY=mpi || exit $$?; venv="$$(cat $(DLIO_MPI_STAMP))"; fi; \

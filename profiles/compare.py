@@ -127,6 +127,8 @@ def kernel_record(name: str, dlio_files: dict) -> bool:
 
 
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
+# tempfile.NamedTemporaryFile(prefix='__autograph_generated_file', suffix='.py'): 8 random characters between
+AUTOGRAPH = re.compile(r"/tmp/__autograph_generated_file[a-z0-9_]{8}\.py")
 
 # What a launch's own folder holds (harness/run.py, the profiles' wrap): anything else a side touches there is a
 # stray file, never explained
@@ -179,6 +181,10 @@ CLASSES = [
      "file (multiprocessing's forkserver)"),
     (lambda c, k, r, s: k == OTHER and s == "dlio" and re.fullmatch(r"/tmp/(tmp)?[a-z0-9_]{8}", r) is not None,
      "a Python library's temporary file (tempfile's random name under /tmp)"),
+    (lambda c, k, r, s: k == OTHER and s == "dlio" and AUTOGRAPH.fullmatch(r) is not None,
+     "TensorFlow AutoGraph's generated module: the source of a tf.function it converts, written to a temporary file "
+     "and imported (tensorflow/python/autograph/pyct/loader.py load_source), when DLIO's TensorFlow reader builds "
+     "its input pipeline"),
 ]
 
 
