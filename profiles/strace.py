@@ -621,6 +621,8 @@ def check_discovery(run: RunView) -> list[dict]:
     O_DIRECTORY: os.listdir, glob's os.scandir, the kernel's opendir) and its stats of data files before the rank's
     first data-file open (DLIO 2.0.0's probe of the first listed entry, main.py:179-181; the count and how many
     files, not which: the listing's first entry follows each folder's own directory order)."""
+    if checkpoint_only(run.cfg):
+        return [result("strace.discovery", SKIP, detail="a checkpoint-only workload: no dataset to discover")]
     d, k = (run.table(f"strace-{side}.json") for side in SIDES)
     if d is None or k is None:
         return [result("strace.discovery", SKIP, detail="strace profile not run on both sides (or a launch failed)")]

@@ -426,6 +426,22 @@ def test_discovery_of_the_kernel_that_stats_every_file_fails(tmp_path):
     assert "rank 1: train x1, valid x1; 2 stats of 1 data files" in r["detail"]
 
 
+@pytest.mark.parametrize("cfg,status", [
+    ({"workflow": {"train": False, "checkpoint": True}}, SKIP),   # llama3_8b_v3: checkpoints only, no dataset
+    ({}, FAIL),                                                   # a workload that reads data: nothing traced fails
+])
+def test_discovery_of_a_checkpoint_only_workload_skips(cfg, status):
+    """A checkpoint-only workload lists and stats no data folder on either side: strace.discovery skips saying so
+    (the tiny llama3_8b_v3 against DLIO 3.x failed it: "no rank of either side listed a data folder"). Negative
+    control: the same empty tables on a workload that reads data still FAIL."""
+    empty = {"discovery": {"ranks": {}}, "files": {}}
+    run = FakeRun({"strace-dlio.json": empty, "strace-kernel.json": empty})
+    run.cfg = cfg
+    r = st.check_discovery(run)[0]
+    assert r["status"] == status, r
+    assert ("checkpoint-only" in r["detail"]) is (status == SKIP), r["detail"]
+
+
 LIST_VALID = ('1795843553.167382 openat(AT_FDCWD</r/kernel/strace>, "/r/kernel/data/valid", O_RDONLY|O_NONBLOCK|'
               'O_CLOEXEC|O_DIRECTORY) = 18</r/kernel/data/valid>\n')
 PROBE = ('1795843553.167100 newfstatat(AT_FDCWD</r/kernel/strace>, "/r/kernel/data/train/img_13_of_28.hdf5", '
