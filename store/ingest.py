@@ -10,6 +10,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.coreconfig import flatten
 from common.rundir import MANIFEST, SIDES, RunDir, verdict_label
 from store import BadInput
 
@@ -22,22 +23,12 @@ KERNEL_NOT_IO = ("data-folder", "output-folder", "output-csv-name", "output-rank
                  "warnings", "config-file", "config-source", "checkpoint-folder")
 
 
-def _flat(d: dict, pre: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{pre}{k}."))
-        else:
-            out[f"{pre}{k}"] = v
-    return out
-
-
 def config_hash(kind: str, config: dict) -> str:
     """sha256 of the canonical JSON (sorted keys, no spaces) of [kind, {dotted key: value}] over the keys that change
     I/O (DLIO_NOT_IO, KERNEL_NOT_IO left out): two runs differing only in where their data or outputs went hash the
     same. kind ("dlio-yaml": a run directory's DLIO config; "kernel": output.json's) keeps the two key spellings
     apart: a run directory and a bare kernel run never share a hash."""
-    flat = _flat(config)
+    flat = flatten(config)
     if kind == "kernel":
         keep = {k: v for k, v in flat.items() if k not in KERNEL_NOT_IO}
     else:
