@@ -84,7 +84,10 @@ def test_kernel_writes_and_reads_what_the_real_dlio3_did(tmp_path):
     assert "not a submission" in m["note"]
     assert m["checkpoint_size_GiB"] == pytest.approx(REC["summary_metric"]["checkpoint_size_GB"], rel=1e-8)
     assert m["phase_gap_kind"] == "write end to read start, one launch"
-    assert 0.5 <= m["phase_gap_seconds"] < 30 and m["phase_gap_within_rule"] is True
+    # the pause is 0.5 s; the ranks' clocks are aligned by the kernel's estimated offsets (report.c clock_offset),
+    # whose error is milliseconds under load (measured: 0.496 s once, make test-fast on a loaded machine): a kernel
+    # without the pause gives a gap of milliseconds, well under 0.45
+    assert 0.45 <= m["phase_gap_seconds"] < 30 and m["phase_gap_within_rule"] is True
     assert m["save_checkpoint_io_mean_GiB_per_second"] > 0 and m["load_checkpoint_io_mean_GiB_per_second"] > 0
 
 
