@@ -39,7 +39,7 @@ from harness.launch import Launcher, Step, execute, kernel_argv
 from harness.paths import REFERENCE_CONFIGS
 from harness.sizing_search import Memo, Outcome, SizingError, estimate, search
 from harness.workload import REPO, WorkloadError, default_scale
-from profiles.mlperf_train import MIN_STEPS_PER_EPOCH, dataset_rule
+from profiles.mlperf_train import HOST_MEMORY_MULTIPLIER, MIN_STEPS_PER_EPOCH, dataset_rule
 
 NOT_SUBMISSION = "not a submission: the bare kernel's emulation of MLPerf Storage's training, measured by h5dlio"
 PARAMS = ("workload", "scale", "ranks_max", "resolution", "data", "launcher", "hosts", "host_memory_gb", "min_steps")
@@ -47,6 +47,10 @@ PARAMS = ("workload", "scale", "ranks_max", "resolution", "data", "launcher", "h
 
 class TrialFailed(RuntimeError):
     """A launch failed or left no MLPerf numbers (exit status 1; the state keeps the finished trials)."""
+
+
+class NoRoom(TrialFailed):
+    """DATA's file system cannot hold the dataset a trial needs (exit 2: bad input, nothing generated)."""
 
 
 def _int(var: str):
@@ -175,6 +179,19 @@ class KernelTrial:
             [f"dlio-version={self.version}", f"data-folder={self.data_root / f'files-{files}'}",
              f"output-folder={out}", "quiet=true", f"num-files-train={files}", *sets])
 
+    def _room(self, n: int, need: int) -> None:
+        """NoRoom unless DATA's file system has the dataset's bytes free (its samples, 2% and 64 MiB more for the
+        files' headers and metadata): never fill a file system half way (MLPerf's rule, 5x the hosts' memory, is
+        large)."""
+        want = need * self.spf * self.rl * 1.02 + 64 * 2**20
+        self.data_root.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(self.data_root).free
+        if free < want:
+            raise NoRoom(f"DATA={self.data_root}: the dataset for {n} accelerators is {need} files, "
+                         f"{want / 2**30:.2f} GiB (MLPerf's rule: {HOST_MEMORY_MULTIPLIER}x the hosts' memory, "
+                         f"HOST_MEMORY_GB={self.mem}, and MIN_STEPS={self.a.min_steps} steps); its file system has "
+                         f"{free / 2**30:.2f} GiB free: give a DATA with room (nothing was generated)")
+
     def dataset(self, n: int) -> tuple[int, float]:
         """The file count the trial at n reads, and the seconds spent generating (0: reused). Only folders this
         search made (the state's "made", saved before each generation starts) are ever removed."""
@@ -191,6 +208,7 @@ class KernelTrial:
         self.st["dataset"] = None
         made[:] = [m for m in made if Path(m).exists()] + [str(target)]
         write_json_atomic(self.d / "state.json", self.st)
+        self._room(n, need)
         gdir = self.d / "generate" / f"files-{need}"
         shutil.rmtree(gdir, ignore_errors=True)
         self.progress(f"sizing: generating {need} files ({need * self.rl / 2**30:.2f} GiB) in {self.data_root} ...")
@@ -357,7 +375,7 @@ def dispatch(a: argparse.Namespace) -> int:
         save(st["trials"])
         print(f"harness: sizing: {e} (the finished trials are kept: run the same command again to continue)",
               file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, NoRoom) else 1
     except KeyboardInterrupt:
         save(st["trials"])
         print("harness: sizing interrupted: run the same command again to continue", file=sys.stderr)
