@@ -66,4 +66,4 @@ latex:
 	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	    --no-install-recommends texlive-latex-base texlive-latex-recommended lmodern poppler-utils >/dev/null; }
-	@pdflatex --version | head -1
+	@pdflatex --version | sed -n 1p   # sed reads it all: no SIGPIPE for pipefail to report
