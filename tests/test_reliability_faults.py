@@ -30,7 +30,9 @@ from reliability import (
 @pytest.mark.parametrize("fault,rt,cause", [
     ("delete", 0, "No such file or directory"),
     ("truncate", 0, "truncated file"),
-    ("corrupt", 0, "file signature not found"),
+    # HDF5 reads the signature, then the superblock, in two reads: an overwrite landing between them is reported as
+    # the version byte (0xde) after the signature it read intact (seen once in CI, stop 42's test-asan)
+    ("corrupt", 0, ("file signature not found", "bad superblock version number")),
     ("delete", 2, "No such file or directory"),
 ])
 def test_dataset_file_fault_mid_run_ends_the_job(tmp_path, fault, rt, cause):
@@ -58,7 +60,8 @@ def test_dataset_file_fault_mid_run_ends_the_job(tmp_path, fault, rt, cause):
     lines = [ln for ln in error_lines(err) if str(victim) in ln]
     assert lines, err
     for line in lines:  # the rank's line (and with reader processes, the reader's own line before it)
-        assert re.match(r"h5dlio: rank [01]: error: ", line) and cause in line, line
+        causes = cause if isinstance(cause, tuple) else (cause,)
+        assert re.match(r"h5dlio: rank [01]: error: ", line) and any(c in line for c in causes), line
     if rt:
         assert any("reader process" in ln for ln in lines), lines
     assert not any(w in err for w in CRASH_WORDS), err
