@@ -40,6 +40,9 @@ FAMILIES = {
     # 3.x's checkpoint-only workload in the 3.x venv, where mlpstorage_py does not import: SimpleStreamingCheckpointing
     # (fsync per file); the same workload where it imports (MLPerf v3.0's own environment): mlpstorage's
     # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read; docs/fidelity.md)
+    # jpeg files read whole as MLPerf's retinanet reads them (no decode), 1 read thread at tiny
+    "dlio3-jpeg": ("retinanet_b200", "MLCommons DLIO 3.x (--dlio3-venv), jpeg files read whole (retinanet_b200), "
+                                     "loader pre-warm"),
     "dlio3-checkpoint": ("llama3_8b_v3", "MLCommons DLIO 3.x (--dlio3-venv), checkpoints through its "
                                          "SimpleStreamingCheckpointing"),
     "dlio3-mlps": ("llama3_8b_v3", "MLCommons DLIO 3.x with mlpstorage_py importable (--dlio3-mlps-venv), checkpoints "
@@ -56,9 +59,11 @@ FAMILY_VOL = {"async": "async-prefetch"}
 # submitted unet3d_b200 runs do, where the workload has that preset
 FAMILY_SCALE = {"dlio3": {"tiny": "tiny_odirect"}}
 # family -> the option naming its reference venv (every other family: --dlio-venv, DLIO 2.0.0)
-FAMILY_VENV = {"dlio3": "dlio3_venv", "dlio3-checkpoint": "dlio3_venv", "dlio3-mlps": "dlio3_mlps_venv"}
+FAMILY_VENV = {"dlio3": "dlio3_venv", "dlio3-jpeg": "dlio3_venv", "dlio3-checkpoint": "dlio3_venv",
+               "dlio3-mlps": "dlio3_mlps_venv"}
 NOT_HERE = {
     "dlio3": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not given",
+    "dlio3-jpeg": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not given",
     "dlio3-checkpoint": "needs an MLCommons DLIO 3.x checkout (`make mutants DLIO=<checkout>`: --dlio3-venv), not "
                         "given",
     "dlio3-mlps": "needs a DLIO 3.x venv where mlpstorage_py imports (MLPerf Storage v3.0's environment: "

@@ -15,7 +15,8 @@ from kernel import BIN, MPIRUN, h5tool, run, tiny
 from fidelity import mutants as fm
 from fidelity.mutants import killed_by, mutant_table, render_md
 
-FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "dlio3-checkpoint", "dlio3-mlps", "async", "fixed-size"}
+FAMILIES = {"pytorch", "tf", "tf-eval", "checkpoint", "dlio3", "dlio3-jpeg", "dlio3-checkpoint", "dlio3-mlps", "async",
+            "fixed-size"}
 
 
 def test_unknown_mutant_is_refused_naming_the_variable(tmp_path):
@@ -170,8 +171,8 @@ def test_a_family_left_out_of_an_explicit_list_is_not_listed_as_not_run(tmp_path
     assert fams == ["pytorch"] and fm._matrix(fams, chosen, a, print) == ([], [], [])
     a.families = ""
     fams, _, chosen = fm._chosen(a)
-    assert [(n["mutant"], n["family"]) for n in fm._matrix(fams, chosen, a, print)[2]] == [("prewarm-dropped",
-                                                                                            "dlio3")]
+    assert [(n["mutant"], n["family"]) for n in fm._matrix(fams, chosen, a, print)[2]] == [
+        ("prewarm-dropped", "dlio3"), ("prewarm-dropped", "dlio3-jpeg")]
 
 
 def test_the_async_mutant_is_meant_for_the_read_checks_of_the_in_rank_launch():

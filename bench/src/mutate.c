@@ -31,13 +31,13 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                        "read)",
                        READS, "tf-eval"},
     [MUT_RANK_SEED] = {"rank-seed",
-                       "the last rank shuffles with random_seed + 1 (its sampler and the TF file and "
-                       "sample lists)",
-                       READS " dftracer.order.*", "pytorch tf fixed-size"},
+                       "the last rank shuffles with random_seed + 1 (its sampler, the TF file and "
+                       "sample lists, DLIO 3.x's file reshard)",
+                       READS " dftracer.order.*", "pytorch tf fixed-size dlio3 dlio3-jpeg"},
     [MUT_PREWARM_DROP] = {"prewarm-dropped",
                           "rank 0 skips the reads of DLIO 3.x's loader pre-warm before epoch 1 "
                           "(the barrier is kept)",
-                          "counts.dftracer.* dftracer.per_file dftracer.batches.*", "dlio3"},
+                          "counts.dftracer.* dftracer.per_file dftracer.batches.*", "dlio3 dlio3-jpeg"},
     [MUT_READ_OFFSET] = {"read-offset",
                          "rank 0's 2nd sample read selects from one element further into the sample: "
                          "its first byte read at offset + 1, one row element fewer",
@@ -91,22 +91,23 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_COMPUTE_SKIP] = {"skip-compute",
                           "rank 0 skips the emulated computation of its 2nd training step of epoch 1 (its I/O "
                           "unchanged; the AU and throughput it reports move)",
-                          "compute.rank0", "pytorch"},
+                          "compute.rank0", "pytorch fixed-size dlio3-jpeg"},
     [MUT_NO_SHUFFLE] = {"no-shuffle",
-                        "every rank reads its samples unshuffled (its sampler's order as listed, every epoch)", ORDER,
-                        "pytorch fixed-size"},
+                        "every rank reads its samples unshuffled (its sampler's order as listed, every epoch; DLIO "
+                        "3.x: no file reshard)",
+                        ORDER, "pytorch fixed-size dlio3 dlio3-jpeg"},
     [MUT_EPOCH_SEED] = {"epoch-seed",
                         "every rank's training shuffle of epoch 2 is seeded with random_seed + 1 (epoch 1 as "
-                        "DLIO's)",
-                        ORDER, "pytorch fixed-size"},
+                        "DLIO's; DLIO 3.x: the file reshard to epoch 2, which its pre-warm after epoch 1 reads)",
+                        ORDER, "pytorch fixed-size dlio3 dlio3-jpeg"},
     [MUT_SWAP_SLICES] = {"swap-rank-slices",
-                         "ranks 0 and 1 take each other's slice of the sampler (each reads what the other "
-                         "rank reads in DLIO, in that rank's order)",
-                         ORDER, "pytorch fixed-size"},
+                         "ranks 0 and 1 take each other's slice of the sampler or DLIO 3.x's file shard (each "
+                         "reads what the other rank reads in DLIO, in that rank's order)",
+                         ORDER, "pytorch fixed-size dlio3 dlio3-jpeg"},
     [MUT_WRONG_FILE] = {"wrong-file",
                         "rank 0's 2nd training batch of epoch 1 reads, in place of its first sample, the same "
                         "sample of the next file (a file of the same size on a fixed-size workload)",
-                        ORDER " dftracer.per_file darshan.per_file", "pytorch fixed-size"},
+                        ORDER " dftracer.per_file darshan.per_file", "pytorch fixed-size dlio3 dlio3-jpeg"},
     [MUT_GEN_RENAME] = {"gen-rename",
                         "training file 0 is generated the old way, as <name>.partial.<pid> then renamed (an unlink "
                         "and a rename DLIO does not make), while the output still says generate mode in_place",
@@ -138,7 +139,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
                            "after DLIO's discovery (its listings and probe) rank 0 also stats every data file "
                            "of each enabled phase before its first open (the kernel's check before it discovered "
                            "as DLIO does)",
-                           "strace.discovery", "pytorch"},
+                           "strace.discovery", "pytorch fixed-size dlio3 dlio3-jpeg"},
 };
 // clang-format on
 

@@ -16,7 +16,7 @@ typedef enum {
     MUT_SWAP_BATCHES,    /* run.c   read_batch */
     MUT_TF_PADDING,      /* run.c   read_batch */
     MUT_EVAL_STEP,       /* run.c   run_read_phase */
-    MUT_RANK_SEED,       /* run.c   runner_init */
+    MUT_RANK_SEED,       /* run.c   runner_init, shard_to */
     MUT_PREWARM_DROP,    /* run.c   run_prewarm */
     MUT_READ_OFFSET,     /* reader.c read_dataset */
     MUT_EXTRA_OPEN,      /* reader.c sample_reader_read / tf_thread_read */
@@ -31,9 +31,9 @@ typedef enum {
     MUT_CKPT_FSYNC,      /* ckpt.c  save_file, stream_save (a second fsync) */
     MUT_ASYNC_LOST_READ, /* prefetch.c issue_sample */
     MUT_COMPUTE_SKIP,    /* run.c   run_step */
-    MUT_NO_SHUFFLE,      /* run.c   runner_init */
-    MUT_EPOCH_SEED,      /* run.c   run_read_phase */
-    MUT_SWAP_SLICES,     /* run.c   runner_init */
+    MUT_NO_SHUFFLE,      /* run.c   runner_init, shard_to */
+    MUT_EPOCH_SEED,      /* run.c   run_read_phase, shard_to */
+    MUT_SWAP_SLICES,     /* run.c   mutant_slice */
     MUT_WRONG_FILE,      /* run.c   read_batch */
     MUT_GEN_RENAME,      /* gen.c   generate */
     MUT_COMPRESSION,     /* gen.c   write_one */

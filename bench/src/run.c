@@ -37,6 +37,12 @@ static int64_t fault_skip(runner_t *R, int64_t n)
     return skip;
 }
 
+/* MUTANT swap-rank-slices (mutate.h): ranks 0 and 1 take each other's slice of the sampler (3.x: of the shard) */
+static int mutant_slice(const config_t *c, int rank, int nranks)
+{
+    return c->mutant == MUT_SWAP_SLICES && nranks > 1 && rank < 2 ? 1 - rank : rank;
+}
+
 /* MUTANTS (mutate.h) that change what a loader reads for batch k of rank 0's first training epoch: the samples to
  * read, in R->mut (or the plan's batch itself); *n: how many. Every loader reads through it. */
 static const int64_t *read_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n)
@@ -357,10 +363,14 @@ static void plan_tf(const runner_t *Rc, epoch_plan_t *P)
 static void shard_to(runner_t *R, int64_t epoch)
 {
     const config_t *c = R->cfg;
-    int reshuffle = R->L->dlio->file_reshuffle && c->file_shuffle_given;
+    /* MUTANT no-shuffle (mutate.h): no reshard, every epoch reads the initial round-robin lists */
+    int reshuffle = R->L->dlio->file_reshuffle && c->file_shuffle_given && c->mutant != MUT_NO_SHUFFLE;
     while (R->shard.epoch < epoch) {
+        /* R->seed: the workload's seed (MUTANT rank-seed: + 1 on the last rank; MUTANT epoch-seed: + 1 for the
+         * reshard to epoch 2, which 3.x's pre-warm after epoch 1 already reads) */
+        uint32_t seed = (uint32_t)(R->seed + (c->mutant == MUT_EPOCH_SEED && R->shard.epoch + 1 == 2));
         if (reshuffle)
-            shard_reshuffle(&R->shard, R->shard.epoch + 1, (uint32_t)c->random_seed, c->seed_change_epoch);
+            shard_reshuffle(&R->shard, R->shard.epoch + 1, seed, c->seed_change_epoch);
         else
             R->shard.epoch++;
     }
@@ -379,7 +389,7 @@ static void plan_round_robin(const runner_t *Rc, epoch_plan_t *P)
      * the refreshed arguments: each epoch's and pre-warm's own lists. */
     shard_to(R, c->read_threads > 0 ? P->epoch : 1);
     const int64_t spf = c->num_samples_per_file, n = R->shard.per_rank * spf;
-    const int64_t *files = shard_list(&R->shard, R->rank);
+    const int64_t *files = shard_list(&R->shard, mutant_slice(c, R->rank, R->nranks));
     for (int64_t k = 0; k < n; k++) R->rr_order[k] = files[k / spf] * spf + k % spf;
     P->order = R->rr_order;
     P->nout = n;
@@ -441,8 +451,7 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     int shuffle = L->dlio->sampler_shuffles || c->ordering == ORDER_H5BENCH ? c->sample_shuffle : SHUFFLE_OFF;
     if (c->mutant == MUT_NO_SHUFFLE) /* MUTANT no-shuffle (mutate.h) */
         shuffle = SHUFFLE_OFF;
-    /* MUTANT swap-rank-slices (mutate.h): ranks 0 and 1 take each other's slice of the sampler */
-    int slice = c->mutant == MUT_SWAP_SLICES && nranks > 1 && rank < 2 ? 1 - rank : rank;
+    int slice = mutant_slice(c, rank, nranks);
     for (int ph = 0; ph < NPHASES; ph++) {
         int64_t total = config_files_used(c, L->dlio, ph, nranks) * c->num_samples_per_file;
         sampler_init(&R->sampler[ph], c->ordering, shuffle, c->seed_change_epoch, (uint32_t)R->seed,
