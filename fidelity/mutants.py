@@ -39,7 +39,8 @@ FAMILIES = {
                              "MLPerf's submitted runs read (SCALE=tiny: tiny_odirect), loader pre-warm"),
     # 3.x's checkpoint-only workload in the 3.x venv, where mlpstorage_py does not import: SimpleStreamingCheckpointing
     # (fsync per file); the same workload where it imports (MLPerf v3.0's own environment): mlpstorage's
-    # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read; docs/fidelity.md)
+    # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read;
+    # docs/fidelity-checkpoints.md)
     "dlio3-checkpoint": ("llama3_8b_v3", "MLCommons DLIO 3.x (--dlio3-venv), checkpoints through its "
                                          "SimpleStreamingCheckpointing"),
     "dlio3-mlps": ("llama3_8b_v3", "MLCommons DLIO 3.x with mlpstorage_py importable (--dlio3-mlps-venv), checkpoints "
