@@ -2,12 +2,12 @@
 #   make help    every target with one line (the `## ` line above its rule here and in mk/*.mk)
 #   make validate WORKLOAD=unet3d; make test (the complete suite CI runs); make test-fast (docs/testing.md)
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
-#   PROFILES, REPEAT, LAUNCHER=mpirun|srun, SIDES=both|kernel, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
+#   PROFILES, REPEAT, LAUNCHER=mpirun|mpiexec|srun, SIDES=both|kernel, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
 #   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
 #   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md),
 #   DARSHAN_ANALYSES=auto|all|none (which Darshan logs get pydarshan's summary and drishti; docs/validation.md),
-#   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale.md),
+#   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale-record.md),
 #   COLLECT_JOBS=N (processes parsing the traces and logs at once; default the CPUs, at most 4; docs/scale.md),
 #   RUNS_DB=<file> (validate: the finished run also added to this run store, never changing validate's status; docs/runs.md).
 SHELL := /bin/bash

@@ -37,12 +37,13 @@ FAMILIES = {
     # pre-warm): npz files read whole, the loader pre-warm before and after the epoch
     "dlio3": ("unet3d_b200", "MLCommons DLIO 3.x (its own venv: --dlio3-venv), npz read whole with O_DIRECT as "
                              "MLPerf's submitted runs read (SCALE=tiny: tiny_odirect), loader pre-warm"),
-    # 3.x's checkpoint-only workload in the 3.x venv, where mlpstorage_py does not import: SimpleStreamingCheckpointing
-    # (fsync per file); the same workload where it imports (MLPerf v3.0's own environment): mlpstorage's
-    # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read; docs/fidelity.md)
     # jpeg files read whole as MLPerf's retinanet reads them (no decode), 1 read thread at tiny
     "dlio3-jpeg": ("retinanet_b200", "MLCommons DLIO 3.x (--dlio3-venv), jpeg files read whole (retinanet_b200), "
                                      "loader pre-warm"),
+    # 3.x's checkpoint-only workload in the 3.x venv, where mlpstorage_py does not import: SimpleStreamingCheckpointing
+    # (fsync per file); the same workload where it imports (MLPerf v3.0's own environment): mlpstorage's
+    # StreamingCheckpointing (fsync per file, posix_fadvise DONTNEED per chunk written and read;
+    # docs/fidelity-checkpoints.md)
     "dlio3-checkpoint": ("llama3_8b_v3", "MLCommons DLIO 3.x (--dlio3-venv), checkpoints through its "
                                          "SimpleStreamingCheckpointing"),
     "dlio3-mlps": ("llama3_8b_v3", "MLCommons DLIO 3.x with mlpstorage_py importable (--dlio3-mlps-venv), checkpoints "

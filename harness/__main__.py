@@ -18,6 +18,7 @@ from common.rundir import MANIFEST, RunDir
 from harness import resources, sizing, sweep
 from harness import run as hrun
 from harness import vol as hvol
+from harness.launch import LAUNCHERS
 from harness.workload import REPO, WorkloadError, default_scale, dlio_config_dir, load
 from profiles import Context, Shape, registry
 
@@ -49,7 +50,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--dlio-quiet-index-map", action="store_true",
                    help="give DLIO's sample index map a short text (DLIO formats the whole map at every read: a cost "
                         "per read that grows with a rank's samples, hours per epoch at 10^5 files); no read changes "
-                        "(docs/scale.md)")
+                        "(docs/scale-record.md)")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
     r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
     r.add_argument("--repeat", type=_count("REPEAT", "--repeat"), default=1,
@@ -69,8 +70,9 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _launcher(text: str) -> str:
-    if text not in ("mpirun", "mpiexec", "srun"):
-        raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): invalid choice (use mpirun, mpiexec or srun)")
+    if text not in LAUNCHERS:
+        raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): invalid choice (use "
+                                         f"{', '.join(LAUNCHERS[:-1])} or {LAUNCHERS[-1]})")
     if not shutil.which(text):
         raise argparse.ArgumentTypeError(f"LAUNCHER={text} (--launcher): {text} not found on PATH")
     return text

@@ -13,10 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# the launchers a run accepts (LAUNCHER=, --launcher; docs/validation.md's Variables names each): mpiexec takes
+# mpirun's Open MPI options
+LAUNCHERS = ("mpirun", "mpiexec", "srun")
+
 
 @dataclass
 class Launcher:
-    kind: str = "mpirun"   # mpirun (Open MPI) | srun | mpiexec
+    kind: str = "mpirun"   # one of LAUNCHERS
     ranks: int = 2
     extra: tuple = ()
 
@@ -49,7 +53,7 @@ class Launcher:
                     raise ValueError(f"LAUNCHER=srun: cannot pass {', '.join(bad)} to the ranks (a comma in it)")
                 a.append("--export=ALL," + ",".join(f"{k}={v}" for k, v in sorted(env.items())))
             return a + list(self.extra)
-        raise ValueError(f"LAUNCHER={self.kind}: use mpirun, mpiexec or srun")
+        raise ValueError(f"LAUNCHER={self.kind}: use {', '.join(LAUNCHERS[:-1])} or {LAUNCHERS[-1]}")
 
 
 def kernel_argv(binary: Path, config: Path, sets: Sequence[str], options: Sequence[str] = ()) -> list[str]:

@@ -35,7 +35,7 @@ import yaml
 from common.fileio import write_json_atomic, write_text_atomic
 from harness import run as hrun
 from harness import sweep
-from harness.launch import Launcher, Step, execute, kernel_argv
+from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
 from harness.paths import REFERENCE_CONFIGS
 from harness.sizing_search import Memo, Outcome, SizingError, estimate, search
 from harness.workload import REPO, WorkloadError, default_scale
@@ -73,7 +73,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=None,
                    help="the folder on the storage under test for the dataset (default SIZING_DIR/data)")
     p.add_argument("--dlio-venv", type=Path, required=True, help="a DLIO 3.x venv: its bundled workloads and entry")
-    p.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
+    p.add_argument("--launcher", default="mpirun", choices=LAUNCHERS)
     p.add_argument("--sizing-dir", type=Path, default=None,
                    help="the search's folder (default runs/sizing-<workload>-<scale>-<hash of the parameters>)")
     p.add_argument("--hosts", type=_int("HOSTS"), default=int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or 1),

@@ -34,7 +34,7 @@ from common.proc import command_output
 from harness import run as hrun
 from harness.dlio import key_table
 from harness.dlio import select as dlio_select
-from harness.launch import Launcher, Step, execute, kernel_argv
+from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
 from harness.workload import REPO, Workload, WorkloadError, dlio_config_dir, load
 
 SCALING_CONFIGS = "thesis-d,thesis-e,thesis-f,thesis-g,thesis-h"
@@ -55,7 +55,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                    help="the reference DLIO venv (its bundled workload configs and version)")
     s.add_argument("--configs", default=SCALING_CONFIGS,
                    help=f"comma-separated reference configs, names or paths (default {SCALING_CONFIGS})")
-    s.add_argument("--launcher", default="mpirun", choices=["mpirun", "mpiexec", "srun"])
+    s.add_argument("--launcher", default="mpirun", choices=LAUNCHERS)
     s.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
     s.add_argument("--keep-data", action="store_true", help="keep the generated datasets")
 

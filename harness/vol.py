@@ -1,4 +1,5 @@
-"""The HDF5 VOL connector stack the kernel side of a run reads through (`make validate VOL=<name>`, --vol; docs/vol.md).
+"""The HDF5 VOL connector stack the kernel side of a run reads through (`make validate VOL=<name>`, --vol;
+docs/vol-validation.md).
 DLIO's side is unchanged: h5py on HDF5's native connector. The kernel takes the connector from its `vol-connector` key
 on every launch but generation (both datasets are written natively, as DLIO writes its own), and, for `async-prefetch`,
 reads the next batch with vol-async's event sets (key `vol-async-prefetch`) in every launch whose ranks read

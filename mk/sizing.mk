@@ -1,6 +1,6 @@
 # Sizing (issue 37; docs/sizing.md): included by the Makefile (-include mk/*.mk).
 #   make sizing WORKLOAD=unet3d_b200 DLIO_VENV=<a DLIO 3.x venv> [SCALE=] [RANKS_MAX=64] [RESOLUTION=1] [DATA=<folder
-#   on the storage under test>] [LAUNCHER=mpirun|srun] [HOSTS=] [HOST_MEMORY_GB=] [MIN_STEPS=500] [SIZING_DIR=]
+#   on the storage under test>] [LAUNCHER=mpirun|mpiexec|srun] [HOSTS=] [HOST_MEMORY_GB=] [MIN_STEPS=500] [SIZING_DIR=]
 #   [RUNS_DB=<file>]: the largest number of simulated accelerators (kernel ranks) whose AU stays >= the workload's
 #   threshold; the same command again continues an interrupted search. Not a submission.
 .PHONY: sizing

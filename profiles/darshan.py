@@ -547,7 +547,7 @@ def _no_h5(run: RunView, d: dict, k: dict) -> str:
             (launch.get("async_prefetch") or {}).get("mode") == "explicit":
         return ("; H5F/H5D not compared: the kernel read with vol-async's H5Fopen_async/H5Dread_async (explicit "
                 "async), which Darshan's HDF5 module does not wrap (it wraps the synchronous calls only): no H5D "
-                "record, no data file in H5F (docs/vol.md)")
+                "record, no data file in H5F (docs/vol-validation.md)")
     return "; H5F/H5D not compared: a side has no HDF5 module records"
 
 

@@ -541,9 +541,9 @@ def _vol_kernel() -> str:
 @pytest.mark.dlio
 @pytest.mark.slow
 def test_live_darshan_under_vol_async(tmp_path, monkeypatch):
-    """Darshan under vol-async (docs/vol.md, "Profilers under a connector"): the vol kernel gets the Darshan built
-    against its thread-safe HDF5, DLIO's side its own. Explicit async reads (VOL=async-prefetch): per data file the
-    POSIX and DXT records equal DLIO's (async's background thread is recorded), H5F/H5D not compared, saying why
+    """Darshan under vol-async (docs/vol-validation.md, "Profilers under a connector"): the vol kernel gets the Darshan
+    built against its thread-safe HDF5, DLIO's side its own. Explicit async reads (VOL=async-prefetch): per data file
+    the POSIX and DXT records equal DLIO's (async's background thread is recorded), H5F/H5D not compared, saying why
     (Darshan's HDF5 module wraps no *_async call); implicit (VOL=async, the ranks reading): H5F opens and H5D reads
     equal too. Negative control: a lost async read (mutant async-lost-read) fails the per-file check, one read short."""
     import json

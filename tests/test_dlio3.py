@@ -1,7 +1,7 @@
 """The kernel's MLCommons DLIO 3.x entry (3.0.2, mlcommons/DLIO_local_changes f6796ed) against the analytic model,
 which is written from DLIO's source (validate/model.py dlio3_*), not from the kernel: which files each rank reads in
 each epoch and pre-warm, whole files, and the per-rank generation seeds. DLIO 3.x itself needs Python >= 3.12 and is
-not installed in CI; its side runs in `make fidelity-run DLIO=<checkout>` (docs/fidelity.md)."""
+not installed in CI; its side runs in `make fidelity-run DLIO=<checkout>` (docs/fidelity-dlio3.md)."""
 from __future__ import annotations
 
 import json

@@ -3,7 +3,7 @@
 f6796ed; png_generator.py the same but for the extension), checked against numpy recomputing DLIO's draws (not
 against the kernel's code), their names, the reads (whole files, as npz: the same local-FS mixin) against the analytic
 model, and the refusals. The real DLIO 3.x side runs in `make validate WORKLOAD=retinanet_b200 DLIO=<3.x checkout>`
-(docs/fidelity.md, MLCommons DLIO 3.x, row 13)."""
+(docs/fidelity-dlio3.md, row 13)."""
 from __future__ import annotations
 
 import json

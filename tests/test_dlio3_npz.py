@@ -2,7 +2,7 @@
 writes (checked against numpy's own np.savez, not against the kernel's code), their names and sub-folders, the order
 rank 0 lists them in (against the analytic model, which sorts DLIO's path strings: validate/model.py dlio3_listing),
 and the refusals. The real DLIO 3.x side runs in `make validate WORKLOAD=unet3d_b200 DLIO=<3.x checkout>`
-(docs/fidelity.md, MLCommons DLIO 3.x, rows 10-11)."""
+(docs/fidelity-dlio3.md, rows 10-11)."""
 from __future__ import annotations
 
 import io
@@ -50,7 +50,7 @@ def test_npz_files_are_dlio3s_bytes(tmp_path, spf, stdev):
     """Every file the kernel writes is, byte for byte, the file DLIO 3.x's numpy generator writes (recomputed with
     numpy's own np.random and np.savez): zip layout, zip64 extra fields, npy headers, samples and CRC-32s; numpy
     reads it back with the shape DLIO draws. (A DLIO with dgen-py or s3dlio installed writes other sample bytes:
-    docs/fidelity.md, MLCommons DLIO 3.x.)"""
+    docs/fidelity-dlio3.md.)"""
     files, ranks, rl = 6, 2, 65536
     sets = v3npz(tmp_path / "data", **{"num-files-train": files, "num-samples-per-file": spf, "record-length": rl,
                                        "record-length-stdev": stdev, "generate-data": True, "train": False})

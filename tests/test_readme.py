@@ -271,7 +271,7 @@ def case_example_yaml(tmp: Path, cmd: str) -> None:
 
 
 def case_ckpt_hdf5(tmp: Path, cmd: str) -> None:
-    """docs/kernel.md's HDF5 checkpoints: the shipped unet3d example with checkpointing on, the kernel's HDF5 format
+    """docs/kernel-io.md's HDF5 checkpoints: the shipped unet3d example with checkpointing on, the kernel's HDF5 format
     and collective MPI-IO: one shared file per checkpoint (DLIO 2.0.0's schedule: after each of the 2 epochs), the
     summary naming the format and driver; a driver name it does not have is refused by key."""
     ok = _sh(_mpirun(cmd), cwd=tmp, timeout=300)
@@ -537,6 +537,8 @@ COMMANDS = {
         "DATA=/lustre/$USER/unet3d sbatch --nodes=4 --ntasks-per-node=8 scripts/h5dlio.sbatch "
         "--config unet3d_h100.yaml --set dataset.format=hdf5 --set workflow.checkpoint=false":
             elsewhere("tests/test_slurm.py", '["sbatch", "--wait", "--nodes=1", "--ntasks-per-node=2"'),
+    },
+    "docs/kernel-io.md": {
         "mpirun -np 8 build/h5dlio --config examples/unet3d.yaml --set workflow.checkpoint=true "
         "--set checkpoint-format=hdf5 --set checkpoint-mpiio=collective": case_ckpt_hdf5,
     },

@@ -159,7 +159,7 @@ def _vol_kernel() -> str:
 
 
 # a kernel launch here takes 2-4 s; vol-async 1.8.1's implicit mode hung once in a reader process (1 of ~55 launches
-# under load 15, docs/vol.md): a hang ends its launch after 300 s, named, instead of the harness's 1800
+# under load 15, docs/vol-validation.md): a hang ends its launch after 300 s, named, instead of the harness's 1800
 ASYNC_TIMEOUT = ("--timeout", "300")
 
 

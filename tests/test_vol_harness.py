@@ -1,4 +1,5 @@
-"""The harness's VOL connector stacks (`make validate VOL=...`, harness/vol.py, docs/vol.md#validated-against-dlio):
+"""The harness's VOL connector stacks (`make validate VOL=...`, harness/vol.py,
+docs/vol-validation.md#validated-against-dlio-make-validate-vol):
 what the kernel's launches are given, what the manifest collects from each launch's output.json, and validate's
 vol.kernel check with its negative controls (a launch reporting another stack, explicit async reads missing or
 unasked). No launch: the end-to-end async validation is in tests/test_validation_e2e.py."""

@@ -1,6 +1,6 @@
 /* torch.save's container for DLIO's checkpoint states. Written from what torch 2.x writes (the reference venv's
  * torch, observed record by record: the pickle through pickletools, the container through zipfile, the write calls
- * through a Python file object that logs them): see torchsave.h and docs/fidelity.md "Checkpoints". */
+ * through a Python file object that logs them): see torchsave.h and docs/fidelity-checkpoints.md. */
 #define _GNU_SOURCE
 #include "torchsave.h"
 #include "util.h"

@@ -1,5 +1,5 @@
 """Put on PYTHONPATH of DLIO's launches only when asked (`python -m harness run --dlio-quiet-index-map`,
-`make validate DLIO_QUIET_MAP=1`; docs/scale.md): it shortens the text of DLIO's sample index map, nothing else.
+`make validate DLIO_QUIET_MAP=1`; docs/scale-record.md): it shortens the text of DLIO's sample index map, nothing else.
 
 DLIO formats its rank's whole sample -> (file, sample) map into a debug message at every sample it reads, whether
 debug messages are logged or not (an f-string argument: DLIO 2.0.0 `reader/reader_handler.py:115`; the map is a dict

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One field-scale measurement (docs/scale.md): the three steps of `make validate` (harness run, python -m validate,
+# One field-scale measurement (docs/scale-record.md): the three steps of `make validate` (harness run, python -m validate,
 # python -m reports) each under /usr/bin/time -v, plus the harness's collection re-run alone (recollect.py) to time
 # the parsing, and the run directory's size. Usage (from the repository root, after make build venv dlio-venv):
 #   [DARSHAN=<darshan prefix>] bench/results/2026-11-25-field/run.sh <unet3d scale, e.g. field-5k> <out folder>

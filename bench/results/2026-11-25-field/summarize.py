@@ -42,7 +42,7 @@ def one(out: Path) -> dict:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The docs/scale.md table: one row per run."""
+    """The docs/scale-record.md table: one row per run."""
     out = ["| files | launches (DLIO / kernel), s | collection | `python -m validate` | `python -m reports` | "
            "validation / launches | run directory | verdict |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:

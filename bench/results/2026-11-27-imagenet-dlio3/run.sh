@@ -1,5 +1,5 @@
 #!/bin/bash
-# imagenet_files side by side with DLIO 3.x (docs/scale.md), measured step by step: the harness (launches +
+# imagenet_files side by side with DLIO 3.x (docs/scale-record.md), measured step by step: the harness (launches +
 # collection), `python -m validate`, `python -m reports`, each under /usr/bin/time -v at nice 5; the 1-minute load
 # every 30 s; DLIO's memory every 10 s (../2026-11-27-rt32/memsample.py, folded per launch by its summarize.py);
 # the run directory's size. bench/results/2026-11-27-imagenet-field/run.sh with the DLIO venv given, not build's.

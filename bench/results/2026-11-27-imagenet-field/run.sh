@@ -1,5 +1,5 @@
 #!/bin/bash
-# One field-scale run measured step by step (docs/scale.md): the harness (launches + collection), `python -m validate`
+# One field-scale run measured step by step (docs/scale-record.md): the harness (launches + collection), `python -m validate`
 # and `python -m reports`, each under /usr/bin/time -v, a load sample every 30 s, the run directory's size.
 # Usage (from the repository root, after make build venv dlio-venv; DARSHAN_PREFIX a Darshan install or unset):
 #   run.sh WORKLOAD SCALE SIDES RUNS_DIR OUT [extra harness options...]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Validation's own cost on a finished run (docs/scale.md, issue 26 item 2): the harness's collection re-run alone
+# Validation's own cost on a finished run (docs/scale-record.md, issue 26 item 2): the harness's collection re-run alone
 # (recollect.py: the time of each part), `python -m validate` and `python -m reports`, each under /usr/bin/time -v,
 # with the Python of TREE (this repository, or an export of the commit before: `git archive <commit> | tar -x -C
 # <dir>`), and the tables' sizes. Every step's exit status is kept in OUT/rc.

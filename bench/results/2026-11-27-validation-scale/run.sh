@@ -1,5 +1,5 @@
 #!/bin/bash
-# One kernel-only field-scale run measured (docs/scale.md, "Kernel-only"): the harness (launches + collection) under
+# One kernel-only field-scale run measured (docs/scale-record.md, "Kernel-only"): the harness (launches + collection) under
 # /usr/bin/time -v, then measure.sh on the run (collection re-run alone with its parts, validate, reports).
 # Usage (from the repository root, after make build venv dlio-venv):
 #   bench/results/2026-11-27-validation-scale/run.sh <unet3d scale, e.g. field-20k> <runs folder> <out folder>
