@@ -49,7 +49,7 @@ def _jitter(cfg: dict) -> float:
                float(dotted_get(cfg, "evaluation.eval_time_stdev", 0) or 0))
 
 
-def _asks(cfg: dict) -> list[float]:
+def compute_asks(cfg: dict) -> list[float]:
     """the compute times a step may ask for: computation_time, and eval_time when evaluation is on"""
     ct = float(dotted_get(cfg, "train.computation_time", 0) or 0)
     et = float(dotted_get(cfg, "evaluation.eval_time", 0) or 0) if dotted_get(cfg, "workflow.evaluation") else 0.0
@@ -103,7 +103,7 @@ def _judge(rank: int, d: dict, k: dict, sd: float, asks: list[float]) -> dict:
 
 
 def check_compute(run) -> list[dict]:
-    if not _asks(run.cfg):
+    if not compute_asks(run.cfg):
         return [result("compute", SKIP, detail="the workload asks for no computation (computation_time and eval_time "
                        "0): nothing to compare")]
     d, k = run.table("dftracer-timeline-dlio.json"), run.table("dftracer-timeline-kernel.json")
@@ -114,6 +114,6 @@ def check_compute(run) -> list[dict]:
     if not any(v["n"] for v in dr.values()):
         return [result("compute", SKIP, detail="DLIO's trace holds no compute region (a DLIO whose compute is not "
                        "traced): the emulated computation was not compared")]
-    sd, asks = _jitter(run.cfg), _asks(run.cfg)
+    sd, asks = _jitter(run.cfg), compute_asks(run.cfg)
     empty = {"d": [], "n": 0, "s": 0.0}
     return [_rank_row(r, dr.get(r, empty), kr.get(r, empty), sd, asks) for r in sorted(set(dr) | set(kr))]

@@ -108,6 +108,22 @@ def test_checkpoint_writes_unseen_without_a_tracer(tmp_path):
     assert "checkpoint_writes" in {x["io"] for x in v["not_compared"]}
 
 
+def test_compute_is_no_class_of_a_workload_that_computes_nothing(tmp_path):
+    """imagenet_files (computation_time 0) at 102,400 files listed "compute emulation" as not compared, naming
+    DFTracer, which both sides ran: with nothing to compute the class does not apply. The negative control is the
+    same run computing (run-tiny as recorded) without DFTracer: compute is named."""
+    run = _copy(tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    m["workload"]["config"]["train"]["computation_time"] = 0
+    (run / "manifest.json").write_text(json.dumps(m))
+    for side in ("dlio", "kernel"):
+        for t in (f"dftracer-{side}.json", f"dftracer-timeline-{side}.json"):
+            (run / "tables" / t).unlink()
+    v, _, _ = _validate(run)
+    assert "compute" not in {x["io"] for x in v["not_compared"]}
+    assert next(r for r in v["checks"] if r["name"] == "compute")["status"] == "skip"
+
+
 def test_a_multiset_alone_does_not_claim_the_order(tmp_path):
     """Without the read_threads=0 launches only logvfd.multiset.* compares HDF5 reads: "each rank's reads in order"
     is not compared. Negative control: the run as made compares it (logvfd.sequence.rt0.*)."""

@@ -15,6 +15,7 @@ from typing import Any
 from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
 from profiles import Shape, checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
+from profiles.compute import compute_asks
 from profiles.dftracer import SHARED
 from validate import model
 
@@ -353,6 +354,11 @@ def _reads_data(run: Run) -> bool:
     return not checkpoint_only(run.cfg)
 
 
+def _computes(run: Run) -> bool:
+    """a workload whose steps ask for computation (computation_time or eval_time): else there is nothing to compare"""
+    return _reads_data(run) and bool(compute_asks(run.cfg))
+
+
 def _checkpoints(run: Run) -> bool:
     return bool((run.cfg.get("workflow") or {}).get("checkpoint"))
 
@@ -407,7 +413,7 @@ CLASSES = [
      "writes (offset, size) and stats (strace.generate)", "the strace profile on both generate launches "
      "(PROFILES=...,strace; on by default at tiny and small scale)", _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
-     "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _reads_data),
+     "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _computes),
     ("metrics", "AU and throughput as DLIO computes them", "each side's reported AU, throughput and MB/s recomputed "
      "with DLIO's formula from its own per-step times (the two sides' AU are reported side by side, not compared: "
      "metrics.au)", "the timing profile on both sides (PROFILES=timing)", _reads_data),
