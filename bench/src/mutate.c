@@ -91,7 +91,7 @@ const mutant_t MUTANTS[MUT_COUNT] = {
     [MUT_COMPUTE_SKIP] = {"skip-compute",
                           "rank 0 skips the emulated computation of its 2nd training step of epoch 1 (its I/O "
                           "unchanged; the AU and throughput it reports move)",
-                          "compute.rank0", "pytorch fixed-size dlio3-jpeg"},
+                          "compute.rank0 metrics.formula.kernel", "pytorch fixed-size dlio3-jpeg"},
     [MUT_NO_SHUFFLE] = {"no-shuffle",
                         "every rank reads its samples unshuffled (its sampler's order as listed, every epoch; DLIO "
                         "3.x: no file reshard)",
