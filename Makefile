@@ -142,10 +142,10 @@ test-fast: lint test-c venv
 	@H5DLIO_BIN=$(abspath $(BIN)) H5DLIO_HDF5_PREFIX="$$( [ -n "$(HDF5_DIR)" ] && echo $(HDF5_DIR) || cat build/.hdf5-prefix)" \
 	  $(VENV)/bin/python -m pytest -q -rs -n $(TEST_JOBS) --durations=15 -m "$(FAST_TESTS)" tests
 
-## ruff on the Python packages and tests; clang-format 14 (.clang-format) on the kernel's C
+## ruff on every Python folder (packages, tests, scripts, bench/perf, bench/results); clang-format 14 on the kernel's C
 lint: venv deps-system
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store scripts
-	@clang-format-14 --style=file --dry-run -Werror bench/src/*.[ch] bench/tests/*.c bench/tools/*.c && echo "lint: C formatted as .clang-format says"
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store scripts bench/perf bench/results
+	@clang-format-14 --style=file --dry-run -Werror bench/src/*.[ch] bench/tests/*.c bench/tools/*.c bench/fuzz/*.c && echo "lint: C formatted as .clang-format says"
 
 ## remove build/ (the cache, CACHE, stays)
 clean:

@@ -6,30 +6,17 @@ checkpoints in a second launch, cold (after `sync`, each checkpoint file's pages
 posix_fadvise(DONTNEED): only these files, nothing else of the machine's cache) and warm (the same launch again)."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
-from bench.perf.common import Context, kernel, load_snapshot, summary, wait_for_quiet
+from bench.perf.common import Context, evict, kernel, load_snapshot, summary, wait_for_quiet
 
 
 def _sync() -> float:
     t0 = time.perf_counter()
     subprocess.run(["sync"], check=False)
     return time.perf_counter() - t0
-
-
-def _drop(folder: Path) -> None:
-    """The checkpoint files' clean pages out of the page cache (they were synced): the next read comes from disk."""
-    for p in folder.rglob("*"):
-        if p.is_file():
-            fd = os.open(p, os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
 
 
 def _bw(out: dict, kind: str) -> tuple[float, float]:
@@ -66,7 +53,7 @@ def measure(ctx: Context) -> dict:
                 per[name]["w"].append(b / s)
                 per[name]["wd"].append(b / (s + _sync()))
                 per[name]["bytes"] = b / n
-                _drop(folder)
+                evict(folder)
                 for view in ("rc", "rw"):  # cold, then warm
                     r = kernel(ctx, f"checkpoint_hdf5/read-{view}-{tag}", ranks,
                                {**sets, "num_checkpoints_write": 0, "num_checkpoints_read": n})

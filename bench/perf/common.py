@@ -101,6 +101,18 @@ def drop_caches() -> bool:
         return False
 
 
+def evict(folder: Path) -> None:
+    """Every file's clean pages under folder out of the page cache (posix_fadvise DONTNEED; no root needed): the next
+    read comes from the device. Files written since their last sync keep their dirty pages."""
+    for f in folder.rglob("*"):
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
 def can_drop_caches() -> bool:
     return os.access("/proc/sys/vm/drop_caches", os.W_OK)
 
@@ -252,3 +264,11 @@ def fio(ctx: Context, name: str, files: list[Path], rw: str, bs: int, *, numjobs
     return {"wall_s": r["wall_s"], "io_bytes": io, "runtime_s": j["runtime"] / 1000.0,
             "bw_bytes_per_s": io / (j["runtime"] / 1000.0) if j["runtime"] else None,
             "syscall_s": lat_total, "syscall_bw_bytes_per_s": io / numjobs / lat_total if lat_total else None}
+
+
+# ---------- results.md ----------
+def table(head: list[str], rows: list[list[str]]) -> str:
+    """A markdown table: the head, then one line a row (report.py and each section's own markdown)."""
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.perf import plots, scale, validation
+from bench.perf.common import table
 
 MIB = 1024 * 1024
 
@@ -41,12 +42,6 @@ def _load(sec: dict) -> str:
 
 
 REVISION_NOTE = "392621b (MLPerf Storage v2.0's mlperf_storage_v2.0)"
-
-
-def table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def figures(res: dict, out: Path) -> dict:

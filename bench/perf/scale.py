@@ -22,7 +22,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bench.perf.common import KERNEL, BenchError, Context, kernel, load_snapshot, ratio, summary, wait_for_quiet
+from bench.perf.common import (
+    KERNEL,
+    BenchError,
+    Context,
+    kernel,
+    load_snapshot,
+    ratio,
+    summary,
+    table,
+    wait_for_quiet,
+)
 from harness.launch import Launcher
 
 LIMITS = KERNEL.resolve().parent / "h5dlio-limits"  # built beside the kernel (build/<hdf5>/)
@@ -224,7 +234,6 @@ def _load1(sec: dict, when: str) -> str:
 
 
 def markdown(sec: dict) -> list[str]:
-    from bench.perf.report import table
     p = sec["preset"]
     L = ["## 10. Scale: files, folders, ranks", "",
          f"One-sample files of {p['record_length']:,} B, batch 7, read-threads 0, no compute, page cache warm; "

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.perf.common import REPO, Context, load_snapshot, wait_for_quiet
+from bench.perf.common import REPO, Context, load_snapshot, table, wait_for_quiet
 
 DATA = REPO / "tests" / "data"
 RUN_TINY = DATA / "run-tiny"
@@ -271,8 +271,7 @@ def markdown(sec: dict) -> list[str]:
            ("" if len({n for p in sec["points"] for n in p["trees"]}) < 2 else
             ": the verdict is shown to be the same with either tree" +
             (" (it is, check by check, at every point)." if same else ": **it differs**.")), "",
-           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+           table(head, rows)]
     return out + [""]
 
 

@@ -20,7 +20,6 @@ row (BenchError)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import resource
 import subprocess
 from pathlib import Path
@@ -30,6 +29,7 @@ from bench.perf.common import (
     REPO,
     BenchError,
     Context,
+    evict,
     kernel,
     load_snapshot,
     ratio,
@@ -58,17 +58,6 @@ def _built() -> tuple[Path | None, Path | None, str]:
     if not (plugins / "libh5async.so").exists():
         return None, None, f"no libh5async.so in {plugins}"
     return binary, plugins, ""
-
-
-def _drop(folder: Path) -> None:
-    """The dataset's clean pages out of the page cache: the next launch reads them from the device."""
-    for f in folder.rglob("*"):
-        if f.is_file():
-            fd = os.open(f, os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
 
 
 def _launch(ctx: Context, binary: Path, plugins: Path, name: str, mode: str, sets: dict) -> dict:
@@ -212,7 +201,7 @@ def measure_async(ctx: Context) -> dict:
                         ctx.say(f"vol: {ranks} rank(s), {cache}, compute {compute} s, {mode}, repetition "
                                 f"{i + 1}/{p['repeat']}")
                         if cache == "cold":
-                            _drop(data)
+                            evict(data)
                         sets = {**shape, "train": True, "computation_time": compute, "ranks": ranks}
                         runs[mode].append(_launch(ctx, binary, plugins, f"vol/r{ranks}-{cache}-{compute}-{mode}-{i}",
                                                   mode, sets))

@@ -234,38 +234,32 @@ int ckpt_after_epoch(const config_t *c, int64_t epoch)
            (epoch == a || (b > 0 && epoch > a && (epoch - a) % b == 0));
 }
 
-/* pytorch_checkpointing.py:137-141: open(name, "wb") and torch.save(state, f). Written under <name>.partial.<pid>
- * and renamed when whole, so a checkpoint under its final name is always complete (a failure removes the partial
- * file; a killed rank leaves it under the partial name only). */
-static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+/* A checkpoint file is written as <name>.partial.<pid> (never over another run's checkpoint: exit 2), opened
+ * with `mode`; the partial name is removed (die() and the signal handlers) if the kernel dies before close_partial
+ * renames it */
+static int open_partial(ckpt_t *k, const char *name, char *tmp, size_t len, mode_t mode)
 {
-    char tmp[4700];
-    snprintf(tmp, sizeof tmp, "%s.partial.%d", name, (int)getpid());
+    snprintf(tmp, len, "%s.partial.%d", name, (int)getpid());
     if (!k->cfg->overwrite && access(name, F_OK) == 0)
         die(EXIT_BADINPUT,
             "key 'checkpoint-folder': %s exists (another run's checkpoint?): remove it, use another folder, or set "
             "overwrite=true to replace it",
             name);
-    void *tr = trace_begin("save_state");
-    err_ctx()->partial = tmp; /* die() and the signal handlers remove it */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    err_ctx()->partial = tmp;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
         die(EXIT_RUNTIME, "checkpoint %s: open: %s", tmp, strerror(errno));
-    struct stat st;
-    /* CPython's open(): the buffer is st_blksize when it is > 1, else io.DEFAULT_BUFFER_SIZE (8192) */
-    size_t bufsize = fstat(fd, &st) == 0 && st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
-    (void)lseek(fd, 0, SEEK_CUR); /* BufferedWriter asks the position at open, as Python's open does */
-    ts_io_t io = {0};
-    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
-    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
-    io.mut_split = m == MUT_CKPT_SPLIT, io.mut_short = m == MUT_CKPT_SHORT;
-    if ((k->rules == 2 ? ts_save_fill(s, fd, bufsize, k->fill, &io) : ts_save(s, fd, bufsize, &io)) != 0)
-        die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
-            (long long)ts_file_size(s), strerror(errno));
-    /* pytorch_checkpointing.py:136-137 (392621b): os.fsync(f.fileno()) after torch.save, before the close; DLIO
-     * 2.0.0-52 never gets there (its checkpoint.fsync lands in another attribute): the kernel key checkpoint-fsync */
-    if (k->rules == 2 && k->cfg->checkpoint_fsync) {
-        if (fsync(fd) != 0)
+    return fd;
+}
+
+/* The file's fsync when `sync` (both 3.x streams fsync every file; 2.0's torch.save with checkpoint-fsync), close,
+ * the rename to its name. MUTANTS ckpt-fsync (a second fsync), fsync-dropped (no fsync, though counted: as a no-op
+ * fsync preloaded ahead of the C library would), ckpt-stray (a stray file in the folder): `m`, rank 0's first
+ * checkpoint file. */
+static void close_partial(ckpt_t *k, int fd, const char *tmp, const char *name, int m, int sync, ckpt_event_t *ev)
+{
+    if (sync) {
+        if (m != MUT_FSYNC_DROP && fsync(fd) != 0)
             die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
         ev->fsyncs++;
     }
@@ -282,6 +276,32 @@ static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
         if (write_atomic(stray, "x", 1) != 0)
             die(EXIT_RUNTIME, "%s: %s", stray, strerror(errno));
     }
+    k->mutated |= m != MUT_NONE;
+}
+
+/* pytorch_checkpointing.py:137-141: open(name, "wb") and torch.save(state, f). Written under <name>.partial.<pid>
+ * and renamed when whole, so a checkpoint under its final name is always complete (a failure removes the partial
+ * file; a killed rank leaves it under the partial name only). */
+static void save_file(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_event_t *ev)
+{
+    char tmp[4700];
+    void *tr = trace_begin("save_state");
+    int fd = open_partial(k, name, tmp, sizeof tmp, 0666);
+    struct stat st;
+    /* CPython's open(): the buffer is st_blksize when it is > 1, else io.DEFAULT_BUFFER_SIZE (8192) */
+    size_t bufsize = fstat(fd, &st) == 0 && st.st_blksize > 1 ? (size_t)st.st_blksize : 8192;
+    (void)lseek(fd, 0, SEEK_CUR); /* BufferedWriter asks the position at open, as Python's open does */
+    ts_io_t io = {0};
+    /* MUTANTS ckpt-* (mutate.h): rank 0's first checkpoint file */
+    const int m = k->rank == 0 && !k->mutated ? k->cfg->mutant : MUT_NONE;
+    io.mut_split = m == MUT_CKPT_SPLIT, io.mut_short = m == MUT_CKPT_SHORT;
+    if ((k->rules == 2 ? ts_save_fill(s, fd, bufsize, k->fill, &io) : ts_save(s, fd, bufsize, &io)) != 0)
+        die(EXIT_RUNTIME, "checkpoint %s: write failed after %lld of %lld bytes: %s", tmp, (long long)io.bytes,
+            (long long)ts_file_size(s), strerror(errno));
+    /* pytorch_checkpointing.py:136-137 (392621b): os.fsync(f.fileno()) after torch.save, before the close; DLIO
+     * 2.0.0-52 never gets there (its checkpoint.fsync lands in another attribute): the kernel key checkpoint-fsync.
+     * fsync-dropped is a 3.x stream's mutant: not applied here. */
+    close_partial(k, fd, tmp, name, m == MUT_FSYNC_DROP ? MUT_NONE : m, k->rules == 2 && k->cfg->checkpoint_fsync, ev);
     k->mutated |= m != MUT_NONE;
     trace_end(tr);
     ev->files++;
@@ -317,47 +337,6 @@ static int write_full(int fd, const uint8_t *p, size_t n, ts_io_t *io)
     return 0;
 }
 
-/* 3.x: a checkpoint file is written as <name>.partial.<pid> (never over another run's checkpoint: exit 2), opened
- * with `mode`; the partial name is removed if the kernel dies before close_partial renames it */
-static int open_partial(ckpt_t *k, const char *name, char *tmp, size_t len, mode_t mode)
-{
-    snprintf(tmp, len, "%s.partial.%d", name, (int)getpid());
-    if (!k->cfg->overwrite && access(name, F_OK) == 0)
-        die(EXIT_BADINPUT,
-            "key 'checkpoint-folder': %s exists (another run's checkpoint?): remove it, use another folder, or set "
-            "overwrite=true to replace it",
-            name);
-    err_ctx()->partial = tmp;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0)
-        die(EXIT_RUNTIME, "checkpoint %s: open: %s", tmp, strerror(errno));
-    return fd;
-}
-
-/* The file's one fsync (both 3.x streams fsync every file), close, the rename to its name. MUTANTS ckpt-fsync (a
- * second fsync), fsync-dropped (none, though counted: as a no-op fsync preloaded ahead of the C library would),
- * ckpt-stray (a stray file in the folder): `m`, rank 0's first checkpoint file. */
-static void close_partial(ckpt_t *k, int fd, const char *tmp, const char *name, int m, ckpt_event_t *ev)
-{
-    if (m != MUT_FSYNC_DROP && fsync(fd) != 0)
-        die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
-    ev->fsyncs++;
-    if (m == MUT_CKPT_FSYNC && fsync(fd) != 0)
-        die(EXIT_RUNTIME, "checkpoint %s: fsync: %s", tmp, strerror(errno));
-    if (close(fd) != 0)
-        die(EXIT_RUNTIME, "checkpoint %s: close: %s", tmp, strerror(errno));
-    if (rename(tmp, name) != 0)
-        die(EXIT_RUNTIME, "checkpoint: rename %s -> %s: %s", tmp, name, strerror(errno));
-    err_ctx()->partial = NULL;
-    if (m == MUT_CKPT_STRAY) {
-        char stray[4600];
-        snprintf(stray, sizeof stray, "%s/h5dlio-mutant.stray", k->cfg->checkpoint_folder);
-        if (write_atomic(stray, "x", 1) != 0)
-            die(EXIT_RUNTIME, "%s: %s", stray, strerror(errno));
-    }
-    k->mutated |= m != MUT_NONE;
-}
-
 /* simple_streaming_checkpointing.py:291-306 save: makedirs(parent), open(path, "wb"), write zero chunks of
  * min(remaining, 32 MiB) (a chunk above the buffer goes to write(2) whole, the last one below it at flush: one call
  * each), flush, os.fsync always (the checkpoint.fsync key is not consulted: it lands in args.checkpoint_sync,
@@ -391,7 +370,7 @@ static void stream_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_e
                 (long long)total, strerror(errno));
         left -= (int64_t)n;
     }
-    close_partial(k, fd, tmp, name, m, ev); /* simple_streaming_checkpointing.py:305-306: fsync, close */
+    close_partial(k, fd, tmp, name, m, 1, ev); /* simple_streaming_checkpointing.py:305-306: fsync, close */
     trace_end(tr);
     ev->files++, ev->bytes += io.bytes, ev->writes += io.writes;
 }
@@ -527,7 +506,7 @@ static void mlps_save(ckpt_t *k, const ts_state_t *s, const char *name, ckpt_eve
             (void)posix_fadvise(fd, at, (off_t)n, POSIX_FADV_DONTNEED); /* errors ignored, as there */
         left -= (int64_t)n;
     }
-    close_partial(k, fd, tmp, name, m, ev);
+    close_partial(k, fd, tmp, name, m, 1, ev);
     trace_end(tr);
     ev->files++, ev->bytes += io.bytes, ev->writes += io.writes;
 }

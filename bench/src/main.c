@@ -418,7 +418,8 @@ static void epochs_begin(job_t *J)
     check_dataset(&J->L, J->rank);
     uint32_t rseed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
     MPI_CHECK(MPI_Bcast(&rseed, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD));
-    runner_init(&J->R, c, &J->L, J->rank, J->nranks, J->pool.n ? &J->pool : NULL, rseed);
+    runner_init(&J->R, c, &J->L, J->rank, J->nranks, J->pool.n ? &J->pool : NULL,
+                c->vol_async_prefetch ? &LOADER_ASYNC_PREFETCH : NULL, rseed);
     J->res.runner = &J->R;
     if (c->checkpoint) {
         ckpt_init(&J->ckpt, c, J->rank, J->nranks);

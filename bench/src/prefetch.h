@@ -9,7 +9,9 @@
 #include "run.h"
 #include "vol.h"
 
-/* The loader itself is run.h's LOADER_ASYNC_PREFETCH (read-threads 0, PyTorch's loader, DLIO's h5py reads). */
+/* The loader of key vol-async-prefetch (read-threads 0, PyTorch's loader, DLIO's h5py reads): main.c hands it to
+ * runner_init, which replaces the configured loader with it. */
+extern const loader_ops_t LOADER_ASYNC_PREFETCH;
 
 /* After vol_probe, before any read: the key needs the async connector in the stack HDF5 reports and a loader it can
  * replace. 0, or -1 with a one-line message naming the key and the stack in use. */

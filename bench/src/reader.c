@@ -125,6 +125,19 @@ static void read_h5py(sample_reader_t *r, const char *path, int64_t sample, io_a
     acc->opens += 1;
 }
 
+/* A POSIX-read sample's close and its accounting: opened at t0, read from t1 to t2, `bytes` read by one read
+ * (CPython's readall or a readv); metadata time is the open and the close, read time the read. */
+static void close_sample(int fd, const char *path, double t0, double t1, double t2, int64_t bytes, io_acc_t *acc)
+{
+    if (close(fd) != 0)
+        die(EXIT_RUNTIME, "close %s: %s", path, strerror(errno));
+    acc->meta_s += (t1 - t0) + (now() - t2);
+    acc->read_s += t2 - t1;
+    acc->bytes += bytes;
+    acc->reads += 1;
+    acc->opens += 1;
+}
+
 /* MLCommons DLIO 3.x (sample_read "whole_file"): reader/hdf5_reader.py:61-63 read_index ->
  * reader/_local_fs_iterable_mixin.py:348-359 _localfs_ensure_cached -> :150-153 `with open(path, 'rb') as fh:
  * len(fh.read())`, whatever the sample: no HDF5 call. The system calls are CPython 3.12's for that line (strace in
@@ -169,14 +182,7 @@ static void read_whole_file(sample_reader_t *r, const char *path, int64_t sample
             break;
         got += (size_t)n;
     }
-    double t2 = now();
-    if (close(fd) != 0)
-        die(EXIT_RUNTIME, "close %s: %s", path, strerror(errno));
-    acc->meta_s += (t1 - t0) + (now() - t2);
-    acc->read_s += t2 - t1;
-    acc->bytes += (int64_t)got;
-    acc->reads += 1;
-    acc->opens += 1;
+    close_sample(fd, path, t0, t1, now(), (int64_t)got, acc);
 }
 
 /* MLCommons DLIO 3.x with reader.odirect (npz): reader/reader_factory.py:94-96 NPZReaderODIRECT, whose open
@@ -216,13 +222,7 @@ static void read_odirect(sample_reader_t *r, const char *path, int64_t sample, i
         die(EXIT_RUNTIME, "readv %s (O_DIRECT, %zu bytes): %s", path, want, strerror(errno));
     if (n != (ssize_t)st.st_size) /* npy_reader_odirect.py:62-63 raises IOError */
         die(EXIT_RUNTIME, "readv %s (O_DIRECT): %zd bytes, not the file's %lld", path, n, (long long)st.st_size);
-    if (close(fd) != 0)
-        die(EXIT_RUNTIME, "close %s: %s", path, strerror(errno));
-    acc->meta_s += (t1 - t0) + (now() - t2);
-    acc->read_s += t2 - t1;
-    acc->bytes += (int64_t)n;
-    acc->reads += 1;
-    acc->opens += 1;
+    close_sample(fd, path, t0, t1, t2, (int64_t)n, acc);
 }
 
 /* MUTANTS read-offset, extra-open, odirect-dropped, readv-size (mutate.h): at the armed reader's 2nd sample read;

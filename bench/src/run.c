@@ -408,7 +408,7 @@ static const ordering_ops_t ORDERING_H5BENCH = {.name = "h5bench", .plan = plan_
 /* ---------- the runner ---------- */
 
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,
-                 uint32_t random_seed)
+                 const loader_ops_t *loader, uint32_t random_seed)
 {
     memset(R, 0, sizeof *R);
     R->cfg = c;
@@ -420,8 +420,8 @@ void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, in
     R->pool = pool && pool->n > 0 ? pool : NULL;
     int tf = c->data_loader == LOADER_TENSORFLOW;
     R->loader = tf ? (R->pool ? &LOADER_TF_POOL : &LOADER_TF_IN_RANK) : R->pool ? &LOADER_POOL : &LOADER_IN_RANK;
-    if (c->vol_async_prefetch) /* prefetch.c: explicit async reads (prefetch_check allowed only in-rank h5py reads) */
-        R->loader = &LOADER_ASYNC_PREFETCH;
+    if (loader) /* key vol-async-prefetch: prefetch.c's explicit async reads (prefetch_check allowed only in-rank h5py) */
+        R->loader = loader;
     R->ordering = tf ? &ORDERING_TF : c->ordering == ORDER_H5BENCH ? &ORDERING_H5BENCH : &ORDERING_DLIO;
     if (!tf && c->ordering == ORDER_DLIO && strcmp(L->dlio->file_sharding, "round_robin") == 0) {
         R->ordering = &ORDERING_ROUND_ROBIN;

@@ -57,9 +57,6 @@ typedef struct {
     void (*finish)(runner_t *R, epoch_plan_t *P, epoch_stats_t *st);
 } loader_ops_t;
 
-/* The loader of key vol-async-prefetch (prefetch.c: explicit async reads through vol-async). */
-extern const loader_ops_t LOADER_ASYNC_PREFETCH;
-
 /* Which batches an epoch has and how many steps it takes (P->nout and P->bs are set). */
 typedef struct {
     const char *name;
@@ -103,9 +100,11 @@ struct runner {
 /* Batch k as every loader reads it (the mutants of read_batch applied; *skip: fault-skip-read's position or -1).
  * For loaders outside run.c (prefetch.c). */
 const int64_t *runner_batch(runner_t *R, const epoch_plan_t *P, int64_t k, int64_t *n, int64_t *skip);
-/* pool: the reader processes (read-threads > 0), or NULL: the rank reads. */
+/* pool: the reader processes (read-threads > 0), or NULL: the rank reads. loader: a loader from outside run.c that
+ * replaces the configured one (main.c: prefetch.h's LOADER_ASYNC_PREFETCH for key vol-async-prefetch), or NULL. It
+ * is passed in, not named here: run.c depends on no loader module (tests/test_sources.py: no symbol circle). */
 void runner_init(runner_t *R, const config_t *c, const layout_t *L, int rank, int nranks, pool_t *pool,
-                 uint32_t random_seed);
+                 const loader_ops_t *loader, uint32_t random_seed);
 void runner_free(runner_t *R);
 /* Steps of one phase per epoch on this rank (what DLIO's loop does given its break conditions). */
 int64_t runner_planned_steps(const config_t *c, const dlio_entry_t *e, int phase, int64_t batches_available,
