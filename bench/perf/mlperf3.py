@@ -2,8 +2,8 @@
 interleaved (issue 27, item 6):
 
 - a unet3d_b200 epoch (reference-configs/unet3d_b200.yaml, tiny_odirect where this file system accepts O_DIRECT, else
-  tiny): one dataset, generated once by the kernel (its npz files are DLIO 3.x's bytes, docs/fidelity-dlio3.md), read by a
-  DLIO training launch, by a kernel training launch, and by the plain limit: `dd iflag=direct` (or buffered where
+  tiny): one dataset, generated once by the kernel (its npz files are DLIO 3.x's bytes, docs/fidelity-dlio3.md), read
+  by a DLIO training launch, by a kernel training launch, and by the plain limit: `dd iflag=direct` (or buffered where
   O_DIRECT is refused: said in the results) over the same files, one process per rank, each file read whole. Per
   side: the epoch as the program times it (DLIO: rank 0's per_epoch_stats.json duration; kernel: observed_s), the
   launch's wall time, and MLPerf's AU and throughput of the launch (summary.json; the kernel's "mlperf" block);
