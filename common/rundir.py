@@ -128,9 +128,10 @@ def manifest_schema(m: dict, path: Path | str = MANIFEST) -> int:
 
 
 def read_manifest(path: Path) -> dict:
-    """The manifest at path, the one reading of a run's manifest.json (RunDir.load, validate, reports, the store):
-    its schema checked by manifest_schema (an older schema migrated: 0 -> 1 changes nothing, the dict is returned
-    as stored; a newer one refused, SchemaError). json.JSONDecodeError and OSError pass through."""
+    """The manifest at path, the one reading of a run's manifest.json (RunDir.load: validate, the store, --resume;
+    reports; fidelity's mutant matrix), its schema checked by manifest_schema (an older schema migrated: 0 -> 1
+    changes nothing, the dict is returned as stored; a newer one refused, SchemaError). json.JSONDecodeError and
+    OSError pass through."""
     m = json.loads(Path(path).read_text())
     if isinstance(m, dict):
         manifest_schema(m, path)
