@@ -10,12 +10,19 @@ from typing import Any
 
 from common.fileio import write_json_atomic, write_text_atomic
 
-# the names of a run directory, spelled here only
+# the names of a run directory, spelled here only (docs/runs.md "The run directory"; tests/test_sources.py holds
+# every product folder to it: RUN_NAMES)
 MANIFEST = "manifest.json"   # what the harness ran (written after every launch)
 VERDICT = "verdict.json"     # what validate judged
 PROVENANCE = "provenance.json"  # MLPerf Storage's stamp of the run, not a submission (common/coreconfig.py)
+WORKLOAD = "workload.yaml"   # the merged workload the kernel ran (also each sweep cell's and sizing trial's)
 TABLES = "tables"            # parsed profiler output and the checks' derived tables
+TIMING = "timing.json"       # tables/timing.json: the timing profile's repetitions per side
+REPORT = "report"            # python -m reports' output folder (report.md, report.html, figures/, tables/)
+REPORT_TABLES = "tables"     # report/tables/: the report's LaTeX tables, one .tex per table
 SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
+RUN_NAMES = (MANIFEST, VERDICT, PROVENANCE, WORKLOAD, TABLES, TIMING, REPORT)  # spelled nowhere else (not SIDES)
+SCHEMA = 1                   # manifest.json's "schema": the layout this tree writes, the highest it reads (manifest)
 BIG_TABLE = 1 << 20          # a table of this many bytes or more is written compact (RunDir.write_table)
 SHARE_LIMIT = 1 << 16        # distinct shared objects per table read with shared=True (loads_table)
 TAIL = 1 << 16               # the first window table_member reads from a table's end (doubled up to TAIL_MAX)
@@ -102,6 +109,35 @@ def last_member(text: str, key: str) -> tuple[bool, Any]:
     return False, None
 
 
+class SchemaError(ValueError):
+    """A manifest this tree cannot read: a schema newer than SCHEMA, or not a schema number (exit 2 by its readers)."""
+
+
+def manifest_schema(m: dict, path: Path | str = MANIFEST) -> int:
+    """The run-directory schema of manifest m (read from path, named in the refusal). A manifest without "schema"
+    (every run made before the number existed) is schema 0, whose migration to 1 changes nothing: schema 1 names
+    the same files and folders with the same contents and only adds the number. Schema SCHEMA or lower is read as
+    it is; a higher one (a run made by a newer tree) or a value that is not a whole number raises SchemaError."""
+    n = m.get("schema", 0)
+    if type(n) is not int or n < 0:
+        raise SchemaError(f"{path}: schema {n!r} is not a schema number (0 to {SCHEMA})")
+    if n > SCHEMA:
+        raise SchemaError(f"{path}: schema {n}, newer than this tree reads (schema {SCHEMA} at most): a run made by "
+                          "a newer h5dlio, read it with that tree")
+    return n
+
+
+def read_manifest(path: Path) -> dict:
+    """The manifest at path, the one reading of a run's manifest.json (RunDir.load: validate, the store, --resume;
+    reports; fidelity's mutant matrix), its schema checked by manifest_schema (an older schema migrated: 0 -> 1
+    changes nothing, the dict is returned as stored; a newer one refused, SchemaError). json.JSONDecodeError and
+    OSError pass through."""
+    m = json.loads(Path(path).read_text())
+    if isinstance(m, dict):
+        manifest_schema(m, path)
+    return m
+
+
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -110,7 +146,8 @@ class RunDir:
         self.tables = self.path / TABLES
 
     def load(self) -> dict:
-        return json.loads(self.manifest_path.read_text())
+        """The manifest (read_manifest: a schema newer than SCHEMA raises SchemaError)."""
+        return read_manifest(self.manifest_path)
 
     def save(self, m: dict) -> None:
         write_json_atomic(self.manifest_path, m)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common.rundir import MANIFEST, VERDICT, loads_table
+from common.rundir import MANIFEST, TABLES, VERDICT, loads_table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -144,7 +144,7 @@ def first_block_diffs(run: Path) -> list[dict]:
     """Per rank of the deterministic Log VFD variant: the first differing per-open block, both sides."""
     out = []
     for prof in ("logvfd-rt0", "logvfd"):
-        d, k = _load(run / "tables" / f"{prof}-dlio.json"), _load(run / "tables" / f"{prof}-kernel.json")
+        d, k = _load(run / TABLES / f"{prof}-dlio.json"), _load(run / TABLES / f"{prof}-kernel.json")
         if not d or not k:
             continue
         for r in sorted(set(d.get("ranks", {})) | set(k.get("ranks", {})), key=int):
@@ -173,7 +173,7 @@ def _h5dump(path: Path) -> str:
 
 def layout_diff(run: Path) -> dict | None:
     """The first file whose datasets differ between the sides: both h5py descriptions and h5dump -H -p -B."""
-    d, k = _load(run / "tables" / "dataset-dlio.json"), _load(run / "tables" / "dataset-kernel.json")
+    d, k = _load(run / TABLES / "dataset-dlio.json"), _load(run / TABLES / "dataset-kernel.json")
     if not d or not k:
         return None
     names = sorted(set(d["files"]) | set(k["files"]))

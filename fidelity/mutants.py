@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
-from common.rundir import MANIFEST, VERDICT
+from common.rundir import MANIFEST, VERDICT, read_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "build" / "h5dlio"
@@ -130,7 +130,7 @@ def _failed(v: dict | None) -> list[str]:
 
 
 def _dlio_wall(run: Path) -> float:
-    m = json.loads((run / MANIFEST).read_text())
+    m = read_manifest(run / MANIFEST)
     return sum(r.get("wall_s", 0.0) for n, r in m["steps"].items() if n.startswith("dlio."))
 
 
@@ -171,7 +171,7 @@ def baseline(fam: str, a, say) -> dict:
     given = a.baselines.get(fam)
     if given:
         say(f"mutants: {fam}: baseline {given} (given)")
-        m = json.loads((given / MANIFEST).read_text())
+        m = read_manifest(given / MANIFEST)
         rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
             r.get("wall_s", 0.0) for r in m["steps"].values())
         why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
@@ -193,7 +193,7 @@ def baseline(fam: str, a, say) -> dict:
     if run is None or rc != 0:
         return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
     vrc, v, vwall = _validate(run, runs / "baseline.log")
-    man = json.loads((run / MANIFEST).read_text())
+    man = read_manifest(run / MANIFEST)
     row.update(validate_rc=vrc, validate_s=round(vwall, 1), verdict=(v or {}).get("verdict", "error"),
                failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"),
                dlio=(man.get("dlio") or {}).get("version") or man.get("versions", {}).get("dlio", "unknown"),
@@ -225,7 +225,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     status = outcome(injected, verdict, vrc, hits)
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
                injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
-               failed_steps=[n for n, r in json.loads((run / MANIFEST).read_text())["steps"].items()
+               failed_steps=[n for n, r in read_manifest(run / MANIFEST)["steps"].items()
                              if r.get("status") != "ok"])
     say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
         f"intended {' '.join(mut['checks'])}; failed {', '.join(failed) or 'none'}) in {row['total_s']} s")

@@ -20,7 +20,7 @@ import yaml
 from common.coreconfig import provenance
 from common.fileio import write_json_atomic
 from common.proc import command_output
-from common.rundir import PROVENANCE, RunDir
+from common.rundir import PROVENANCE, SCHEMA, WORKLOAD, RunDir, SchemaError
 from harness import describe_dataset
 from harness import vol as hvol
 from harness.dlio import describe
@@ -71,7 +71,9 @@ def _in_rank(cfg: dict, read_threads_0: bool) -> bool:
 def check_resumable(rd: Path) -> str | None:
     """Why rd cannot be resumed (None: it can): a manifest.json this harness wrote, whole."""
     try:
-        m = json.loads(RunDir(rd).manifest_path.read_text())
+        m = RunDir(rd).load()
+    except SchemaError as e:
+        return f"--resume {rd}: {e}"
     except OSError as e:
         return f"--resume {rd}: cannot read manifest.json: {e.strerror or e}"
     except ValueError as e:
@@ -246,7 +248,7 @@ def plan(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> list[Step]:
                     kernel_sets(src, wd / "out", gen, spec.read_threads_0, checkpoint_dir(wd)) + \
                     ([] if gen else hvol.kernel_sets(opt.vol, _in_rank(wl.config, spec.read_threads_0))) + \
                     ([] if gen else opt.kernel_sets)
-                base = kernel_argv(KERNEL_BIN, rd / "workload.yaml", sets)
+                base = kernel_argv(KERNEL_BIN, rd / WORKLOAD, sets)
                 in_rank = _in_rank(wl.config, spec.read_threads_0)
                 lenv = {} if gen else hvol.kernel_env(opt.vol, opt.vol_plugins, in_rank)
             else:
@@ -287,11 +289,12 @@ def prepare(rd: Path, wl: Workload, opt: Options, dlio_venv: Path) -> dict:
     cfg = merged_config(wl)
     text = f"# {wl.name} at scale {wl.scale}: {wl.base_path} <- reference-configs/{wl.name}.yaml\n" + \
         yaml.safe_dump(cfg, sort_keys=False)
-    (rd / "workload.yaml").write_text(text)
+    (rd / WORKLOAD).write_text(text)
     (rd / "dlio-config" / "workload").mkdir(parents=True, exist_ok=True)
     (rd / "dlio-config" / "workload" / f"h5dlio_{wl.name}.yaml").write_text(text)
     wl2 = Workload(wl.name, wl.scale, wl.base, cfg, wl.base_path)
-    m = {"run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
+    m = {"schema": SCHEMA,  # the run-directory layout (common.rundir.manifest_schema; docs/validation.md)
+            "run_id": rd.name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "workload": wl2.to_dict(),
             "ranks": opt.ranks, "launcher": opt.launcher, "profiles": opt.profiles, "kernel_sets": opt.kernel_sets,
             "repeat": opt.repeat, "skipped_profiles": opt.skipped_profiles, "sides": list(opt.sides),
             "versions": versions(str(dlio_venv / "bin" / "python")), "dlio": _dlio_block(dlio_venv),

@@ -33,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from common.fileio import write_json_atomic, write_text_atomic
+from common.rundir import WORKLOAD
 from harness import run as hrun
 from harness import sweep
 from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
@@ -175,7 +176,7 @@ class KernelTrial:
 
     def _kernel(self, n: int, files: int, out: Path, sets: list[str]) -> list[str]:
         return Launcher(self.a.launcher, n).argv(None, {}) + kernel_argv(
-            hrun.KERNEL_BIN, self.d / "workload.yaml",
+            hrun.KERNEL_BIN, self.d / WORKLOAD,
             [f"dlio-version={self.version}", f"data-folder={self.data_root / f'files-{files}'}",
              f"output-folder={out}", "quiet=true", f"num-files-train={files}", *sets])
 
@@ -342,7 +343,7 @@ def prepare(a: argparse.Namespace, progress) -> tuple[Path, dict, KernelTrial]:
     d = sizing_dir(a, params)
     d.mkdir(parents=True, exist_ok=True)
     st = load_state(d, params)
-    write_text_atomic(d / "workload.yaml", f"# {name} at scale {wl.scale} ({NOT_SUBMISSION})\n"
+    write_text_atomic(d / WORKLOAD, f"# {name} at scale {wl.scale} ({NOT_SUBMISSION})\n"
                       + yaml.safe_dump(wl.config, sort_keys=False))
     return d, st, KernelTrial(d, st, wl.config, version, a, progress)
 

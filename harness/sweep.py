@@ -31,6 +31,7 @@ import yaml
 
 from common.fileio import write_json_atomic
 from common.proc import command_output
+from common.rundir import WORKLOAD
 from harness import run as hrun
 from harness.dlio import key_table
 from harness.dlio import select as dlio_select
@@ -126,7 +127,7 @@ def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -
 
 
 def _kernel(cdir: Path, data: Path, out: Path, version: str, sets: list[str]) -> list[str]:
-    return kernel_argv(hrun.KERNEL_BIN, cdir / "workload.yaml",
+    return kernel_argv(hrun.KERNEL_BIN, cdir / WORKLOAD,
                        [f"dlio-version={version}", f"data-folder={data}", f"output-folder={out}", "quiet=true", *sets])
 
 
@@ -147,7 +148,7 @@ def run_scaling(d: Path, meta: dict, wls: dict[str, Workload], version: str, lau
     for c, wl in wls.items():
         cdir = sd / c
         cdir.mkdir(exist_ok=True)
-        (cdir / "workload.yaml").write_text(f"# {c} at scale {scale}: {wl.base_path} <- reference-configs/{c}.yaml\n"
+        (cdir / WORKLOAD).write_text(f"# {c} at scale {scale}: {wl.base_path} <- reference-configs/{c}.yaml\n"
                                             + yaml.safe_dump(wl.config, sort_keys=False))
         lfile = cdir / "launches.json"
         launches = json.loads(lfile.read_text()) if lfile.exists() else {}

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.rundir import WORKLOAD
 from profiles import checkpoint_dir, checkpoint_only
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -228,7 +229,7 @@ def launch_roots(run, side: str, step: str) -> Roots:
         if entry:  # a manifest from before roots were recorded: the venv only (validation reads nothing of it)
             py = [str(Path(entry).parent.parent)]
     return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
-                 config=(str(rd / "workload.yaml"), str(rd / "dlio-config")), python=tuple(py), home=home)
+                 config=(str(rd / WORKLOAD), str(rd / "dlio-config")), python=tuple(py), home=home)
 
 
 def dlio_rule(run, name: str):

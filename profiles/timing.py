@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from common.mapping import dotted_get
+from common.rundir import TIMING
 from profiles import Done, LaunchSpec, Profile, Shape, checkpoint_dir, checkpoint_only, register
 from profiles import dlio_metrics as dm
 from profiles.compare import FAIL, PASS, SKIP, result
@@ -379,7 +380,7 @@ def check_metrics(run) -> list[dict]:
     """metrics.formula.<side>: the AU, throughput and MB/s each side reported, recomputed with DLIO's formula
     (profiles/dlio_metrics.py: DLIO 2.0.0 utils/statscounter.py:139-154, :206-217, :327-337; 3.x :190-205,
     :266-277, :436-470) from the per-step times the side recorded; metrics.au: both AUs side by side, reported."""
-    t = run.table("timing.json")
+    t = run.table(TIMING)
     if not t or (not t.get("dlio") and not t.get("kernel")):
         return [result("metrics.formula", SKIP, detail="the timing profile did not run: no AU or throughput to "
                        "recompute")]
@@ -432,12 +433,12 @@ class Timing(Profile):
         return [LaunchSpec("timing")] + [LaunchSpec(f"timing-{k}") for k in range(2, shape.repeat + 1)]
 
     def collect(self, done: Done) -> dict:
-        return {"timing.json": {"step": done.name, "wall_s": done.wall_s, **parse(done.workdir / "out", done.side)}}
+        return {TIMING: {"step": done.name, "wall_s": done.wall_s, **parse(done.workdir / "out", done.side)}}
 
     def merge(self, parts: list[dict]) -> dict:
         """timing.json: per side, one entry per repetition (no table when no timing launch finished)."""
         t: dict = {"dlio": [], "kernel": []}
         for p in parts:
-            row = p["timing.json"]
+            row = p[TIMING]
             t[row["step"].split(".", 1)[0]].append(row)
-        return {"timing.json": t} if t["dlio"] or t["kernel"] else {}
+        return {TIMING: t} if t["dlio"] or t["kernel"] else {}

@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from common.rundir import REPORT
 from reports import doc, paper, sections
 from reports.rundir import NotARunDir, PaperData, load
 
@@ -23,10 +24,10 @@ def render(run_dir: Path, out: Path | None = None) -> Path:
     src = load(run_dir)
     if isinstance(src, PaperData):
         for r in src.runs:  # each run's own full report, linked from the paper's comparison table
-            doc.write(r.path / "report", *sections.build(r))
-        out = out or run_dir / "report"
+            doc.write(r.path / REPORT, *sections.build(r))
+        out = out or run_dir / REPORT
         return doc.write(out, *paper.build(src, out))
-    src.report_dir = out or run_dir / "report"
+    src.report_dir = out or run_dir / REPORT
     return doc.write(src.report_dir, *sections.build(src))
 
 

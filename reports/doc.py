@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.fileio import write_text_atomic
+from common.rundir import REPORT_TABLES
 
 
 @dataclass
@@ -326,7 +327,7 @@ def write(out_dir: Path, title: str, blocks: list[Block]) -> Path:
     """report.md, report.html, report.tex, figures/*.png and *.pdf, tables/*.tex into out_dir; returns the report.md
     path. Stale figures and tables of an earlier rendering are removed so the folder holds exactly what the report
     shows (only files of the kinds written here: nothing else in those folders is touched)."""
-    figs, tabs = out_dir / "figures", out_dir / "tables"
+    figs, tabs = out_dir / "figures", out_dir / REPORT_TABLES
     figs.mkdir(parents=True, exist_ok=True)
     tabs.mkdir(exist_ok=True)
     keep = {Path(b.path).name for b in blocks if isinstance(b, Figure)}

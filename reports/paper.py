@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from common.rundir import REPORT
 from reports import doc, figures, sections
 from reports.doc import Block, Bullets, Heading, Para, Table
 from reports.rundir import PaperData, RunData, ScalingConfig, Sweep
@@ -100,7 +101,7 @@ def comparison_section(runs: list[RunData], out_dir: Path) -> list[Block]:
     for r in runs:
         v = r.verdict or {}
         s = v.get("summary", {})
-        link = os.path.relpath(r.path / "report" / "report.html", out_dir)
+        link = os.path.relpath(r.path / REPORT / "report.html", out_dir)
         rows.append([run_label(r), r.manifest["workload"]["name"], str(r.manifest.get("ranks")),
                      str(r.config.get("reader", {}).get("read_threads", 1)),
                      (v.get("verdict") or "not validated").upper() if v else "not validated",

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import yaml
 
-from common.rundir import MANIFEST, SIDES, RunDir
+from common.rundir import MANIFEST, REPORT, SIDES, TIMING, WORKLOAD, RunDir, SchemaError, read_manifest
 
 MIB = 1024 * 1024
 PAPER = "paper.json"   # what `make paper` was asked to run: a paper directory's mark
@@ -32,7 +32,7 @@ class RunData:
 
     def link(self, rel: str) -> str:
         """[path](href): a file of the run directory (path relative to it), linked from the report's folder."""
-        href = os.path.relpath(self.path / rel, self.report_dir or self.path / "report")
+        href = os.path.relpath(self.path / rel, self.report_dir or self.path / REPORT)
         return f"[{rel}]({quote(href)})"
 
     def table(self, name: str):
@@ -77,9 +77,11 @@ def load_run(path: Path) -> RunData:
     if not mf.exists():
         raise NotARunDir(f"{path}: no {MANIFEST} (not a run directory made by `python -m harness run`)")
     try:
-        manifest = json.loads(mf.read_text())
+        manifest = read_manifest(mf)
     except json.JSONDecodeError as e:
         raise NotARunDir(f"{mf}: not JSON ({e})") from None
+    except SchemaError as e:  # a run of a newer tree (common.rundir.manifest_schema): refused, exit 2
+        raise NotARunDir(str(e)) from None
     if not isinstance(manifest, dict) or "workload" not in manifest or "steps" not in manifest:
         raise NotARunDir(f"{mf}: no workload/steps (not a harness manifest)")
     vf = RunDir(path).verdict_path
@@ -91,7 +93,7 @@ def timing_reps(run: RunData) -> dict[str, list[dict]]:
     """tables/timing.json per side as a list of repetitions {step, wall_s, train_epoch_s, eval_s, au_percent,
     throughput_samples_per_s}. Runs made before REPEAT=N stored one dict per side: read as one repetition whose
     wall time comes from the manifest."""
-    t = run.table("timing.json") or {}
+    t = run.table(TIMING) or {}
     out: dict[str, list[dict]] = {}
     for side in SIDES:
         reps = t.get(side) or []
@@ -161,7 +163,7 @@ def load_sweep(d: Path) -> Sweep | None:
     configs = []
     for c in sw["configs"]:
         cdir = d / "scaling" / c
-        wl, lf = cdir / "workload.yaml", cdir / "launches.json"
+        wl, lf = cdir / WORKLOAD, cdir / "launches.json"
         configs.append(ScalingConfig(
             c, yaml.safe_load(wl.read_text()) if wl.exists() else {},
             json.loads(lf.read_text()) if lf.exists() else {},

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from common.coreconfig import line as comparability_line
-from common.rundir import SIDES, verdict_label
+from common.rundir import SIDES, TABLES, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table, slug
 from reports.rundir import RunData, timing_reps
@@ -481,7 +481,7 @@ def darshan_analyses_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Darshan's own analyses", "darshan-analyses")]
     t = run.table("darshan-analyses.json")
     if t is None:
-        has_logs = any((run.path / "tables" / f"darshan-{s}.json").exists() for s in SIDES)
+        has_logs = any((run.path / TABLES / f"darshan-{s}.json").exists() for s in SIDES)
         out.append(Para("No pydarshan job summary or drishti report: " + (
             "the run has Darshan logs but was validated before h5dlio analysed them; run `python -m validate "
             f"{run.path.name}` and render again" if has_logs else "no Darshan log (the Darshan profile: "

@@ -8,7 +8,7 @@ import math
 import re
 from collections import Counter
 
-from common.rundir import SIDES
+from common.rundir import SIDES, TABLES
 from reports.rundir import RunData, timing_reps
 
 SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
@@ -308,7 +308,7 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     rows, old = [], []
     for prof, label in METADATA_SOURCES:
         names = {s: f"{prof}-{s}.json" for s in SIDES}
-        if not any((run.path / "tables" / n).exists() for n in names.values()):
+        if not any((run.path / TABLES / n).exists() for n in names.values()):
             continue
         m = {s: run.table_part(names[s], "metadata") or {} for s in SIDES}
         if not any(m.values()):

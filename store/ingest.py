@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from common.coreconfig import flatten
-from common.rundir import MANIFEST, SIDES, RunDir, verdict_label
+from common.rundir import MANIFEST, SIDES, TIMING, RunDir, verdict_label
 from store import BadInput
 
 KERNEL_OUTPUT = "output.json"
@@ -155,7 +155,7 @@ def from_rundir(path: Path) -> dict:
     data = _data_folder(m)
     storage = str(Path(data).parents[2]) if data else str(rd.path.resolve().parent)
     entry = (m.get("dlio") or {}).get("entry")
-    hosts = sorted({h for r in ((rd.table("timing.json") or {}).get("kernel") or [])
+    hosts = sorted({h for r in ((rd.table(TIMING) or {}).get("kernel") or [])
                     for h in ((r.get("nodes") or {}).get("rank_host") or [])}) or [v.get("host")]
     fs, mnt = file_system(data)
     return {"key": f"run:{m['run_id']}:{m['created']}", "name": m["run_id"], "kind": "validate",
@@ -166,7 +166,7 @@ def from_rundir(path: Path) -> dict:
             "kernel_git": (v.get("git_revision") or "") + ("-dirty" if v.get("git_dirty") else "") or None,
             "hosts": [h for h in hosts if h], "ranks": m.get("ranks"), "storage": storage, "data_folder": data,
             "fs_type": fs, "fs_mount": mnt, "source": str(rd.path.resolve()), **_verdict(rd),
-            "metrics": timing_metrics(rd.table("timing.json"),
+            "metrics": timing_metrics(rd.table(TIMING),
                                       ds.get("record_length", ds.get("record_length_bytes")))}
 
 

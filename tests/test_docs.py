@@ -251,9 +251,13 @@ def test_every_launcher_a_run_accepts_is_documented():
 
 
 def _name(node) -> str | None:
-    """A table name as the code spells it: a string, or an f-string whose fields become <field> (done.side: <side>)."""
+    """A table name as the code spells it: a string, a constant of common.rundir's catalogue (TIMING: its value), or
+    an f-string whose fields become <field> (done.side: <side>)."""
+    import common.rundir
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if isinstance(node, ast.Name) and node.id.isupper() and isinstance(getattr(common.rundir, node.id, None), str):
+        return getattr(common.rundir, node.id)
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else f"<{ast.unparse(v.value).split('.')[-1]}>"
                        for v in node.values)

@@ -526,3 +526,44 @@ def test_architecture_check_finds_planted_wrong_names(tmp_path):
 
 def test_architecture_names_only_what_exists():
     assert not architecture_breaks(), architecture_breaks()
+
+
+# ------------------------------------------------------------------ the run directory's names: spelled in one place
+def run_name_literals(root: Path = REPO) -> list[str]:
+    """'path:line: "name"' for every Python string constant equal to a run-directory name of the catalogue
+    (common.rundir.RUN_NAMES: manifest.json, verdict.json, tables, report, ...) in the product folders (the
+    packages, scripts/, bench/perf/) outside common/rundir.py, which spells them. The rule: a product file names a
+    run directory's file or folder through the catalogue's constant, never as a literal (a rename or a new schema
+    is one edit). Out of it: tests/ (a test states the layout it expects, by hand) and bench/results/ (dated scripts
+    of a measurement, kept as they ran); the side names (SIDES: "dlio", "kernel") are also the programs' names
+    everywhere and are not held to it; a name inside a longer string (a message, an f-string's text) is prose."""
+    import ast
+
+    from common.rundir import RUN_NAMES
+    out = []
+    for d in FUNCTION_DIRS:
+        for f in sorted((root / d).rglob("*.py")):
+            rel = f.relative_to(root).as_posix()
+            if rel == "common/rundir.py":
+                continue
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_NAMES:
+                    out.append(f'{rel}:{node.lineno}: "{node.value}"')
+    return out
+
+
+def test_run_name_finder_names_a_planted_literal(tmp_path):
+    for d in FUNCTION_DIRS:
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "reports" / "a.py").write_text('from common.rundir import MANIFEST\n\n'
+                                               'ok = MANIFEST\nmsg = "no manifest.json here"\n'
+                                               'bad = run / "manifest.json"\n')
+    (tmp_path / "common" / "rundir.py").write_text('MANIFEST = "manifest.json"\n')
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "s.py").write_text('x = "tables"\n')  # a dated script: out of the rule
+    assert run_name_literals(tmp_path) == ['reports/a.py:5: "manifest.json"']
+
+
+def test_no_literal_run_directory_name_outside_the_catalogue():
+    found = run_name_literals()
+    assert not found, f"name these through common.rundir's constants: {found}"

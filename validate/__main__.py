@@ -9,7 +9,7 @@ from pathlib import Path
 
 from common.coreconfig import comparability, line
 from common.fileio import write_json_atomic
-from common.rundir import MANIFEST, RunDir
+from common.rundir import MANIFEST, RunDir, SchemaError
 from profiles.darshan_analyses import mode as darshan_analyses_mode
 from validate.checks import validate, verdict_label
 
@@ -49,8 +49,9 @@ def main(argv=None) -> int:
         print(f"validate: error: {a.run_dir}: no {MANIFEST} (not a run directory)", file=sys.stderr)
         return 2
     try:
+        rd.load()  # its schema: a run of a newer tree is refused before any check (common.rundir.manifest_schema)
         darshan_analyses_mode()  # H5DLIO_DARSHAN_ANALYSES (make validate DARSHAN_ANALYSES=): refused before any check
-    except ValueError as e:
+    except (SchemaError, ValueError) as e:
         print(f"validate: error: {e}", file=sys.stderr)
         return 2
     v = validate(a.run_dir)

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from common.rundir import SIDES, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
+from common.rundir import SIDES, TIMING, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
 from profiles import Shape, checkpoint_dir, checkpoint_only, registry
 from profiles.compare import FAIL, PASS, SKIP, result
 from profiles.compute import compute_asks
@@ -241,7 +241,7 @@ def check_nodes(run: Run) -> list[dict]:
     may get other nodes of a cluster), and what DLIO's summary lists per node, from each node's local rank 0
     (host_memory_GB), the kernel lists the same (output.json "nodes"). DLIO 2.0.0 does nothing else per node: no
     I/O by local rank 0, no node-local path (3.x's drop_caches is by global rank 0, main.py:742)."""
-    t = run.table("timing.json") or {}
+    t = run.table(TIMING) or {}
     d = next((r.get("nodes") for r in t.get("dlio", []) if r.get("nodes")), None)
     k = next((r.get("nodes") for r in t.get("kernel", []) if r.get("nodes")), None)
     if not d or not k:
@@ -312,7 +312,7 @@ def check_runtime(run: Run) -> list[dict]:
         out.append(result("runtime.generate", SKIP, required=False,
                           detail="no dataset (checkpoint-only workload)" if checkpoint_only(run.cfg) else
                           "a generation launch did not finish"))
-    t = run.table("timing.json")
+    t = run.table(TIMING)
     if not t or not t.get("dlio") or not t.get("kernel"):
         out.append(result("runtime.train", SKIP, detail="timing profile not run or a side failed", required=False))
         return out

@@ -29,6 +29,7 @@ from bench.perf.common import (
     summary,
     wait_for_quiet,
 )
+from common.rundir import WORKLOAD
 from validate.model import checkpoint_files_v2
 
 REVISION = "392621b"
@@ -52,7 +53,7 @@ def _workload(ctx: Context, venv: Path, scale: str) -> tuple[Path, dict]:
     d = ctx.work / "mlperf"
     (d / "dlio-config" / "workload").mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(cfg, sort_keys=False)
-    (d / "workload.yaml").write_text(text)
+    (d / WORKLOAD).write_text(text)
     (d / "dlio-config" / "workload" / "h5dlio_llama3_8b.yaml").write_text(text)
     return d, cfg
 
@@ -79,7 +80,7 @@ def _dlio(ctx: Context, venv: Path, d: Path, name: str, ranks: int, folder: Path
 def _kernel(ctx: Context, venv: Path, d: Path, name: str, ranks: int, folder: Path, phase: dict) -> dict:
     """One kernel launch (entry 2.0.0-52) of the workload with the checkpoint keys of `phase` (venv: unused)."""
     sets = {"dlio_version": "2.0.0-52", "checkpoint_folder": folder, **phase}
-    r = kernel(ctx, name, ranks, sets, config=d / "workload.yaml")
+    r = kernel(ctx, name, ranks, sets, config=d / WORKLOAD)
     r["checkpoint_s"] = [c["seconds"] for c in r["output"]["checkpoint"]["checkpoints"]]
     return r
 

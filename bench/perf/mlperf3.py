@@ -36,6 +36,7 @@ from bench.perf.common import (
     summary,
     wait_for_quiet,
 )
+from common.rundir import WORKLOAD
 
 REVISION = "f6796ed"
 ENTRY = "3.0.2"
@@ -72,7 +73,7 @@ def _workload(ctx: Context, venv: Path, name: str, scale: str) -> tuple[Path, di
     d = ctx.work / "mlperf3" / name
     (d / "dlio-config" / "workload").mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(cfg, sort_keys=False)
-    (d / "workload.yaml").write_text(text)
+    (d / WORKLOAD).write_text(text)
     (d / "dlio-config" / "workload" / f"h5dlio_{name}.yaml").write_text(text)
     return d, cfg
 
@@ -123,7 +124,7 @@ def _epoch(ctx: Context, venv: Path, p: dict) -> dict:
         shutil.rmtree(folder)
     base = {"dlio_version": ENTRY, "data_folder": folder}
     kernel(ctx, "mlperf3/unet3d-generate", ranks, {**base, "generate_data": True, "train": False},
-           config=d / "workload.yaml")
+           config=d / WORKLOAD)
     files = sorted(folder.rglob("*.npz"))
     if not files:
         raise BenchError(f"mlperf3: no npz files under {folder} after generation")
@@ -144,7 +145,7 @@ def _epoch(ctx: Context, venv: Path, p: dict) -> dict:
         x["au_percent"].append(m["train_au_mean_percentage"])
         x["throughput_samples_per_s"].append(m["train_throughput_mean_samples_per_second"])
         k = kernel(ctx, f"mlperf3/unet3d-kernel-{i}", ranks, {**base, "generate_data": False, "train": True},
-                   config=d / "workload.yaml")
+                   config=d / WORKLOAD)
         out = k["output"]
         ep = [e["observed_s"] for e in out["train"]["epochs"]]
         x = raw["kernel"]
@@ -199,7 +200,7 @@ def _cycle(ctx: Context, venv: Path, p: dict) -> dict:
                         dlio_gap.append(datetime.fromisoformat(st[0]["start"]).timestamp() - t_end)
                 else:
                     r = kernel(ctx, name, ranks, {"dlio_version": ENTRY, "checkpoint_folder": folder, **keys},
-                               config=d / "workload.yaml")
+                               config=d / WORKLOAD)
                     s = [c["seconds"] for c in r["output"]["checkpoint"]["checkpoints"]]
                 t_end = time.time()
                 if len(s) != n:

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from bench.perf.common import REPO, Context, load_snapshot, table, wait_for_quiet
+from common.rundir import MANIFEST, REPORT, TABLES, VERDICT
 
 DATA = REPO / "tests" / "data"
 RUN_TINY = DATA / "run-tiny"
@@ -95,14 +96,14 @@ def make_run(run: Path, files: int) -> dict:
     """The synthetic run directory of `files` data files, its raw traces under run/raw; returns the trace sizes."""
     if run.exists():
         shutil.rmtree(run)
-    shutil.copytree(RUN_TINY, run, ignore=shutil.ignore_patterns("verdict.json", "report", "README.md"))
+    shutil.copytree(RUN_TINY, run, ignore=shutil.ignore_patterns(VERDICT, REPORT, "README.md"))
     for t in ("logvfd", "logvfd-rt0", "dftracer", "dftracer-timeline", "files-dftracer"):
-        for p in (run / "tables").glob(f"{t}-*.json"):
+        for p in (run / TABLES).glob(f"{t}-*.json"):
             p.unlink()
-    (run / "tables" / "files-dftracer.json").unlink(missing_ok=True)
-    m = json.loads((run / "manifest.json").read_text())
+    (run / TABLES / "files-dftracer.json").unlink(missing_ok=True)
+    m = json.loads((run / MANIFEST).read_text())
     m["workload"]["config"]["dataset"]["num_files_train"] = files
-    (run / "manifest.json").write_text(json.dumps(m))
+    (run / MANIFEST).write_text(json.dumps(m))
     raw = run / "raw"
     sizes = {"files": files, "dftracer_events": {}, "logvfd_records": {}, "bytes": 0}
     for side in ("dlio", "kernel"):
@@ -144,11 +145,11 @@ def measure_tree(tree: Path, run: Path, mem_limit: int, stash: Path) -> dict:
     validated and reported with the stashed ones (the same tables: tests/test_scale.py), and says so."""
     py = sys.executable
     env = {"PYTHONPATH": str(tree), "MPLBACKEND": "Agg"}
-    tabs, raw = run / "tables", run / "raw"
+    tabs, raw = run / TABLES, run / "raw"
     for p in (*tabs.glob("logvfd*.json"), *tabs.glob("dftracer*.json"), tabs / "files-dftracer.json",
-              run / "verdict.json"):
+              run / VERDICT):
         p.unlink(missing_ok=True)
-    shutil.rmtree(run / "report", ignore_errors=True)
+    shutil.rmtree(run / REPORT, ignore_errors=True)
     steps: dict = {}
     for side in ("dlio", "kernel"):
         # the Log VFD tables of both launches (logvfd and logvfd-rt0) come from the same replayed trace
@@ -174,7 +175,7 @@ def measure_tree(tree: Path, run: Path, mem_limit: int, stash: Path) -> dict:
                 shutil.copy(stash / n, tabs / n)
     steps["validate"] = timed([py, "-m", "validate", "--quiet", str(run)], env, mem_limit, tree, (0, 1))
     steps["reports"] = timed([py, "-m", "reports", str(run)], env, mem_limit, tree)
-    v = json.loads((run / "verdict.json").read_text()) if (run / "verdict.json").exists() else None
+    v = json.loads((run / VERDICT).read_text()) if (run / VERDICT).exists() else None
     tables = {p.name: p.stat().st_size for p in sorted(tabs.glob("*.json"))}
     return {"steps": steps, "dftracer_tables_of_this_tree": borrowed, "verdict": v and v["verdict"],
             "summary": v and v["summary"],
