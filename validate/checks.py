@@ -396,7 +396,8 @@ CLASSES = [
     ("checkpoint_writes", "checkpoint I/O side by side", "checkpoint files written and read: bytes, write calls, "
      "fsyncs, stray files, side by side", TRACER, _checkpoints),
     ("model_reads", "data reads against the model", "each side's data reads per rank against the analytic model",
-     "the Log VFD, DFTracer or Darshan", _reads_data),
+     "the Log VFD (PROFILES=logvfd; DLIO 2.x's HDF5 reads), DFTracer where DLIO reads whole files (3.x), Darshan on a "
+     "kernel-only run", _reads_data),
     ("model_checkpoints", "checkpoint files against the model", "the checkpoint files (names, bytes) against the "
      "analytic model", "a training launch that checkpoints", _checkpoints),
     ("open_flags", "open flags", "open flags (O_DIRECT, access mode)", SYSCALLS, _always),
