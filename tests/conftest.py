@@ -1,5 +1,6 @@
 """Shared by every test: the import paths, the test tier guard and markers' fixtures (tests/tiers.py, a plugin;
 docs/testing.md), and the report tests' rendered fixtures (tests/test_reports_*.py)."""
+import os
 import sys
 from pathlib import Path
 
@@ -61,3 +62,47 @@ def unet3d_checkpoint_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("validate")
     rc, run = harness(tmp)
     return tmp, rc, run
+
+
+# ---------------------------------------------------------------- the temporary folder's peak, printed at the end
+
+_PEAK = {"bytes": 0, "after": "", "config": None}
+
+
+def _disk_usage(root: Path) -> int:
+    total, stack = 0, [str(root)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    total += e.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """After each test's teardown: the session's temporary folder on disk (pytest.ini removes a passed test's
+    tmp_path; module fixtures free theirs at the module's end). CI's disk is smaller than this machine's."""
+    factory = getattr(_PEAK["config"], "_tmp_path_factory", None)
+    if factory is None or factory._basetemp is None:
+        return
+    used = _disk_usage(factory._basetemp)
+    if used > _PEAK["bytes"]:
+        _PEAK.update(bytes=used, after=nodeid)
+
+
+def pytest_configure(config):
+    _PEAK["config"] = config
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _PEAK["after"]:
+        terminalreporter.write_line(f"temporary folder: peak {_PEAK['bytes'] / 2**20:,.0f} MiB on disk, after "
+                                    f"{_PEAK['after']}")

@@ -318,7 +318,8 @@ def reference_run(tmp_path_factory):
     import test_validation_e2e as e2e
     tmp = tmp_path_factory.mktemp("llama3")
     rc, run = e2e.harness(tmp, workload="llama3_8b_v3", venv=str(venv))
-    return e2e, venv, tmp, rc, run
+    yield e2e, venv, tmp, rc, run
+    shutil.rmtree(tmp, ignore_errors=True)  # ~4 GB of checkpoints: freed when the module ends, not the session
 
 
 def status(v: dict) -> dict[str, str]:
