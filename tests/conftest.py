@@ -53,7 +53,7 @@ def probe_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def unet3d_checkpoint_run(tmp_path_factory):
     """The harness's tiny 2-rank unet3d_checkpoint run with the default profiles (strace among them at tiny scale:
-    profiles/strace.py default_at), launched once per session: tests/test_validation_e2e.py's reference run and
+    profiles/strace/ default_at), launched once per session: tests/test_validation_e2e.py's reference run and
     tests/test_strace.py's live run, whose mutants relaunch the kernel side only against its DLIO side (--reuse-dlio).
     Returns (folder for the tests' own runs, exit status, run directory)."""
     from test_validation_e2e import VENV, harness

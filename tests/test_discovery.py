@@ -28,7 +28,7 @@ def _discovery(tmp: Path, ranks: int, sets: dict, name: str, env: dict | None = 
     trace = tmp / name / "strace"
     trace.mkdir(parents=True)
     calls = "trace=" + ",".join(f"?{c}" for c in st.SYSCALLS)
-    # the profile's own wrapper (profiles/strace.py Strace.wrap): each rank's traces trace.r<rank>.<pid>
+    # the profile's own wrapper (profiles/strace/ Strace.wrap): each rank's traces trace.r<rank>.<pid>
     launcher = [*MPIRUN, "-np", str(ranks), "sh", "-c", st.WRAPPER, str(trace / "trace"), _strace(), *st.STRACE_OPTS,
                 "-e", calls, "--"]
     r = run(tmp, ranks, sets, name=f"{name}-out", env=env, launcher=launcher)

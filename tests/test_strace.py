@@ -1,4 +1,4 @@
-"""The strace profile (profiles/strace.py): its parse of a real capture and strace.per_file's negative controls.
+"""The strace profile (profiles/strace/): its parse of a real capture and strace.per_file's negative controls.
 
 tests/data/strace/<side>/ is a real capture of `make validate WORKLOAD=unet3d PROFILES=timing,strace` (DLIO 2.0.0,
 tiny, 2 ranks; the profile's own `trace.r<rank>.<pid>` files), cut to the lines on two data files

@@ -1,4 +1,4 @@
-"""strace.generate (profiles/strace.py): the generate launches of both sides compared per data file, and its negative
+"""strace.generate (profiles/strace/): the generate launches of both sides compared per data file, and its negative
 controls on planted traces.
 
 tests/data/strace-generate/<side>/ is a real capture of `make validate WORKLOAD=unet3d SCALE=tiny` (DLIO 2.0.0, 2

@@ -1,7 +1,7 @@
 """The system-call mutants (issue 35 item 7; bench/src/mutate.c): odirect-dropped and readv-size (DLIO 3.x's O_DIRECT
 npz reader, reader.odirect), fsync-dropped (both 3.x checkpoint streams) and fadvise-dropped (mlpstorage's stream).
 DFTracer records no readv and drops open flags; a preloaded no-op fsync or fadvise hides the call from the kernel:
-only the strace profile (profiles/strace.py) sees these four, so strace.per_file is the check meant to kill each.
+only the strace profile (profiles/strace/) sees these four, so strace.per_file is the check meant to kill each.
 
 Two layers, both cheap (CI has no DLIO 3.x venv):
 - the kernel itself under the strace profile's own wrapper and options (seconds): the mutant run's table against an
