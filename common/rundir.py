@@ -31,7 +31,7 @@ TAIL_MAX = 1 << 26
 
 
 def _expand(d: dict) -> dict:
-    """A table stored compact, read back whole: a Log VFD rank table (profiles/logvfd.py: each distinct per-open
+    """A table stored compact, read back whole: a Log VFD rank table (profiles/logvfd/records.py: each distinct per-open
     block once in "block_set", the opens as indices into it in "block_seq") with its "blocks", one list per open,
     equal blocks one shared list (8 bytes per open, not a copy of the block); a dataset table
     (harness/describe_dataset.py: each distinct structure once in "file_groups", with its files) with its "files",

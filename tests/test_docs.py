@@ -287,7 +287,8 @@ def code_tables() -> set[str]:
     names: set[str] = set()
     for f in sorted([*(REPO / "profiles").rglob("*.py"), *(REPO / "harness").rglob("*.py"),
                      *(REPO / "validate").rglob("*.py")]):
-        module = ".".join(f.relative_to(REPO).with_suffix("").parts)
+        parts = f.relative_to(REPO).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)  # a package's __init__.py: the package
         found = []
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("put_table", "write_table"):

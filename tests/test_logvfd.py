@@ -1,4 +1,4 @@
-"""Unit tests of profiles/logvfd.py on real HDF5 Log VFD captures (tests/data/logvfd; README.md there says how each
+"""Unit tests of profiles/logvfd/ on real HDF5 Log VFD captures (tests/data/logvfd; README.md there says how each
 was made). Expected numbers come from the workload YAML, the dataset layout and DLIO 2.0.0's samplers re-derived
 here from DLIO's source, never from the parser's own output."""
 from __future__ import annotations
