@@ -1,4 +1,4 @@
-"""Each side's AU and throughput recomputed with DLIO's formula (profiles/timing.py check_metrics, the formula once in
+"""Each side's AU and throughput recomputed with DLIO's formula (profiles/timing/ check_metrics, the formula once in
 profiles/dlio_metrics.py from DLIO 2.0.0's and 3.x's utils/statscounter.py) from the per-step times it recorded:
 real runs pass (tests/data/metrics_formula.json: the timing entries of measured tiny runs; a live tiny kernel run with
 its train.inputs), and each planted wrong formula fails its side's row: the first step counted, one step's compute
@@ -15,6 +15,7 @@ import pytest
 from profiles import dlio_metrics as dm
 from profiles import timing
 from profiles.compare import FAIL, PASS, SKIP
+from profiles.timing.checks import _kernel_epochs
 from tests import kernel
 
 DATA = json.loads((Path(__file__).resolve().parent / "data" / "metrics_formula.json").read_text())
@@ -216,7 +217,7 @@ def test_kernel_step_compute_dropped_fails(kernel_entry):
     i = next(i for i in f["inputs"] if i["rank"] == 1 and i["epoch"] == 1)
     i["compute_after_first_s"] -= CT
     i["compute_s"] -= CT
-    _report(f, timing._kernel_epochs(f["inputs"], "2.0.0", BATCH))
+    _report(f, _kernel_epochs(f["inputs"], "2.0.0", BATCH))
     row = _kernel_row(e)
     assert row["status"] == FAIL and "rank 1 epoch 1: the steps after the first" in row["detail"], row["detail"]
 
@@ -228,7 +229,7 @@ def test_kernel_first_step_in_window_inputs_fails(kernel_entry):
     f = e["formula"]
     for i in f["inputs"]:
         i["compute_after_first_s"] = i["compute_s"]
-    _report(f, timing._kernel_epochs(f["inputs"], "2.0.0", BATCH))
+    _report(f, _kernel_epochs(f["inputs"], "2.0.0", BATCH))
     row = _kernel_row(e)
     assert row["status"] == FAIL and "the first step: compute" in row["detail"], row["detail"]
 

@@ -136,7 +136,7 @@ def test_formulas_reproduce_dlio3s_own_numbers():
 
 
 def test_dlio_side_block_and_report_rows():
-    """The DLIO side's block (profiles/timing.py from summary.json + the launch's config) carries DLIO's numbers,
+    """The DLIO side's block (profiles/timing/ from summary.json + the launch's config) carries DLIO's numbers,
     its threshold and mlpstorage's rule; the report's training rows put both sides side by side."""
     rec = dlio_record()
     summary = {"metric": rec["summary_metric"], "num_files_train": 28, "num_samples_per_file": 1,
