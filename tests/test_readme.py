@@ -54,7 +54,7 @@ def test_no_stale_key_documented():
 # taken from its `name = f"..."`. Names starting with a computed part ({profile}.explained, {name}.per_phase,
 # {fn}.model) take their family from the rows they extend. The committed verdicts add real names.
 
-SOURCES = [REPO / "validate" / "checks.py", *sorted((REPO / "profiles").glob("*.py"))]
+SOURCES = [REPO / "validate" / "checks.py", *sorted((REPO / "profiles").rglob("*.py"))]
 NAME_RE = re.compile(r'(?:\bresult|\bsimilarity)\(\s*f?"([^"]+)"|\bname = f"([^"]+)"')
 
 
