@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from profiles import dftracer
-from profiles.compare import cosine_similarity, file_index
+from profiles.compare import cosine_similarity, file_index, raw_reader
+from profiles.dftracer import tables as dft_tables
+from profiles.dftracer import traces as dft_traces
+from profiles.dftracer.checks import _whole_opens_more
+from profiles.dftracer.collect import FIRST_PASS
+from profiles.dftracer.order import _batches
+from profiles.dftracer.traces import _decode, _scan_lines
 from validate import model
 
 DATA = Path(__file__).parent / "data" / "dftracer"
@@ -366,14 +372,14 @@ def test_model_opens_leave_the_kernels_completion_record_out(name, ok):
 
 def test_prewarm_extra_opens_must_read_as_the_kernel_does():
     row = {"opens": 2, "closes": 2, "reads": 4, "bytes": 200, "accesses": {"-1+101": 2, "-1+1": 2}}
-    assert dftracer._whole_opens_more({k: v * 2 if k != "accesses" else {x: n * 2 for x, n in v.items()}
-                                       for k, v in row.items()}, row) == 2
-    assert dftracer._whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 300,
-                                       "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 1
+    assert _whole_opens_more({k: v * 2 if k != "accesses" else {x: n * 2 for x, n in v.items()}
+                              for k, v in row.items()}, row) == 2
+    assert _whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 300,
+                              "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 1
     # a third open that read half the file: not a pre-warm prefetch of the same file
-    assert dftracer._whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 250,
-                                       "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 0
-    assert dftracer._whole_opens_more(row, row) == 0 and dftracer._whole_opens_more(row, None) == 0
+    assert _whole_opens_more({**row, "opens": 3, "closes": 3, "reads": 6, "bytes": 250,
+                              "accesses": {"-1+101": 3, "-1+1": 3}}, row) == 0
+    assert _whole_opens_more(row, row) == 0 and _whole_opens_more(row, None) == 0
 
 
 
@@ -556,7 +562,7 @@ def test_dftracer2_batches_in_order_and_cut_short():
               for s in ("dlio", "kernel")}
 
     def status(d, r=0):
-        return dftracer._batches(run, r, segs[r], d, tables["kernel"], True)["status"]
+        return _batches(run, r, segs[r], d, tables["kernel"], True)["status"]
     assert status(tables["dlio"]) == "pass" and status(tables["dlio"], 1) == "pass"
     d = json.loads(json.dumps(tables["dlio"]))
     first = d["process_opens"]["0"][0]
@@ -565,7 +571,7 @@ def test_dftracer2_batches_in_order_and_cut_short():
     # the kernel's own batches checked against the model too: one batch reversed
     k = json.loads(json.dumps(tables["kernel"]))
     k["process_opens"]["1"][0][:7] = k["process_opens"]["1"][0][:7][::-1]
-    assert dftracer._batches(run, 1, segs[1], tables["dlio"], k, True)["status"] == "fail"
+    assert _batches(run, 1, segs[1], tables["dlio"], k, True)["status"] == "fail"
     # a DLIO reader that read only the first 3 files of a batch its pre-warm may prefetch
     names = {file_index(f): f for p in tables["dlio"]["process_opens"]["0"] for f in p}
     pre = [s for seg in segs[0] for s in seg.get("prefetch_samples", [])]
@@ -587,7 +593,7 @@ def test_dftracer2_kernel_only_run_checks_the_kernels_opens_against_the_model():
         def table(self, name, **_):
             return k if name == "dftracer-kernel.json" else None
     run = Run()
-    assert dftracer.raw_reader(run)
+    assert raw_reader(run)
     v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
     assert v == {"counts.dftracer.kernel.rank0": "pass", "counts.dftracer.kernel.rank1": "pass"}
     k["process_opens"]["1"].append([k["process_opens"]["1"][0][0]])
@@ -629,8 +635,8 @@ def plain_file_table(events: list[dict], data_dir: Path) -> dict:
 def test_compact_file_table_writes_the_plain_tables_json(monkeypatch, side, keys, steps):
     """Shared count tuples, a row's own dict past SHARED_KEYS keys or SHARED_STEPS steps, or no sharing at all: the
     JSON written is the plain table's, byte for byte (key order of every dict included)."""
-    monkeypatch.setattr(dftracer, "SHARED_KEYS", keys)
-    monkeypatch.setattr(dftracer, "SHARED_STEPS", steps)
+    monkeypatch.setattr(dft_tables, "SHARED_KEYS", keys)
+    monkeypatch.setattr(dft_tables, "SHARED_STEPS", steps)
     events = load(side)
     data = Path(RUN) / side / "data"
     t = dftracer.FileTable(data)
@@ -818,7 +824,7 @@ def test_json_text_writes_numbers_and_names_as_json_dumps(monkeypatch):
                    "dur": 1.234567e-6 * (k + 1) / 7})
     want = json.dumps(t.result())
     assert "".join(t.json_parts()) == want and "\\u00e9" in want
-    monkeypatch.setattr(dftracer, "_float_text", lambda x: f"{x:.4g}")
+    monkeypatch.setattr(dft_tables, "_float_text", lambda x: f"{x:.4g}")
     assert "".join(t.json_parts()) != want
 
 
@@ -840,7 +846,7 @@ def test_events_are_jsons_where_orjson_differs(tmp_path, gz):
     p.write_bytes(gzip.compress(",\n".join(lines).encode()) if gz else ",\n".join(lines).encode())
     want = [{**json.loads(x), "_file_rank": 0} for x in lines[:-1]]
     assert repr(dftracer.read_events(p)) == repr(want)
-    assert dftracer._decode(lines[-1]) is None and dftracer._decode("]") is None
+    assert _decode(lines[-1]) is None and _decode("]") is None
 
 
 def test_first_pass_scan_selects_the_lines_holding_a_marker(tmp_path, monkeypatch):
@@ -848,7 +854,7 @@ def test_first_pass_scan_selects_the_lines_holding_a_marker(tmp_path, monkeypatc
     with chunk edges inside lines, inside a marker and between \\r and \\n, and a last line without a newline.
     Negative control: a marker split by a chunk edge is there (a per-chunk search without the carried line would
     miss it)."""
-    only = dftracer.FIRST_PASS
+    only = FIRST_PASS
     body = "".join(f'{{"id":"{k}","name":"{rnd}"}}' + ("\r\n" if k % 3 == 0 else "\r" if k % 5 == 0 else "\n")
                    for k, rnd in enumerate(["x", "rank_info", "y", "FH rank_info train_epoch", "z", '"FH"', "w",
                                             "DLIOBenchmark._train", "v"] * 7)) + '{"last":"train_epoch"}'
@@ -856,9 +862,9 @@ def test_first_pass_scan_selects_the_lines_holding_a_marker(tmp_path, monkeypatc
     p.write_bytes(body.encode())
     with p.open("rt") as f:
         want = [line for line in f if any(x in line for x in only)]
-    monkeypatch.setattr(dftracer, "SCAN_CHUNK", 37)
+    monkeypatch.setattr(dft_traces, "SCAN_CHUNK", 37)
     with p.open("rt") as f:
-        got = list(dftracer._scan_lines(f, only))
+        got = list(_scan_lines(f, only))
     assert got == want and len(want) == 7 * 4 + 1
     assert any(0 < (body.find(x, k) % 37) > 37 - len(x) for x in only for k in range(0, len(body), 37)
                if body.find(x, k) >= 0)
@@ -883,7 +889,7 @@ def test_kernel_only_hdf5_one_sample_files_opens_against_the_model():
         def table(self, name, **_):
             return k if name == "dftracer-kernel.json" else None
     run = Run()
-    assert not dftracer.raw_reader(run)
+    assert not raw_reader(run)
     assert sum(len(files) for r in ("0", "1") for files in k["process_opens"][r]) == 56
     v = {c["name"]: c["status"] for c in dftracer.check_dftracer(run)}
     assert v == {"counts.dftracer.kernel.rank0": "pass", "counts.dftracer.kernel.rank1": "pass"}

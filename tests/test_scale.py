@@ -14,6 +14,7 @@ import pytest
 
 from common.rundir import RunDir, loads_table
 from profiles import dftracer
+from profiles.dftracer import measures
 from profiles.logvfd import records as logvfd  # the parse itself: its _MARGIN and _CHUNK are patched here
 from validate.checks import validate
 
@@ -237,7 +238,7 @@ def test_swapped_opens_change_the_process_order_and_nothing_else(tmp_path):
 def test_a_long_timeline_lane_keeps_every_sth_event_and_its_exact_counts(monkeypatch):
     """A lane over LANE_EVENTS keeps every s-th event (s a power of two) in trace order, at most LANE_EVENTS, and the
     lane's whole count, count per kind and seconds per kind; a lane under the limit keeps all, with no 'sampled'."""
-    monkeypatch.setattr(dftracer, "LANE_EVENTS", 10)
+    monkeypatch.setattr(measures, "LANE_EVENTS", 10)
     kinds = ["pread", "open", "close", "compute"]
     ev = [{"rank": 0, "pid": "7", "name": kinds[i % 4], "ts": 100.0 + i, "dur": 0.5 if i % 4 == 0 else 0.25}
           for i in range(100)]

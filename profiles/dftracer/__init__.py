@@ -1,0 +1,92 @@
+"""DFTracer profile: POSIX events (and the programs' own regions) of a training launch.
+
+DLIO traces itself through pydftracer, switched on by the environment (DFTRACER_ENABLE=1, DFTRACER_INC_METADATA=1,
+files output.folder/trace-<rank>-of-<size>*.pfw[.gz]). Two generations of the tracer, both read here:
+- pydftracer 1.0 (DLIO 2.0.0's lock): JSON lines with "ph": "X", the file name in args.fname, and DLIO's rank as the
+  process id; DLIO's forked reader processes inherit the tracer.
+- pydftracer 2.x with its core, the `dftracer` wheel (DLIO 2.0.1 and 3.x): "ph": 1, the file name as a hash
+  (args.fhash) declared once by an "FH" metadata event, the OS process id. pydftracer 2.x traces only the process that
+  initialises it, and DLIO 3.x spawns its readers (multiprocessing context spawn), so DLIO runs under the preload
+  library as the kernel does; pydftracer's initialisation renames the process's log to trace-<rank>-of-<size> and its
+  children inherit that name: the rank comes from the file name.
+The kernel runs under the same venv's preload library (POSIX calls) plus the regions it emits through DFTracer's C API
+(epoch, step, load_batch, read_sample, compute, and rank_info, which maps each process to its rank).
+The package by job: traces (the trace files read and normalized), tables and measures (the per-launch tables, fed one
+event at a time), collect (a launch's traces into its tables: the harness's collection), checks and order (the
+checks validate runs); here the Profile itself, and the names the other modules and the tests use.
+"""
+from __future__ import annotations
+
+import json
+
+from common.rundir import BIG_TABLE
+from profiles import Context, Done, Found, Launch, Profile, Wrapped, checkpoint_dir, register
+from profiles.compute import check_compute
+from profiles.dftracer.checks import SHARED, check_dftracer, prewarm_prefetch
+from profiles.dftracer.collect import parse, parse_json
+from profiles.dftracer.measures import Features, Timeline, features, metadata, timeline
+from profiles.dftracer.order import check_model_opens, check_order, check_workers
+from profiles.dftracer.tables import FileTable, ProcessOpens, checkpoint_table, file_table, process_opens, process_order
+from profiles.dftracer.traces import (
+    iter_events,
+    normalize,
+    preload_library,
+    pydftracer_version,
+    read_events,
+    trace_files,
+)
+
+__all__ = ["SHARED", "UNBUFFERED_TRACE", "DFTracer", "Features", "FileTable", "ProcessOpens", "Timeline",
+           "check_dftracer", "check_model_opens", "check_order", "check_workers", "checkpoint_table", "features",
+           "file_table", "iter_events", "metadata", "normalize", "parse", "parse_json", "preload_library",
+           "prewarm_prefetch", "process_opens", "process_order", "pydftracer_version", "read_events", "timeline",
+           "trace_files"]
+
+
+# DLIO's spawned readers under DFTracer 2.x: each event written to the trace as it is logged, uncompressed. torch
+# ends a reader that has not exited within 5 s of its iterator's shutdown with SIGTERM
+# (torch/utils/data/dataloader.py `_shutdown_workers`: join(timeout=MP_STATUS_CHECK_INTERVAL), then terminate()), and
+# a reader's exit (the interpreter's teardown of torch) takes longer than that on a loaded machine: measured with strace
+# on DLIO 3.x (f6796ed), every reader process of a tiny retinanet_b200 or unet3d_b200 run was killed that way, after
+# its last read. DFTracer writes its buffer (16 MiB, gzip) only when full or at its exit handler, which SIGTERM skips:
+# the trace file stays empty. With the buffer at 1 byte (dftracer's BufferManager writes when the event would
+# overflow it) and no compression (a gzip stream cut short loses zlib's pending block), a terminated reader's trace
+# holds every call it completed. DLIO's I/O on its data files is untouched: only the tracer's own writes change.
+UNBUFFERED_TRACE = {"DFTRACER_WRITE_BUFFER_SIZE": "1", "DFTRACER_TRACE_COMPRESSION": "0"}
+
+
+@register
+class DFTracer(Profile):
+    name = "dftracer"
+    holds_file_tables = True
+    order = 30
+    checks = (check_dftracer, check_compute)
+
+    def available(self, ctx: Context) -> Found:
+        lib = preload_library(ctx.dlio_venv)
+        if lib is None:
+            return Found(False, f"no libdftracer_preload.so in {ctx.dlio_venv} (neither pydftracer 1.0 nor the "
+                                "dftracer 2.x core wheel is installed)")
+        ver = pydftracer_version(ctx.dlio_venv) or "?"
+        return Found(True, info={"lib": str(lib), "pydftracer": ver, "dlio_preload": not ver.startswith("1.")})
+
+    def wrap(self, launch: Launch) -> Wrapped:
+        """DLIO traces itself (pydftracer, switched on by the environment), under the preload library as well with
+        pydftracer 2.x (its spawned readers); the kernel runs under the preload library, its trace next to the
+        launch, restricted to the data and checkpoint folders."""
+        env = {**launch.env, "DFTRACER_ENABLE": "1", "DFTRACER_INC_METADATA": "1"}
+        if launch.side == "kernel" or launch.info.get("dlio_preload"):
+            # the data folder and the checkpoint folder, as DLIO 2.0.0 hands both to DFTracer (utils/config.py:194-195)
+            env.update({"LD_PRELOAD": launch.info["lib"], "DFTRACER_INIT": "PRELOAD",
+                        "DFTRACER_LOG_FILE": str(launch.workdir / "trace"),
+                        "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
+        if launch.side == "dlio" and launch.info.get("dlio_preload"):
+            env.update(UNBUFFERED_TRACE)
+        return Wrapped(list(launch.argv), env)
+
+    def collect(self, done: Done) -> dict:
+        """The launch's table as its JSON text (parse_json: the bytes json.dumps gives, without holding the rows as
+        dicts), or parsed back under BIG_TABLE bytes (which the run directory writes indented), and its timeline."""
+        text, timeline = parse_json(done.workdir, done.side, done.data)
+        return {f"dftracer-timeline-{done.side}.json": timeline,
+                f"dftracer-{done.side}.json": text if len(text) >= BIG_TABLE else json.loads(text)}
