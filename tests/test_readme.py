@@ -54,7 +54,7 @@ def test_no_stale_key_documented():
 # taken from its `name = f"..."`. Names starting with a computed part ({profile}.explained, {name}.per_phase,
 # {fn}.model) take their family from the rows they extend. The committed verdicts add real names.
 
-SOURCES = [REPO / "validate" / "checks.py", *sorted((REPO / "profiles").glob("*.py"))]
+SOURCES = [REPO / "validate" / "checks.py", *sorted((REPO / "profiles").rglob("*.py"))]
 NAME_RE = re.compile(r'(?:\bresult|\bsimilarity)\(\s*f?"([^"]+)"|\bname = f"([^"]+)"')
 
 
@@ -406,7 +406,7 @@ def case_h5bench_sample_entry(tmp: Path, cmd: str) -> None:
 
 
 def _need_darshan_tools() -> None:
-    from profiles import darshan_analyses
+    from profiles.darshan import analyses as darshan_analyses
     t = darshan_analyses.tools()
     for k in ("summary", "drishti"):
         if t[k]:
