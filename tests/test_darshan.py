@@ -21,7 +21,7 @@ SAMPLE = 1024 * 1024
 def test_no_runtime_is_a_clean_skip(monkeypatch, tmp_path):
     monkeypatch.delenv("DARSHAN_PREFIX", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no darshan-config anywhere
-    info = darshan.detect()
+    info = darshan.runtime.detect()
     assert info == {"available": False, "reason": "no Darshan runtime found (set DARSHAN_PREFIX or put darshan-config "
                                                   "on PATH)"}
 
@@ -41,7 +41,7 @@ def test_detects_an_install_and_its_modules(monkeypatch, tmp_path):
     _fake_install(tmp_path, "/opt/hdf5-par")
     monkeypatch.delenv("DARSHAN_PREFIX", raising=False)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
-    info = darshan.detect()
+    info = darshan.runtime.detect()
     assert info["available"] and info["lib"] == str(tmp_path / "lib" / "libdarshan.so")
     assert info["hdf5_mod"] and info["dxt_mod"] and not info["mpiio_mod"] and info["hdf5_path"] == "/opt/hdf5-par"
 
@@ -64,18 +64,18 @@ def test_sides_need_the_libhdf5_darshan_was_built_against(tmp_path, dlio_venv):
     """The kernel runs under Darshan's HDF5 module only with the libhdf5 Darshan was built against; a wheel h5py
     (DLIO's default venv) is refused with the make option that fixes it."""
     kernel, venv = Path(os.environ["H5DLIO_BIN"]), dlio_venv
-    mine = darshan.linked_hdf5(kernel)
+    mine = darshan.runtime.linked_hdf5(kernel)
     assert mine is not None and mine.name.startswith("libhdf5.so")
     prefix = str(mine.parent.parent)
     info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": prefix}
-    sides = darshan.plan_sides(info, venv, kernel)
+    sides = darshan.runtime.plan_sides(info, venv, kernel)
     assert sides["kernel"] == {"preload": ["/d/libdarshan.so", str(mine)]}
-    if darshan.h5py_build(venv)["mpi"]:
+    if darshan.runtime.h5py_build(venv)["mpi"]:
         pytest.skip(f"{venv} has an MPI h5py: the wheel refusal cannot be shown with it")
     assert "skip" in sides["dlio"] and "DLIO_H5PY=mpi" in sides["dlio"]["skip"]
-    other = darshan.plan_sides({**info, "hdf5_path": str(tmp_path)}, venv, kernel)
+    other = darshan.runtime.plan_sides({**info, "hdf5_path": str(tmp_path)}, venv, kernel)
     assert "skip" in other["kernel"] and f"HDF5_DIR={tmp_path}" in other["kernel"]["skip"]
-    plain = darshan.plan_sides({**info, "hdf5_mod": False}, venv, kernel)
+    plain = darshan.runtime.plan_sides({**info, "hdf5_mod": False}, venv, kernel)
     assert plain == {"dlio": {"preload": ["/d/libdarshan.so"]}, "kernel": {"preload": ["/d/libdarshan.so"]}}
 
 
@@ -84,7 +84,7 @@ def test_no_log_is_an_error_that_quotes_darshan(tmp_path):
     (step / "logs").mkdir(parents=True)
     (step / "launch.stderr").write_text("darshan_library_warning: unable to create log file /x/y.darshan_partial.\n")
     with pytest.raises(ValueError, match=r"no Darshan log in .*unable to create log file"):
-        darshan.parse(step, "kernel", tmp_path / "data")
+        darshan.parse.parse(step, "kernel", tmp_path / "data")
 
 
 def test_launch_creates_the_log_folder_a_profile_asks_for(tmp_path):
@@ -117,7 +117,7 @@ def _dxt_segments(path: Path, fname: str, kind: str) -> list[tuple[int, int, flo
 
 def test_features_from_dxt_match_darshans_own_text_dump():
     """The similarity inputs from DXT (pydarshan) against darshan-dxt-parser's text of the same log."""
-    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"))
+    t = darshan.parse.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"))
     f = features.io_features(t["reads"])
     ref = _dxt_reads(DATA / "c_sec2.dxt.txt", "/scratch/dlio/data/train_img_1_of_1.h5")
     assert len(ref) == 88 and len(t["reads"]) == len(ref)
@@ -167,7 +167,7 @@ def _sec2_differences(t: dict) -> list[str]:
 def test_streamed_tables_equal_darshans_own_reading_of_a_real_log(tmp_path):
     """The per-file tables of c_sec2.darshan, streamed a record at a time, equal what darshan-parser and
     darshan-dxt-parser print of it; and the launch's table (parse) of a folder holding it and a child's log."""
-    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
+    t = darshan.parse.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
     assert _sec2_differences(t) == []
     assert t["meta_s"] == pytest.approx(SEC2_META_S, abs=3 * 5e-7)
     assert t["checkpoints"]["train_img_1_of_1.h5_cid-5-2227.sm"]["write_segments"] == {"0+40": 1}  # non-empty
@@ -175,7 +175,7 @@ def test_streamed_tables_equal_darshans_own_reading_of_a_real_log(tmp_path):
     (tmp_path / "logs").mkdir()
     for log in ("c_sec2", "py_src"):  # py_src's process (h5py_sample.py) is not the program: a child of the launch
         shutil.copy(DATA / f"{log}.darshan", tmp_path / "logs")
-    whole = darshan.parse(tmp_path, "kernel", Path("/scratch/dlio/data"), programs=("h5sample",))
+    whole = darshan.parse.parse(tmp_path, "kernel", Path("/scratch/dlio/data"), programs=("h5sample",))
     assert whole["logs"] == ["c_sec2.darshan"]
     assert [(c["log"], c["data_files"]) for c in whole["children"]] == \
         [("py_src.darshan", ["py_img_1_of_1.h5", "py_img_1_of_1.h5.locktest.0", "py_img_1_of_1.h5.locktest.1"])]
@@ -213,9 +213,9 @@ def _shift_writes(orig):
                                                 ("dxt", _shift_writes, "write_segments")])
 def test_a_planted_divergence_in_the_stream_is_caught(monkeypatch, method, plant, field):
     """Negative control of the test above: the same comparison fails when the stream is planted a divergence."""
-    from profiles import darshan_log
+    from profiles.darshan import log as darshan_log
     monkeypatch.setattr(darshan_log.Log, method, plant(getattr(darshan_log.Log, method)))
-    t = darshan.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
+    t = darshan.parse.parse_log(DATA / "c_sec2.darshan", Path("/scratch/dlio/data"), Path(SEC2_SM))
     diffs = _sec2_differences(t)
     assert any(f" {field}: " in d for d in diffs), diffs
 
@@ -228,12 +228,12 @@ def test_a_truncated_log_is_refused_naming_it(tmp_path, cut, where):
     bad = tmp_path / "cut.darshan"
     bad.write_bytes((DATA / "c_sec2.darshan").read_bytes()[:cut])
     with pytest.raises(ValueError, match=f"cut.darshan: .*{where}"):
-        darshan.parse_log(bad, Path("/scratch/dlio/data"))
+        darshan.parse.parse_log(bad, Path("/scratch/dlio/data"))
 
 
 @pytest.mark.parametrize("log,h5", [("c_sec2", True), ("c_mpio", True), ("py_src", True), ("py_wheel_noh5", False)])
 def test_parser_counts_the_eight_sample_reads(log, h5):
-    t = darshan.parse_log(DATA / f"{log}.darshan", Path("/scratch/dlio/data"))
+    t = darshan.parse.parse_log(DATA / f"{log}.darshan", Path("/scratch/dlio/data"))
     assert t["nprocs"] == 2
     (name, f), = ((k, v) for k, v in t["files"].items() if k.endswith(".h5"))
     sizes = [int(a.split("+")[1]) for a, n in f["accesses"].items() for _ in range(n)]
@@ -251,7 +251,7 @@ def test_parser_counts_the_eight_sample_reads(log, h5):
 
 def test_non_data_files_are_kept_apart():
     """Open MPI's shared-memory segments (and anything outside the data folder) are not data files."""
-    t = darshan.parse_log(DATA / "py_src.darshan", Path("/scratch/dlio/data"))
+    t = darshan.parse.parse_log(DATA / "py_src.darshan", Path("/scratch/dlio/data"))
     assert [k for k in t["files"] if t["files"][k]["reads"]] == ["py_img_1_of_1.h5"]  # (+ ROMIO lock tests)
     assert t["other"] and all(o["file"].startswith("/tmp/ompi.") for o in t["other"])
 
@@ -267,7 +267,7 @@ def _run_with(tmp_path: Path, dlio: dict, kernel: dict, vol: dict | None = None)
                                                         **({"vol": vol} if vol else {})}))
     for side, t in (("dlio", dlio), ("kernel", kernel)):
         (tmp_path / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
-    return {c["name"]: c for c in darshan.check_darshan(checks.Run(tmp_path))}
+    return {c["name"]: c for c in darshan.checks.check_darshan(checks.Run(tmp_path))}
 
 
 def _side(tmp_path: Path, log: str, side: str) -> dict:
@@ -276,7 +276,7 @@ def _side(tmp_path: Path, log: str, side: str) -> dict:
     (step / "logs").mkdir(parents=True)
     shutil.copy(DATA / f"{log}.darshan", step / "logs")
     # the fixtures' programs (README.md): h5sample.c and h5py_sample.py, not the kernel or DLIO
-    return darshan.parse(step, side, Path("/scratch/dlio/data"), programs=("h5sample", "h5py_sample.py"))
+    return darshan.parse.parse(step, side, Path("/scratch/dlio/data"), programs=("h5sample", "h5py_sample.py"))
 
 
 def test_check_passes_equal_sides_and_fails_a_changed_access(tmp_path):
@@ -332,7 +332,7 @@ def test_check_fails_an_unexplained_file_and_a_partial_log(tmp_path):
 def test_a_log_whose_dxt_ran_out_names_its_own_files_only(tmp_path, monkeypatch):
     """The parse marks the data files of a log whose DXT_POSIX module ran out of its trace memory (dxt_cut), and only
     those: the same real log unflagged cuts nothing (the negative control)."""
-    from profiles import darshan_log
+    from profiles.darshan import log as darshan_log
     assert _side(tmp_path / "whole", "c_sec2", "kernel")["dxt_cut"] == []
     real = darshan_log.Log.__init__
 
@@ -369,7 +369,7 @@ def _live() -> tuple[dict, str]:
     """The Darshan `make test` built (H5DLIO_DARSHAN_PREFIX: the vendored tarball, `make darshan`), else the user's
     (DARSHAN_PREFIX, darshan-config); and the reference venv for DLIO's side (its h5py built against Darshan's
     libhdf5: H5DLIO_DLIO_VENV_MPI, `make dlio-venv-spec DLIO_H5PY=mpi`)."""
-    info = darshan.detect(os.environ.get("H5DLIO_DARSHAN_PREFIX") or None)
+    info = darshan.runtime.detect(os.environ.get("H5DLIO_DARSHAN_PREFIX") or None)
     if not info["available"]:
         pytest.skip(f"live Darshan path not checked here: {info['reason']} (`make test` builds one when "
                     "../shared/vendor holds a Darshan tarball)")
@@ -410,7 +410,7 @@ def test_live_darshan_validation(tmp_path):
     assert kernel["files"] and all(r["reads"] > 0 for r in kernel["files"].values())
     if info["hdf5_mod"]:
         assert all(r["h5f_opens"] > 0 and r["h5d"]["records"]["reads"] > 0 for r in kernel["files"].values())
-    if not darshan.h5py_build(Path(venv))["mpi"] and info["hdf5_mod"]:
+    if not darshan.runtime.h5py_build(Path(venv))["mpi"] and info["hdf5_mod"]:
         assert checks["darshan.per_file"]["status"] == "skip"
         assert "DLIO_H5PY=mpi" in checks["darshan.per_file"]["detail"]
         return
@@ -435,7 +435,7 @@ def test_live_darshan_compares_checkpoint_files(tmp_path):
 
     from validate import checks as vchecks
     info, venv = _live()
-    if not darshan.h5py_build(Path(venv))["mpi"] and info["hdf5_mod"]:
+    if not darshan.runtime.h5py_build(Path(venv))["mpi"] and info["hdf5_mod"]:
         pytest.skip("DLIO's side cannot run under this Darshan's HDF5 module without the MPI h5py venv "
                     "(H5DLIO_DLIO_VENV_MPI: `make dlio-venv-spec DLIO_H5PY=mpi`)")
     run, checks = _live_run(tmp_path, info, venv, "unet3d_checkpoint", "ckpt")
@@ -450,7 +450,7 @@ def test_live_darshan_compares_checkpoint_files(tmp_path):
     f = sorted(ck)[0]
     ck[f]["bytes"] -= 1
     (run / "tables" / "darshan-kernel.json").write_text(json.dumps(tables["kernel"]))
-    got = {c["name"]: c for c in darshan.check_darshan(vchecks.Run(run))}
+    got = {c["name"]: c for c in darshan.checks.check_darshan(vchecks.Run(run))}
     assert got["darshan.checkpoints"]["status"] == "fail" and f in got["darshan.checkpoints"]["detail"]
 
 
@@ -483,16 +483,16 @@ def test_darshan_config_has_room_for_200000_files_per_rank(tmp_path):
     control: the fixed configuration of before (65,536 records per module, 256 MiB) has no room for them."""
     data = tmp_path / "runs" / "imagenet_files-field-20261127-090000" / "kernel" / "data"
     cfg = {"dataset": {"num_files_train": 200_000, "num_samples_per_file": 1}, "train": {"epochs": 1}}
-    files = darshan.files_per_rank(cfg, 1)
+    files = darshan.runtime.files_per_rank(cfg, 1)
     assert files == 200_000
-    assert darshan.refuse_records(cfg, 1, data) is None
-    assert_room_for(darshan.config_text(data, None, files), 200_000, str(data))
+    assert darshan.runtime.refuse_records(cfg, 1, data) is None
+    assert_room_for(darshan.runtime.config_text(data, None, files), 200_000, str(data))
     old = ("MODMEM        256\nNAMEMEM       64\nMAX_RECORDS   65536  POSIX,STDIO,MPI-IO,H5F,H5D\n")
     with pytest.raises(AssertionError):
         assert_room_for(old, 200_000, str(data))
     # 64 ranks share the files: each opens its 3,125 (one epoch), never more than the files over several epochs
-    assert darshan.files_per_rank(cfg, 64) == 3125
-    assert darshan.files_per_rank({**cfg, "train": {"epochs": 100}}, 64) == 200_000
+    assert darshan.runtime.files_per_rank(cfg, 64) == 3125
+    assert darshan.runtime.files_per_rank({**cfg, "train": {"epochs": 100}}, 64) == 200_000
 
 
 def test_darshan_refuses_a_record_memory_past_the_bound_with_the_numbers(tmp_path):
@@ -501,13 +501,13 @@ def test_darshan_refuses_a_record_memory_past_the_bound_with_the_numbers(tmp_pat
     files per rank, ~33 MiB of records each)."""
     data = tmp_path / "d"
     cfg = {"dataset": {"num_files_train": 1_000_000}, "train": {"epochs": 1}}
-    why = darshan.refuse_records(cfg, 1, data)
+    why = darshan.runtime.refuse_records(cfg, 1, data)
     assert why and "1,000,000 data files per rank" in why and "MAX_RECORDS 1,065,536" in why
     assert "MODMEM 2545 MiB" in why and "(bound 4096)" in why
-    assert darshan.refuse_records(cfg, 64, data) is None
+    assert darshan.runtime.refuse_records(cfg, 64, data) is None
     # the launch bound: 10^7 files over 64 ranks, 156,250 each (~1.4 GiB reserved, fine), >= 64 x 156,250 x 1,696
     # bytes of POSIX+H5F+H5D records = 15.8 GiB before their names: over 16 GiB together
-    why = darshan.refuse_records({"dataset": {"num_files_train": 10_000_000}}, 64, data)
+    why = darshan.runtime.refuse_records({"dataset": {"num_files_train": 10_000_000}}, 64, data)
     assert why and "for 64 ranks (bound 16384" in why
 
 
@@ -530,7 +530,7 @@ def _vol_kernel() -> str:
     plugins = Path(prefix.read_text().strip(), "lib") if prefix.exists() else None
     if not kernel or not Path(kernel).exists() or plugins is None or not (plugins / "libh5async.so").exists():
         pytest.skip("vol-async and the kernel against the thread-safe HDF5 are not built here: `make vol-kernel`")
-    if darshan.detect_ts() is None:
+    if darshan.runtime.detect_ts() is None:
         pytest.skip("no Darshan built against the thread-safe HDF5 (build/.darshan-ts-prefix, DARSHAN_TS_PREFIX): "
                     "`make darshan-ts`")
     return kernel
@@ -548,7 +548,7 @@ def test_live_darshan_under_vol_async(tmp_path, monkeypatch):
     equal too. Negative control: a lost async read (mutant async-lost-read) fails the per-file check, one read short."""
     import json
     info, venv = _live()
-    if not darshan.h5py_build(Path(venv))["mpi"]:
+    if not darshan.runtime.h5py_build(Path(venv))["mpi"]:
         pytest.skip("DLIO's side cannot run under Darshan's HDF5 module without the MPI h5py venv "
                     "(H5DLIO_DLIO_VENV_MPI: `make dlio-venv-spec DLIO_H5PY=mpi`)")
     monkeypatch.setenv("H5DLIO_KERNEL_BIN", _vol_kernel())
@@ -585,7 +585,7 @@ def _konly(tmp_path: Path, plant=None, manifest=None) -> dict:
             t = json.loads((run / name).read_text())
             fn(t)
             (run / name).write_text(json.dumps(t))
-    return {c["name"]: c for c in darshan.check_darshan(checks.Run(run))}
+    return {c["name"]: c for c in darshan.checks.check_darshan(checks.Run(run))}
 
 
 def test_kernel_only_darshan_records_pass_against_the_model(tmp_path):

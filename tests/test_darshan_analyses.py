@@ -1,4 +1,4 @@
-"""Darshan's own analyses (profiles/darshan_analyses.py) on the real logs of tests/data/darshan (Darshan 3.5.0, see its
+"""Darshan's own analyses (profiles/darshan/analyses.py) on the real logs of tests/data/darshan (Darshan 3.5.0, see its
 README): pydarshan's job summary and drishti's report per log, run by validate's `darshan.analyses` row, linked from
 the rendered report; a corrupt log is a note, not a crash; and the metadata rate from Darshan's counters. Expected
 values come from Darshan's own text dump of the counters (c_sec2.posix.txt, darshan-parser) or from the fixture
@@ -14,7 +14,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from profiles import darshan, darshan_analyses
+from profiles import darshan
+from profiles.darshan import analyses as darshan_analyses
 from reports.__main__ import main as reports_main
 from validate.checks import Run
 
@@ -183,10 +184,10 @@ def test_no_darshan_launch_no_row_and_the_report_says_why(tmp_path):
     assert analyse(root) == {}
     assert not (root / "tables" / "darshan-analyses.json").exists()
     m = json.loads((root / "manifest.json").read_text())
-    m["skipped_profiles"] = {"darshan": darshan.NO_RUNTIME}
+    m["skipped_profiles"] = {"darshan": darshan.runtime.NO_RUNTIME}
     (root / "manifest.json").write_text(json.dumps(m))
     assert reports_main([str(root)]) == 0
-    assert darshan.NO_RUNTIME in section((root / "report" / "report.md").read_text())
+    assert darshan.runtime.NO_RUNTIME in section((root / "report" / "report.md").read_text())
 
 
 def test_metadata_rate_from_darshans_counters(tmp_path):
@@ -199,13 +200,13 @@ def test_metadata_rate_from_darshans_counters(tmp_path):
     step = tmp_path / "kernel" / "darshan"
     (step / "logs").mkdir(parents=True)
     shutil.copy(DATA / "c_sec2.darshan", step / "logs")
-    m = darshan.parse(step, "kernel", Path(DATA_DIR), programs=("h5sample",))["metadata"]["all"]
+    m = darshan.parse.parse(step, "kernel", Path(DATA_DIR), programs=("h5sample",))["metadata"]["all"]
     assert m["opens"] == opens and m["metadata_s"] == pytest.approx(meta, abs=5e-6)  # the dump has 6 decimals
     assert m["opens_per_s"] is None and m["epochs"] is None  # no epoch times: no rate, not a made-up one
     (step / "out").mkdir()
     (step / "out" / "output.json").write_text(json.dumps({"train": {"epochs": [{"observed_s": 0.5},
                                                                                {"observed_s": 0.25}]}}))
-    m = darshan.parse(step, "kernel", Path(DATA_DIR), programs=("h5sample",))["metadata"]["all"]
+    m = darshan.parse.parse(step, "kernel", Path(DATA_DIR), programs=("h5sample",))["metadata"]["all"]
     assert m["epochs"] == 2 and m["epoch_s"] == pytest.approx(0.75)
     assert m["opens_per_s"] == pytest.approx(opens / 0.75) and m["metadata_s_per_epoch"] == pytest.approx(
         meta / 2, abs=5e-6)

@@ -406,7 +406,7 @@ def case_h5bench_sample_entry(tmp: Path, cmd: str) -> None:
 
 
 def _need_darshan_tools() -> None:
-    from profiles import darshan_analyses
+    from profiles.darshan import analyses as darshan_analyses
     t = darshan_analyses.tools()
     for k in ("summary", "drishti"):
         if t[k]:

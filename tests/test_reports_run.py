@@ -350,8 +350,8 @@ def test_darshan_tables_and_similarity_render_with_their_own_columns(tmp_path):
         (step / "logs").mkdir(parents=True)
         shutil.copy(DATA / "darshan" / f"{log}.darshan", step / "logs")
         (run / "tables" / f"darshan-{side}.json").write_text(json.dumps(
-            darshan.parse(step, side, Path("/scratch/dlio/data"), programs=("h5sample", "h5py_sample.py"))))
-    got = checks.run_checks(checks.Run(run), [darshan.check_darshan])  # stores tables/files-darshan.json
+            darshan.parse.parse(step, side, Path("/scratch/dlio/data"), programs=("h5sample", "h5py_sample.py"))))
+    got = checks.run_checks(checks.Run(run), [darshan.checks.check_darshan])  # stores tables/files-darshan.json
     v = json.loads((run / "verdict.json").read_text())
     v["checks"] += got
     (run / "verdict.json").write_text(json.dumps(v))
@@ -400,7 +400,7 @@ def test_metadata_rate_table_next_to_the_training_metrics(tmp_path, rendered):
         shutil.copy(DATA / "darshan" / "c_sec2.darshan", step / "logs")
         (step / "out" / "output.json").write_text(json.dumps({"train": {"epochs": [{"observed_s": 0.5},
                                                                                    {"observed_s": 0.25}]}}))
-        t = darshan.parse(step, "kernel", Path("/scratch/dlio/data"), programs=("h5sample",))
+        t = darshan.parse.parse(step, "kernel", Path("/scratch/dlio/data"), programs=("h5sample",))
         meta[("darshan", side)] = t["metadata"]
         (run / "tables" / f"darshan-{side}.json").write_text(json.dumps(t))
     assert reports_main([str(run)]) == 0

@@ -164,15 +164,15 @@ def _darshan_plan(tmp_path, monkeypatch, threadsafe: bool, ts_darshan=None):
     from profiles import darshan
     ts = _hdf5(tmp_path / "hdf5-ts", threadsafe)
     (ts / "lib" / "libhdf5.so").write_bytes(b"")
-    monkeypatch.setattr(darshan, "linked_hdf5", lambda binary: (ts / "lib" / "libhdf5.so").resolve())
-    monkeypatch.setattr(darshan, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
-    monkeypatch.setattr(darshan, "TS_STAMP", tmp_path / "no-stamp")
+    monkeypatch.setattr(darshan.runtime, "linked_hdf5", lambda binary: (ts / "lib" / "libhdf5.so").resolve())
+    monkeypatch.setattr(darshan.runtime, "h5py_build", lambda venv: {"mpi": False, "hdf5": None})
+    monkeypatch.setattr(darshan.runtime, "TS_STAMP", tmp_path / "no-stamp")
     if ts_darshan:
         monkeypatch.setenv("DARSHAN_TS_PREFIX", str(ts_darshan))
     else:
         monkeypatch.delenv("DARSHAN_TS_PREFIX", raising=False)
     info = {"lib": "/d/libdarshan.so", "hdf5_mod": True, "hdf5_path": str(tmp_path / "hdf5")}
-    return darshan.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"], ts
+    return darshan.runtime.plan_sides(info, tmp_path / "venv", tmp_path / "h5dlio")["kernel"], ts
 
 
 @pytest.mark.parametrize("threadsafe", [True, False])

@@ -10,7 +10,7 @@ from pathlib import Path
 from common.coreconfig import comparability, line
 from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir, SchemaError
-from profiles.darshan_analyses import mode as darshan_analyses_mode
+from profiles.darshan.analyses import mode as darshan_analyses_mode
 from validate.checks import validate, verdict_label
 
 

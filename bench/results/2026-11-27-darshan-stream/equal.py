@@ -1,8 +1,9 @@
-"""The streamed parse against pydarshan's DarshanReport parse, log by log: `profiles.darshan.parse_log` of two trees
-(the one before, exported with `git archive`, and this one) on every log given, each under three folder choices (the
-data folder "/" (every file a data file), the checkpoint folder "/" (POSIX and DXT records all checkpoint files),
-and the data folder the log's most common parent folder), the outputs compared as JSON text, byte for byte.
-Then `profiles.darshan.parse` (a launch's table) of one folder holding every log, each program named in turn the
+"""The streamed parse against pydarshan's DarshanReport parse, log by log: `profiles.darshan.parse.parse_log` of two
+trees (the one before, exported with `git archive`, and this one) on every log given, each under three folder
+choices (the data folder "/" (every file a data file), the checkpoint folder "/" (POSIX and DXT records all
+checkpoint files), and the data folder the log's most common parent folder), the outputs compared as JSON text,
+byte for byte.
+Then `profiles.darshan.parse.parse` (a launch's table) of one folder holding every log, each program named in turn the
 launched one (the other logs children of the launch).
 Usage: python equal.py OLD_TREE NEW_TREE LOG...   (exit 1 and the first difference if any output differs)
        python equal.py --dump LOG...               (what one tree gives, one JSON line per log and choice: internal)"""
@@ -33,7 +34,7 @@ def dump(logs: list) -> None:
     for log in map(Path, logs):
         for data, ckpt in choices(log):
             try:
-                t = darshan.parse_log(log, Path(data), Path(ckpt) if ckpt else None)
+                t = darshan.parse.parse_log(log, Path(data), Path(ckpt) if ckpt else None)
                 out = json.dumps(t, default=str)
             except Exception as e:  # noqa: BLE001  (a log one tree cannot read: the error is compared too)
                 out = json.dumps({"error": type(e).__name__})
@@ -52,7 +53,7 @@ def launch(logs: list) -> None:
             shutil.copy(log, Path(tmp) / "logs" / f"{i:03d}_{Path(log).name}")
         for prog in ("h5sample", "h5py_sample.py", "ior", "macsio", "pq_app", "not-there"):
             try:
-                out = json.dumps(darshan.parse(Path(tmp), "kernel", Path("/scratch/dlio/data"), programs=(prog,)),
+                out = json.dumps(darshan.parse.parse(Path(tmp), "kernel", Path("/scratch/dlio/data"), programs=(prog,)),
                                  default=str)
             except Exception as e:  # noqa: BLE001
                 out = json.dumps({"error": type(e).__name__, "text": str(e).replace(tmp, "TMP")})

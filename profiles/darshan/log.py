@@ -81,7 +81,7 @@ class Log:
         oc, of, size = ffi.offsetof(st, "counters"), ffi.offsetof(st, "fcounters"), ffi.sizeof(st)
         if oc < 16 or of < oc + 8 * len(cn) or size < of + 8 * len(fn):
             raise ValueError(f"{self.path}: {mod}: libdarshan-util's record layout is not the one this reader "
-                             "knows (profiles/darshan_log.py)")
+                             "knows (profiles/darshan/log.py)")
         layout = struct.Struct(f"=Qq{oc - 16}x{len(cn)}q{of - oc - 8 * len(cn)}x{len(fn)}d")
         pick = [0, 1] + [2 + cn.index(c) for c in counters] + [2 + len(cn) + fn.index(c) for c in fcounters]
         return size, layout, operator.itemgetter(*pick)
