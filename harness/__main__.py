@@ -52,9 +52,11 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
                         "per read that grows with a rank's samples, hours per epoch at 10^5 files); no read changes "
                         "(docs/scale-record.md)")
     r.add_argument("--resume", type=Path, default=None, help="continue an interrupted run directory")
-    r.add_argument("--darshan-prefix", default=None, help="a Darshan install (else DARSHAN_PREFIX, darshan-config)")
+    for prof in registry().values():   # each profile's own options (Profile.options), given back in Context.options
+        for o in prof.options:
+            r.add_argument(o.flag, dest=o.dest, default=None, help=f"{o.help} (profile {prof.name})")
     r.add_argument("--repeat", type=_count("REPEAT", "--repeat"), default=1,
-                   help="timing launches per side (default 1)")
+                   help="launches per side of a profile that repeats its launch to time it (default 1)")
     r.add_argument("--timeout", type=float, default=1800.0, help="seconds per launch (default 1800)")
     r.add_argument("--collect-jobs", type=_count("COLLECT_JOBS", "--collect-jobs"), default=min(4, os.cpu_count() or 1),
                    help="processes parsing the launches' traces and logs at once, at most one holding a per-file "
@@ -231,6 +233,11 @@ def _announce(a: argparse.Namespace, rd: Path, notes: list[str]) -> None:
         write_text_atomic(a.print_run_dir, str(rd))
 
 
+def profile_options(a: argparse.Namespace) -> dict:
+    """Each profile's own options (Profile.options) as the command line set them: Context.options."""
+    return {o.dest: getattr(a, o.dest, None) for p in registry().values() for o in p.options}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -248,7 +255,7 @@ def main(argv=None) -> int:
     notes: list[str] = []
     try:
         venv, dlio = _reference(a)
-        ctx = Context(venv, hrun.KERNEL_BIN, {"darshan_prefix": a.darshan_prefix})
+        ctx = Context(venv, hrun.KERNEL_BIN, profile_options(a))
         opt = _options(a, dlio, *_profiles(a, ctx, notes))
         rd, wl, resume = _run_dir(a, venv, opt)
     except WorkloadError as e:

@@ -11,7 +11,15 @@ A profile says, for a run:
   profile with traces_generation also wraps each side's generate launch (Launch.step "generate"; the harness chains
   such profiles' wraps) and collect() gets that launch too;
 - collect(done) -> {table file name: object} written to tables/ (merge() joins the launches' parts);
-- checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (profiles.compare).
+- checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (profiles.compare);
+- what it declares about itself, read by the harness and validate so they name no profile: options (its command-line
+  flags, given to it in Context.options; check_environment() refuses a bad environment variable of its own before
+  validate's checks), covers (the classes of I/O its checks compare, validate/checks.py CLASSES, each with how: the
+  verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
+  kernel_only (the prefixes of its rows a kernel-only run keeps).
+
+The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
+profiler is its package and one line there. registry() imports them all; get(name) imports one.
 
 Where this sits: profiles import only common/ (and the standard library); the harness (wrap, collect) and validate
 (checks) import profiles. Nothing here imports harness/, validate/ or reports/, so both may use it without a
@@ -19,13 +27,17 @@ circle; what a check needs of validate (the analytic model) it gets through the 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from common.mapping import dotted_get
 from common.rundir import SIDES  # noqa: F401  (re-exported: the profiles' callers take it from here)
+
+# Every profile: its name -> its module or package (in profiles/). The one line a new profiler adds here.
+KNOWN = {"timing": "profiles.timing", "logvfd": "profiles.logvfd", "dftracer": "profiles.dftracer",
+         "darshan": "profiles.darshan", "strace": "profiles.strace"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,18 @@ class Found:
     ok: bool
     reason: str = ""                           # why not (printed and recorded in the manifest's skipped_profiles)
     info: dict = field(default_factory=dict)   # what it found (a library, an install): Launch.info
+
+
+@dataclass(frozen=True)
+class Option:
+    """A profile's command-line option (python -m harness run): the flag, its help, the Context.options key."""
+    flag: str                    # e.g. "--darshan-prefix"
+    help: str
+    key: str = ""                # Context.options key: the flag's name with "_" (darshan_prefix) when empty
+
+    @property
+    def dest(self) -> str:
+        return self.key or self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,13 @@ def checkpoint_only(cfg: dict) -> bool:
     checkpoints, so no generation launch and no data-file comparison."""
     wf = cfg.get("workflow") or {}
     return not wf.get("train", True) and bool(wf.get("checkpoint", False))
+
+
+def compute_asks(cfg: dict) -> list[float]:
+    """the compute times a step may ask for: computation_time, and eval_time when evaluation is on"""
+    ct = float(dotted_get(cfg, "train.computation_time", 0) or 0)
+    et = float(dotted_get(cfg, "evaluation.eval_time", 0) or 0) if dotted_get(cfg, "workflow.evaluation") else 0.0
+    return sorted({a for a in (ct, et) if a > 0})
 
 
 def checkpoint_dir(workdir: Path) -> Path:
@@ -125,10 +156,45 @@ class RunView(Protocol):
     def table(self, name: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any: ...  # common.rundir
     def step(self, name: str) -> dict | None: ...
     def model_reads(self, cfg: dict) -> dict: ...  # validate's analytic model: rank -> phase segments
+    def model_checkpoint_io(self) -> dict: ...  # its POSIX calls per checkpoint file ({} where it has none)
     def put_table(self, name: str, obj: Any) -> None: ...  # a derived table (files-<profile>.json) to store
+    derived: dict                # the tables put so far (name -> object)
 
 
 Check = Callable[[RunView], list]
+Claim = Callable[[RunView, dict], tuple]   # (run, a row) -> the classes of I/O the row compared (empty: none)
+
+
+def _n(x: Any) -> int:
+    """How many items a row's expected value counts: an int as it is, a per-rank counts dict by its opens."""
+    if isinstance(x, dict):
+        x = x.get("opens")
+    return x if isinstance(x, int) and not isinstance(x, bool) else 0
+
+
+def counted(*classes: str) -> Claim:
+    """A claim: the row compared these classes when its expected value counts at least one item."""
+    def claim(run: RunView, c: dict) -> tuple[str, ...]:
+        return classes if _n(c["expected"]) > 0 else ()
+    return claim
+
+
+def touched(*classes: str) -> Claim:
+    """A claim: the row compared these classes whenever it ran (a set of every file and call a side made is never
+    empty for a program)."""
+    return lambda run, c: classes
+
+
+def per_file(profile: str) -> Claim:
+    """A claim of a per-file comparison: the POSIX I/O on the data files when it expected at least one file, and
+    their reads when its derived table (tables/files-<profile>.json) pairs a file read on both sides (files opened
+    and never read compare no read)."""
+    def claim(run: RunView, c: dict) -> tuple[str, ...]:
+        if _n(c["expected"]) <= 0:
+            return ()
+        pairs = (run.derived.get(f"files-{profile}.json") or {}).get("pairs") or []
+        return ("posix_data", "data_reads") if any(a > 0 and b > 0 for a, b, *_ in pairs) else ("posix_data",)
+    return claim
 
 
 class Profile:
@@ -141,6 +207,13 @@ class Profile:
     # it also wraps and collects the generate launches (step "generate", no LaunchSpec of its own); launches() still
     # names only its own steps
     traces_generation: ClassVar[bool] = False
+    options: ClassVar[tuple[Option, ...]] = ()       # its command-line flags (harness run), in Context.options
+    covers: ClassVar[dict[str, str]] = {}            # class of I/O (validate's CLASSES) -> how its checks compare it
+    claims: ClassVar[tuple[tuple[str, Claim], ...]] = ()  # (fnmatch pattern of its row names, what such a row compared)
+    kernel_only: ClassVar[tuple[str, ...]] = ()      # its rows (name prefixes) a kernel-only run keeps
+
+    def check_environment(self) -> None:
+        """Before validate's checks: raise ValueError naming an environment variable of its own that is bad input."""
 
     def available(self, ctx: Context) -> Found:
         return Found(True)
@@ -182,7 +255,6 @@ class Profile:
 
 
 _REGISTRY: dict[str, Profile] = {}
-_DISCOVERED = False
 
 
 def register(cls: type[Profile]) -> type[Profile]:
@@ -198,21 +270,20 @@ def unregister(name: str) -> None:
 
 
 def registry() -> dict[str, Profile]:
-    """Every profile, in their order: the modules of this folder are imported once (each registers its own)."""
-    global _DISCOVERED
-    if not _DISCOVERED:
-        for m in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{m.name}")
-        _DISCOVERED = True
+    """Every profile (KNOWN), in their order: each module imported once (it registers its own)."""
+    for name in KNOWN:
+        get(name)
     return dict(sorted(_REGISTRY.items(), key=lambda kv: kv[1].order))
 
 
 def get(name: str) -> Profile:
-    reg = registry()
+    """One profile, importing only its module."""
+    if name not in _REGISTRY and name in KNOWN:
+        importlib.import_module(KNOWN[name])
     try:
-        return reg[name]
+        return _REGISTRY[name]
     except KeyError:
-        raise KeyError(f"unknown profile '{name}' (known: {', '.join(reg)})") from None
+        raise KeyError(f"unknown profile '{name}' (known: {', '.join(KNOWN)})") from None
 
 
 def owner(step: str) -> Profile | None:

@@ -15,6 +15,7 @@ counts and seconds: its total against DLIO's, looser, said in the detail."""
 from __future__ import annotations
 
 from common.mapping import dotted_get
+from profiles import compute_asks
 from profiles.compare import FAIL, PASS, SKIP, result
 
 # a kernel region may be shorter than asked by LOW (timer granularity) and longer by HIGH of it plus SLACK_S (a loaded
@@ -47,13 +48,6 @@ def _regions(table: dict | None) -> dict[int, dict]:
 def _jitter(cfg: dict) -> float:
     return max(float(dotted_get(cfg, "train.computation_time_stdev", 0) or 0),
                float(dotted_get(cfg, "evaluation.eval_time_stdev", 0) or 0))
-
-
-def compute_asks(cfg: dict) -> list[float]:
-    """the compute times a step may ask for: computation_time, and eval_time when evaluation is on"""
-    ct = float(dotted_get(cfg, "train.computation_time", 0) or 0)
-    et = float(dotted_get(cfg, "evaluation.eval_time", 0) or 0) if dotted_get(cfg, "workflow.evaluation") else 0.0
-    return sorted({a for a in (ct, et) if a > 0})
 
 
 def _wanted(dlio_s: float, asks: list[float]) -> float:

@@ -1,4 +1,4 @@
-"""What a verdict may claim (validate.checks: COVERAGE, run.status, mutants). A verdict names every class of I/O no
+"""What a verdict may claim (validate.checks: coverage(), run.status, mutants). A verdict names every class of I/O no
 passing check compared, each check row saying which classes it compared from what it compared (a PASS with the Log
 VFD alone says that I/O outside HDF5 was not compared); an interrupted run or one with a failed launch is never a
 PASS; a run made with a kernel mutant never prints a plain PASS."""

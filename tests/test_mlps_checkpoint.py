@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from profiles.dftracer.checks import checkpoint_io_mismatches
 from tests import kernel
-from validate import checks, model
+from validate import model
 
 DATA = Path(__file__).parent / "data" / "dlio3-checkpoint"
 REC = json.loads((DATA / "llama3_8b_v3-tiny.json").read_text())  # the workload (SimpleStreaming's recorded run)
@@ -58,18 +59,18 @@ def test_the_model_reads_back_as_mlpstorage_does():
 
 
 def test_a_wrong_read_size_or_count_fails_the_model_check():
-    """counts.checkpoint_io's comparison (checks.checkpoint_io_mismatches) on the model's own rows passes, and fails,
+    """counts.checkpoint_io's comparison (checkpoint_io_mismatches) on the model's own rows passes, and fails,
     naming the file and field, with one read size planted wrong, one read too many, or one fadvise missing."""
     want = model.checkpoint_io_v3(REC["workload"], 2, "mlpstorage_streaming")
     got = json.loads(json.dumps(want))
     for row in got.values():
         row["calls"] = {"open": row["opens"]}  # a traced row carries more than the model's fields
-    assert checks.checkpoint_io_mismatches(want, got) == []
+    assert checkpoint_io_mismatches(want, got) == []
     victim = "global_epoch1_step2/zero_pp_rank_1_mp_rank_0_optim_states.pt"
     for field, value in (("read_sizes", {"11772768": 3, "11772767": 1}), ("reads", 5), ("fadvises", 9)):
         bad = json.loads(json.dumps(got))
         bad[victim][field] = value
-        out = checks.checkpoint_io_mismatches(want, bad)
+        out = checkpoint_io_mismatches(want, bad)
         assert len(out) == 1 and out[0].startswith(victim) and f"'{field}'" in out[0], out
 
 
@@ -81,7 +82,7 @@ def test_the_recorded_dlio_run_is_the_model():
     rec = json.loads(MLPS.read_text())
     got = {n: r for n, r in rec["checkpoints"].items() if r["opens"]}
     want = model.checkpoint_io_v3(rec["workload"], rec["ranks"], "mlpstorage_streaming")
-    assert len(want) == 8 and checks.checkpoint_io_mismatches(want, got) == []
+    assert len(want) == 8 and checkpoint_io_mismatches(want, got) == []
 
 
 def strace_calls(traces: list[Path], root: str) -> dict[str, dict]:

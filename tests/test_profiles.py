@@ -19,6 +19,7 @@ from profiles import (
     Found,
     Launch,
     LaunchSpec,
+    Option,
     Profile,
     Shape,
     Wrapped,
@@ -26,6 +27,7 @@ from profiles import (
     owner,
     register,
     registry,
+    touched,
     unregister,
 )
 from profiles.compare import FAIL, PASS, SKIP, result
@@ -303,3 +305,87 @@ def test_two_lanes_holding_per_file_tables_never_run_at_once(tmp_path, echo):
             inside += 1 if what == "start" else -1
             assert inside <= 1, log.read_text()
     assert log.read_text().count("start") == 5
+
+
+# ---------------------------------------------------------------- what a profile declares about itself (issue 38)
+
+@pytest.fixture
+def declaring():
+    """A throwaway profile that declares an option, a class of I/O it covers, a claim of its row, a kernel-only row
+    and an environment variable it refuses: nothing outside this class names it."""
+    @register
+    class Declaring(Profile):
+        name = "echo"
+        order = 35
+        checks = (check_echo,)
+        options = (Option("--echo-word", "the word the echo profile says"),)
+        covers = {"readv": "echo's words (PROFILES=echo)"}
+        claims = (("echo.said", touched("readv")),)
+        kernel_only = ("echo.",)
+
+        def check_environment(self):
+            if os.environ.get("H5DLIO_ECHO_MODE", "on") != "on":
+                raise ValueError(f"H5DLIO_ECHO_MODE={os.environ['H5DLIO_ECHO_MODE']}: not 'on'")
+    yield Declaring
+    unregister("echo")
+
+
+def test_a_profiles_option_reaches_the_command_line_and_its_context(declaring):
+    import argparse
+
+    from harness import __main__ as hmain
+    p = argparse.ArgumentParser()
+    hmain.setup_parser(p)
+    a = p.parse_args(["run", "--echo-word", "hi", "--darshan-prefix", "/opt/d"])
+    assert hmain.profile_options(a) == {"echo_word": "hi", "darshan_prefix": "/opt/d"}
+    run_help = next(sp for sp in p._subparsers._group_actions[0].choices.values() if sp.prog.endswith(" run"))
+    assert "the word the echo profile says (profile echo)" in " ".join(run_help.format_help().split())
+    unregister("echo")   # negative control: without the profile, its flag is an error
+    p = argparse.ArgumentParser()
+    hmain.setup_parser(p)
+    with pytest.raises(SystemExit):
+        p.parse_args(["run", "--echo-word", "hi"])
+
+
+def test_a_profiles_coverage_and_claims_reach_the_verdict(tmp_path, declaring):
+    v = checks.validate(_run_with_echo(tmp_path / "ok", "hello\n"))
+    said = next(c for c in v["checks"] if c["name"] == "echo.said")
+    assert said["compared"] == ["readv"] and "readv" not in {x["io"] for x in v["not_compared"]}
+    bad = checks.validate(_run_with_echo(tmp_path / "bad", "goodbye\n"))   # the row failed: the class is not covered
+    row = next(x for x in bad["not_compared"] if x["io"] == "readv")
+    assert row["needs"] == "echo.said to pass: compared, and FAILed"
+    unregister("echo")   # negative control: without the profile, nothing covers readv on this run (no strace)
+    v = checks.validate(_run_with_echo(tmp_path / "gone", "hello\n"))
+    row = next(x for x in v["not_compared"] if x["io"] == "readv")
+    assert "echo" not in row["needs"] and row["needs"].startswith("the strace profile")
+
+
+def test_a_profiles_covers_join_the_needs_and_an_unknown_class_is_refused(tmp_path, declaring):
+    cov = checks.coverage()
+    assert cov["readv"][2].endswith(" or the strace profile (PROFILES=...,strace; on by default at tiny and small "
+                                    "scale)")
+    assert cov["readv"][2].startswith("echo's words (PROFILES=echo) or ")   # in the profiles' order: echo first
+    assert cov["data_reads"][2] == "the Log VFD (logvfd), DFTracer or Darshan"
+    declaring.covers = {"readv": "x", "tea": "y"}
+    with pytest.raises(KeyError, match=r"profile echo: covers \['tea'\]"):
+        checks.coverage()
+
+
+def test_a_profiles_kernel_only_rows_stay_in_a_kernel_only_run(declaring):
+    rows = [result("echo.said", PASS), result("dftracer.per_file", PASS), result("steps.kernel.echo", PASS)]
+    kept = {c["name"]: c["status"] for c in checks.restrict_kernel_only(rows)}
+    assert kept == {"echo.said": PASS, "dftracer.per_file": SKIP, "steps.kernel.echo": PASS}
+    declaring.kernel_only = ()   # negative control
+    assert {c["name"]: c["status"] for c in checks.restrict_kernel_only(rows)}["echo.said"] == SKIP
+
+
+def test_a_profiles_bad_environment_stops_validate_with_exit_2(tmp_path, declaring, monkeypatch, capsys):
+    from validate.__main__ import main as vmain
+    rd = _run_with_echo(tmp_path / "ok", "hello\n")
+    monkeypatch.setenv("H5DLIO_ECHO_MODE", "loud")
+    assert vmain([str(rd), "--quiet"]) == 2
+    assert "validate: error: H5DLIO_ECHO_MODE=loud: not 'on'" in capsys.readouterr().err
+    assert not (rd / "verdict.json").exists() or (rd / "verdict.json").read_text() == (
+        RUN_TINY / "verdict.json").read_text()   # refused before any check: the copied verdict untouched
+    monkeypatch.setenv("H5DLIO_ECHO_MODE", "on")   # negative control: a good value validates
+    assert vmain([str(rd), "--quiet"]) == 0

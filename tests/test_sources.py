@@ -153,8 +153,9 @@ def _imports(f: Path, root: Path) -> set[str]:
                 continue
             deps.add(n)
             if isinstance(node, ast.ImportFrom):  # `from pkg import module`
+                pkg = root / n.replace(".", "/")
                 deps |= {f"{n}.{a.name}" for a in node.names
-                         if (root / n.replace(".", "/") / f"{a.name}.py").exists()}
+                         if (pkg / f"{a.name}.py").exists() or (pkg / a.name / "__init__.py").exists()}
     return deps
 
 
@@ -198,6 +199,13 @@ def test_python_import_graph_sees_sibling_imports_and_results_scripts(tmp_path):
     day = tmp_path / "bench" / "results" / "2026-01-01-x"
     day.mkdir()
     (day / "summarize.py").write_text("def main():\n    from validate.checks import checks\n")
+    (tmp_path / "profiles" / "echo").mkdir()   # a profile package: `from profiles import echo` is an edge to it
+    (tmp_path / "profiles" / "echo" / "__init__.py").write_text("from profiles.echo.parse import parse\n")
+    (tmp_path / "profiles" / "echo" / "parse.py").write_text("def parse():\n    from profiles import echo\n")
+    g = python_graph(tmp_path)
+    assert g["profiles.echo.parse"] == {"profiles", "profiles.echo"}
+    assert cycle(g) == ["profiles.echo", "profiles.echo.parse", "profiles.echo"]
+    (tmp_path / "profiles" / "echo" / "parse.py").write_text("def parse():\n    pass\n")
     g = python_graph(tmp_path)
     assert cycle(g) == ["tests.kernel", "tests.test_a", "tests.kernel"]
     assert g["bench.results.2026-01-01-x.summarize"] == {"validate.checks"}
@@ -567,3 +575,84 @@ def test_run_name_finder_names_a_planted_literal(tmp_path):
 def test_no_literal_run_directory_name_outside_the_catalogue():
     found = run_name_literals()
     assert not found, f"name these through common.rundir's constants: {found}"
+
+
+# ---------------------------------------------------------------- a profile's name stays in its package
+
+# Files outside profiles/ that still name a profile, and why (issue 38 item 1: each entry is a debt, and the test
+# fails when a file listed here no longer names one, so the list only shrinks).
+PROFILE_NAMES_ALLOWED: dict[str, str] = {
+    "harness/run.py": "Options' default profiles, for the callers that build Options themselves (the sweep, tests)",
+    "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
+                        "and the report read",
+    "reports/sections.py": "the report sections of the Log VFD, timing, DFTracer and Darshan: to move into their "
+                           "packages with the block types under common/ (issue 38 item 1, next step)",
+    "reports/tables.py": "the rows of those sections and each profile's one-line description (same step)",
+    "reports/paper.py": "the paper's Log VFD and DFTracer sections (same step)",
+    "fidelity/matrix.py": "the matrix's check-family columns and the Log VFD's first differing block",
+    "fidelity/mutants.py": "the profiles a mutant family's baselines ran, as mutants.json records them",
+    "bench/perf/profilers.py": "the profilers' cost benchmark: one row per profiler by name",
+    "bench/perf/plots.py": "that benchmark's plot, a colour per profiler",
+    "bench/perf/validation.py": "the validation-cost benchmark times each profile's parse by name, also on saved "
+                                "copies of older revisions that have no registry",
+    "bench/perf/dlio.py": "DLIO's per-launch cost, timed under the timing profile",
+    "bench/perf/scale.py": "the scale bench's side-by-side runs under the timing profile",
+}
+
+
+def profile_name_uses(root: Path = REPO, known: tuple[str, ...] | None = None) -> list[str]:
+    """Every place outside profiles/ (and the dated bench/results scripts) that names a profile: an import of
+    profiles.<name>, a string literal that is the name, or starts with "<name>." or "<name>-" (a step, a row, a
+    table), the first text part of an f-string included."""
+    import ast
+
+    if known is None:
+        from profiles import KNOWN
+        known = tuple(KNOWN)
+    mods = {f"profiles.{k}" for k in known}
+
+    def named(text: str) -> bool:
+        return any(text == k or text.startswith((f"{k}.", f"{k}-")) for k in known)
+    out = []
+    for d in FUNCTION_DIRS:
+        if d == "profiles":
+            continue
+        for f in sorted((root / d).rglob("*.py")):
+            rel = f.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(f.read_text())):
+                hit = None
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    full = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                    hit = next((m for m in sorted(full) if ".".join(m.split(".")[:2]) in mods), None)
+                elif isinstance(node, ast.Import):
+                    hit = next((a.name for a in node.names if ".".join(a.name.split(".")[:2]) in mods), None)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and named(node.value):
+                    hit = repr(node.value)
+                if hit:
+                    out.append((rel, node.lineno, hit))
+    return [f"{rel}:{n}: {hit}" for rel, n, hit in sorted(out)]
+
+
+def test_profile_name_finder_names_planted_uses(tmp_path):
+    for d in FUNCTION_DIRS:
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "validate" / "a.py").write_text(
+        'from profiles import registry\nfrom profiles.echo import SHARED\nimport profiles.echo.parse\n'
+        'msg = "echoes are fine"\nt = f"echo-{side}.json"\nrow = "echo.per_file"\nname = "echo"\n')
+    (tmp_path / "profiles" / "echo.py").write_text('name = "echo"\n')
+    (tmp_path / "reports" / "b.py").write_text('from profiles import echo\n')
+    assert profile_name_uses(tmp_path, ("echo",)) == [
+        "reports/b.py:1: profiles.echo", "validate/a.py:2: profiles.echo", "validate/a.py:3: profiles.echo.parse",
+        "validate/a.py:5: 'echo-'", "validate/a.py:6: 'echo.per_file'", "validate/a.py:7: 'echo'"]
+
+
+def test_profile_names_stay_in_their_package_and_the_registry():
+    found = profile_name_uses()
+    by_file: dict[str, list[str]] = {}
+    for x in found:
+        by_file.setdefault(x.split(":", 1)[0], []).append(x)
+    new = [x for f, xs in by_file.items() if f not in PROFILE_NAMES_ALLOWED for x in xs]
+    assert not new, ("a profile is named outside its package (declare it on the Profile: options, covers, claims, "
+                     f"kernel_only; docs/ARCHITECTURE.md): {new}")
+    paid = sorted(set(PROFILE_NAMES_ALLOWED) - set(by_file))
+    assert not paid, f"no longer names a profile: remove from PROFILE_NAMES_ALLOWED: {paid}"

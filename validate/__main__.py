@@ -10,7 +10,7 @@ from pathlib import Path
 from common.coreconfig import comparability, line
 from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir, SchemaError
-from profiles.darshan.analyses import mode as darshan_analyses_mode
+from profiles import registry
 from validate.checks import validate, verdict_label
 
 
@@ -50,7 +50,8 @@ def main(argv=None) -> int:
         return 2
     try:
         rd.load()  # its schema: a run of a newer tree is refused before any check (common.rundir.manifest_schema)
-        darshan_analyses_mode()  # H5DLIO_DARSHAN_ANALYSES (make validate DARSHAN_ANALYSES=): refused before any check
+        for prof in registry().values():  # a profile's own environment (e.g. make validate DARSHAN_ANALYSES=)
+            prof.check_environment()
     except (SchemaError, ValueError) as e:
         print(f"validate: error: {e}", file=sys.stderr)
         return 2

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from common.rundir import SIDES, TIMING, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
-from profiles import Shape, checkpoint_dir, checkpoint_only, registry
+from profiles import Shape, checkpoint_dir, checkpoint_only, compute_asks, counted, registry
 from profiles.compare import FAIL, PASS, SKIP, result
-from profiles.compute import compute_asks
-from profiles.dftracer import SHARED
 from validate import model
 
 
@@ -47,6 +45,14 @@ class Run(RunDir):
     def model_reads(self, cfg: dict) -> dict:
         """The analytic model's reads of cfg (rank -> phase segments) for this run's ranks and DLIO release."""
         return model.workload_reads(cfg, self.ranks, self.release)
+
+    def model_checkpoint_io(self) -> dict[str, dict]:
+        """The analytic model's POSIX calls per checkpoint file of this run (DLIO 3.x's streamed checkpoints:
+        model.checkpoint_io_v3, from DLIO's and mlpstorage's source); empty when the run does not checkpoint or its
+        release writes torch.save containers (compared side against side, not against the model)."""
+        if not (self.cfg.get("workflow") or {}).get("checkpoint") or self.release not in ("3.0.2", "3.0.2+mlpstorage"):
+            return {}
+        return model.checkpoint_io_v3(self.cfg, self.ranks, model.release(self.release)["ckpt_stream"])
 
     def put_table(self, name: str, obj: Any) -> None:
         self.derived[name] = obj
@@ -131,10 +137,14 @@ def check_dataset(run: Run) -> list[dict]:
         detail = f"{f}: DLIO {d['files'][f]} kernel {k['files'][f]}"
     out.append(result("dataset.structure", PASS if not diffs else FAIL, 0, len(diffs),
                       detail or "dataset names, shapes, dtypes, layout, chunks, filters equal in every file"))
-    for name, who in (("dlio_reads_kernel", "dlio.logvfd"), ("kernel_reads_dlio", "kernel.logvfd")):
-        rec = run.step(who)
+    cross = next(((p, s.step) for p in registry().values() for s in p.launches(_shape(run)) if s.data == "other"),
+                 None)   # the first launch of a profile that reads the other side's dataset
+    for name, side in (("dlio_reads_kernel", "dlio"), ("kernel_reads_dlio", "kernel")):
+        who = f"{side}.{cross[1]}" if cross else None
+        rec = run.step(who) if who else None
         if rec is None:
-            out.append(result(f"dataset.{name}", SKIP, detail=f"no {who} step (logvfd profile not run)"))
+            out.append(result(f"dataset.{name}", SKIP, detail=f"no {who} step ({cross[0].name} profile not run)"
+                              if cross else "no profile here reads the other side's dataset"))
         else:
             ok = rec.get("status") == "ok"
             out.append(result(f"dataset.{name}", PASS if ok else FAIL, 0, rec.get("rc"),
@@ -169,45 +179,6 @@ def check_checkpoints(run: Run) -> list[dict]:
                    f"{seen} launches each wrote the model's {len(want)} checkpoint files "
                    f"({sum(want.values())} bytes)" if seen and not bad else "; ".join(bad)[:800] or "no launch")
             | {"compared": ["model_checkpoints"] * bool(seen)}]
-
-
-def check_checkpoint_io(run: Run) -> list[dict]:
-    """counts.checkpoint_io.<side>: per checkpoint file, each side's traced POSIX calls (DFTracer: bytes written, write
-    calls, the multiset of write sizes, fsyncs, bytes read back; for MLPerf v3.0's mlpstorage stream also opens,
-    closes, read calls and the multiset of their sizes, lseeks and posix_fadvise calls) against the analytic model's
-    (DLIO 3.x's streamed checkpoints: model.checkpoint_io_v3, from DLIO's and mlpstorage's source). Other releases:
-    their torch.save containers are compared side against side (dftracer.checkpoints), not against the model."""
-    if not (run.cfg.get("workflow") or {}).get("checkpoint") or run.release not in ("3.0.2", "3.0.2+mlpstorage"):
-        return []
-    want = model.checkpoint_io_v3(run.cfg, run.ranks, model.release(run.release)["ckpt_stream"])
-    out = []
-    for side in SIDES:
-        t = run.table(f"dftracer-{side}.json", **SHARED)
-        if t is None or t.get("checkpoints") is None:
-            out.append(result(f"counts.checkpoint_io.{side}", SKIP, detail="dftracer profile not run (or a launch "
-                              "failed): no traced checkpoint calls"))
-            continue
-        bad = checkpoint_io_mismatches(want, t["checkpoints"])
-        out.append(result(f"counts.checkpoint_io.{side}", FAIL if bad else PASS, len(want), len(want) - len(bad),
-                          "; ".join(bad)[:800] if bad else
-                          f"{len(want)} checkpoint files: {', '.join(next(iter(want.values()), {}))} as the model's")
-                   | {"compared": ["model_checkpoints"] * bool(want)})
-    return out
-
-
-def checkpoint_io_mismatches(want: dict[str, dict], got: dict[str, dict]) -> list[str]:
-    """Per checkpoint file (the model's, and every traced one with opens), each field of the model's row that the
-    traced row does not equal: one line per differing file, empty when all agree."""
-    bad = []
-    for name in sorted(set(want) | {n for n, r in got.items() if r.get("opens")}):
-        w, g = want.get(name), got.get(name) or {}
-        if w is None:
-            bad.append(f"{name}: not in the model")
-            continue
-        wrong = {f: (g.get(f), w[f]) for f in w if g.get(f) != w[f]}
-        if wrong:
-            bad.append(f"{name}: (traced, model) {wrong}")
-    return bad
 
 
 def _partition(hosts: list) -> list[int]:
@@ -314,7 +285,8 @@ def check_runtime(run: Run) -> list[dict]:
                           "a generation launch did not finish"))
     t = run.table(TIMING)
     if not t or not t.get("dlio") or not t.get("kernel"):
-        out.append(result("runtime.train", SKIP, detail="timing profile not run or a side failed", required=False))
+        out.append(result("runtime.train", SKIP, detail=f"no tables/{TIMING} of both sides (its profile not run, or a "
+                          "side failed)", required=False))
         return out
     for key, label, what in (("wall_s", "runtime.train", "launch wall time"),
                              ("train_s", "runtime.train_in_program", "training epochs as each program times them")):
@@ -334,7 +306,7 @@ def checks() -> list:
     """Every check in verdict order: validate's own about the run, each profile's (in the profiles' order), then the
     runtime report."""
     return [check_dlio_version, check_run_status, check_steps, check_vol, check_dataset, check_checkpoints,
-            check_checkpoint_io, check_nodes,
+            check_nodes,
             *(fn for p in registry().values() for fn in p.checks), check_runtime]
 
 
@@ -367,125 +339,101 @@ def _always(run: Run) -> bool:
     return True
 
 
-TRACER = "DFTracer or Darshan: PROFILES=dftracer or darshan"
-SYSCALLS = "the strace profile (PROFILES=...,strace; on by default at tiny and small scale)"
-ORDER = "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)"
 # The classes of I/O a run may differ in: key, a short label (the printed `not compared:` lines), what it is (verdict
-# and report), what would compare it, whether it applies to the run. A row of verdict.json that compared at least one
-# item of a class lists the class in its "compared" (declared by the check: `result(...) | {"compared": [...]}`;
-# CLAIMS below for rows that do not declare it); a class no PASS row compared is in the verdict's not_compared.
+# and report), whether it applies to the run. What would compare a class (the verdict's "needs") is said by the
+# profiles whose checks compare it (Profile.covers, joined in their order) and by validate's own checks (OWN_NEEDS). A
+# row of verdict.json that compared at least one item of a class lists the class in its "compared" (declared by the
+# check: `result(...) | {"compared": [...]}`; the profiles' claims for rows that do not declare it); a class no PASS
+# row compared is in the verdict's not_compared.
 CLASSES = [
-    ("dataset", "the generated datasets", "the generated datasets: file names and each file's structure",
-     "the generation launches (dataset tables)", _reads_data),
+    ("dataset", "the generated datasets", "the generated datasets: file names and each file's structure", _reads_data),
     ("data_reads", "data-file reads", "data-file reads: per file or rank, opens, reads and bytes (a multiset at least)",
-     "the Log VFD (logvfd), DFTracer or Darshan", _reads_data),
+     _reads_data),
     ("read_order", "each rank's reads in order", "each rank's data reads in order (per open, HDF5 blocks in sequence: "
-     "a multiset comparison does not count)", "the Log VFD where the order is deterministic: its read_threads=0 "
-     "launch", _reads_data),
+     "a multiset comparison does not count)", _reads_data),
     ("open_order", "each rank's opens by file name, in order", "each rank's data-file opens by name, in order "
-     "(equal-size files make HDF5 blocks alike)", ORDER, _reads_data),
+     "(equal-size files make HDF5 blocks alike)", _reads_data),
     ("readers", "the reader processes and threads", "how many processes and threads read, and which read each batch",
-     ORDER, _reads_data),
+     _reads_data),
     ("posix_data", "POSIX I/O on the data files", "POSIX I/O on the data files outside the HDF5 reads (extra opens, "
-     "plain reads, accesses)", TRACER, _reads_data),
+     "plain reads, accesses)", _reads_data),
     ("traced_other", "other calls in the traced folders", "every other call and file in the data and checkpoint "
-     "folders, classified", TRACER, _always),
+     "folders, classified", _always),
     ("other_files", "files outside the traced folders", "every file outside the data and checkpoint folders a side "
-     "touched (DFTracer traces only those folders: DFTRACER_DATA_DIR)", "Darshan, which sees every file but its "
-     "default exclusions: PROFILES=darshan", _always),
+     "touched (DFTracer traces only those folders: DFTRACER_DATA_DIR)", _always),
     ("checkpoint_writes", "checkpoint I/O side by side", "checkpoint files written and read: bytes, write calls, "
-     "fsyncs, stray files, side by side", TRACER, _checkpoints),
+     "fsyncs, stray files, side by side", _checkpoints),
     ("model_reads", "data reads against the model", "each side's data reads per rank against the analytic model",
-     "the Log VFD (PROFILES=logvfd; DLIO 2.x's HDF5 reads), DFTracer where DLIO reads whole files (3.x), Darshan on a "
-     "kernel-only run", _reads_data),
+     _reads_data),
     ("model_checkpoints", "checkpoint files against the model", "the checkpoint files (names, bytes) against the "
-     "analytic model", "a training launch that checkpoints", _checkpoints),
-    ("open_flags", "open flags", "open flags (O_DIRECT, access mode)", SYSCALLS, _always),
-    ("readv", "readv", "readv and preadv calls (DFTracer 2.2.0 records none)", SYSCALLS, _reads_data),
+     "analytic model", _checkpoints),
+    ("open_flags", "open flags", "open flags (O_DIRECT, access mode)", _always),
+    ("readv", "readv", "readv and preadv calls (DFTracer 2.2.0 records none)", _reads_data),
     ("sync_kernel", "fsync/fadvise at the kernel", "fsync, fdatasync and posix_fadvise as they reach the kernel (a "
-     "preloaded library can drop what DFTracer counts at libc)", SYSCALLS, _always),
+     "preloaded library can drop what DFTracer counts at libc)", _always),
     ("stat", "the stat family", "the stat family (stat, fstat, lstat, statx, newfstatat) on data and checkpoint "
-     "files once a rank opened its first data file", SYSCALLS, _always),
+     "files once a rank opened its first data file", _always),
     ("stat_discovery", "dataset discovery", "dataset discovery per rank: its listings of the data folders and its "
      "stats of data files before its first data-file open (DLIO lists each folder and probes the first entry; the "
-     "kernel does the same, bench/src/discover.c): strace.discovery", SYSCALLS, _reads_data),
+     "kernel does the same, bench/src/discover.c): strace.discovery", _reads_data),
     ("generation", "generation I/O", "the generate launches' I/O calls per data file side by side: metadata "
      "operations (renames, unlinks, links, truncates, failed calls), open flags, bytes and fsyncs; an HDF5 file's "
-     "writes (offset, size) and stats (strace.generate)", "the strace profile on both generate launches "
-     "(PROFILES=...,strace; on by default at tiny and small scale)", _reads_data),
+     "writes (offset, size) and stats (strace.generate)", _reads_data),
     ("compute", "compute emulation", "the emulated computation per step: DFTracer's compute regions side by side "
-     "(runtime.* is reported, not judged)", "DFTracer on both sides (PROFILES=dftracer)", _computes),
+     "(runtime.* is reported, not judged)", _computes),
     ("metrics", "AU and throughput as DLIO computes them", "each side's reported AU, throughput and MB/s recomputed "
      "with DLIO's formula from its own per-step times (the two sides' AU are reported side by side, not compared: "
-     "metrics.au)", "the timing profile on both sides (PROFILES=timing)", _reads_data),
+     "metrics.au)", _reads_data),
 ]
-COVERAGE = {key: (label, what, needs, applies) for key, label, what, needs, applies in CLASSES}
+OWN_NEEDS = {"dataset": "the generation launches (dataset tables)",
+             "model_checkpoints": "a training launch that checkpoints"}
+
+
+def _joined(hows: list[str]) -> str:
+    return hows[0] if len(hows) == 1 else ", ".join(hows[:-1]) + " or " + hows[-1]
+
+
+def coverage() -> dict[str, tuple[str, str, str, Any]]:
+    """Every class: key -> (label, what, needs, applies); needs: validate's own checks, then each profile that
+    declares the class (Profile.covers), in the profiles' order; a class no check here compares says so."""
+    profs = registry().values()
+    for p in profs:
+        unknown = set(p.covers) - {c[0] for c in CLASSES}
+        if unknown:
+            raise KeyError(f"profile {p.name}: covers {sorted(unknown)}, not classes of validate/checks.py CLASSES")
+    return {key: (label, what, _joined([h for h in (OWN_NEEDS.get(key),) if h] +
+                                       [p.covers[key] for p in profs if key in p.covers])
+                  if key in OWN_NEEDS or any(key in p.covers for p in profs) else "a profile that compares it (none "
+                  "known here)", applies) for key, label, what, applies in CLASSES}
+
+
 MODEL_CLASSES = ("model_reads", "model_checkpoints")  # the classes a kernel-only run compares (the model's)
 
 
-def _n(x: Any) -> int:
-    """How many items a row's expected value counts: an int as it is, a per-rank counts dict by its opens."""
-    if isinstance(x, dict):
-        x = x.get("opens")
-    return x if isinstance(x, int) and not isinstance(x, bool) else 0
+# What validate's own rows compared, for rows that do not declare it themselves (their name, an fnmatch pattern, ->
+# a function of the run and the row giving its classes, empty when the row compared nothing); the profiles' rows:
+# their Profile.claims.
+OWN_CLAIMS = (("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
 
 
-def _bytes_read(run: Run, profile: str) -> bool:
-    """Did the per-file comparison of `profile` compare a data file read on both sides (its derived table's (DLIO
-    bytes, kernel bytes) pairs)? Files opened and never read compare no read."""
-    pairs = (run.derived.get(f"files-{profile}.json") or {}).get("pairs") or []
-    return any(a > 0 and b > 0 for a, b, *_ in pairs)
-
-
-def _per_file(profile: str):
-    def claim(run: Run, c: dict) -> tuple[str, ...]:
-        if _n(c["expected"]) <= 0:
-            return ()
-        return ("posix_data", "data_reads") if _bytes_read(run, profile) else ("posix_data",)
-    return claim
-
-
-def _counted(*classes: str):
-    def claim(run: Run, c: dict) -> tuple[str, ...]:
-        return classes if _n(c["expected"]) > 0 else ()
-    return claim
-
-
-def _files_touched(*classes: str):
-    # <tracer>.explained compares the set of every non-data file and call each side made: never empty for a program
-    return lambda run, c: classes
-
-
-# What the rows of the profiles' checks compared, for rows that do not declare it themselves (their name, an fnmatch
-# pattern, -> a function of the run and the row giving its classes, empty when the row compared nothing).
-CLAIMS = (
-    ("logvfd.sequence.*", _counted("data_reads", "read_order")),
-    ("logvfd.multiset.*", _counted("data_reads")),
-    ("counts.dlio.*", _counted("model_reads")), ("counts.kernel.*", _counted("model_reads")),
-    ("counts.dftracer.*", _counted("model_reads")), ("counts.darshan.kernel", _counted("model_reads")),
-    ("dftracer.batches.*", _counted("model_reads")),
-    ("dftracer.per_file", _per_file("dftracer")), ("darshan.per_file", _per_file("darshan")),
-    ("dftracer.explained", _files_touched("traced_other")),
-    ("darshan.explained", _files_touched("traced_other", "other_files")),
-    ("dftracer.checkpoints", _counted("checkpoint_writes")), ("darshan.checkpoints", _counted("checkpoint_writes")),
-    ("dftracer.order.*", _counted("open_order", "readers")),   # expected: the rank's data-file opens on DLIO's side
-    ("strace.per_file", _counted("open_flags", "readv", "sync_kernel", "stat")),   # expected: the files compared
-)
+def claims() -> tuple:
+    return OWN_CLAIMS + tuple(c for p in registry().values() for c in p.claims)
 
 
 def declare_compared(run: Run, rows: list[dict]) -> None:
     """Each row that ran (not a SKIP) and does not say what it compared gets its "compared" from CLAIMS; a class its
     row names that CLASSES does not know is a bug of that check (KeyError, naming it)."""
+    known, patterns = coverage(), claims()
     for c in rows:
         if c["status"] == SKIP:
             c.pop("compared", None)
             continue
         if "compared" not in c:
-            fn = next((f for pat, f in CLAIMS if fnmatch.fnmatchcase(c["name"], pat)), None)
+            fn = next((f for pat, f in patterns if fnmatch.fnmatchcase(c["name"], pat)), None)
             got = tuple(fn(run, c)) if fn else ()
             if got:
                 c["compared"] = sorted(got)
-        unknown = set(c.get("compared", ())) - set(COVERAGE)
+        unknown = set(c.get("compared", ())) - set(known)
         if unknown:
             raise KeyError(f"check {c['name']}: compared classes {sorted(unknown)} are not in validate/checks.py "
                            "CLASSES")
@@ -497,13 +445,11 @@ def covered(rows: list[dict]) -> set[str]:
 
 
 # A kernel-only run (SIDES=kernel, manifest "sides": ["kernel"]) keeps only the checks that judge the kernel against
-# the analytic model or itself (these prefixes: counts.dftracer.kernel. and counts.darshan.kernel, its traced opens
-# per data file; vol.: the stack HDF5 reported to each kernel launch;
-# darshan.analyses: Darshan's own reports of the kernel's logs, info only; metrics.formula.kernel: the kernel's AU and
-# throughput against DLIO's formula); every other row, side by side by nature, becomes a SKIP.
+# the analytic model or itself (validate's own: these prefixes; the profiles': their Profile.kernel_only, e.g. a
+# tracer's opens of the kernel per data file, or the kernel's AU against DLIO's formula); every other row, side by
+# side by nature, becomes a SKIP.
 KERNEL_ONLY = ("dlio.version", "run.status", "steps.", "vol.", "counts.kernel.", "counts.checkpoints",
-               "counts.checkpoint_io.kernel", "counts.dftracer.kernel.", "counts.darshan.kernel", "darshan.analyses",
-               "metrics.formula.kernel")
+               "counts.checkpoint_io.kernel")
 KERNEL_ONLY_SKIP = "kernel-only run: no DLIO side"
 NO_DLIO = {"io": "dlio", "label": "DLIO's I/O (kernel-only run)",
            "what": "DLIO's I/O (kernel-only run: checked against the analytic model only)",
@@ -517,12 +463,13 @@ def kernel_only(run: Run) -> bool:
 def restrict_kernel_only(rows: list[dict]) -> list[dict]:
     """A kernel-only run's rows: the kernel-against-model ones as they are, every other one a SKIP saying why (a
     runtime row stays informational)."""
-    return [c if c["name"].startswith(KERNEL_ONLY) else
+    keep = KERNEL_ONLY + tuple(x for p in registry().values() for x in p.kernel_only)
+    return [c if c["name"].startswith(keep) else
             result(c["name"], SKIP, detail=KERNEL_ONLY_SKIP, required=c.get("required", True)) for c in rows]
 
 
 def not_compared(run: Run, rows: list[dict]) -> list[dict]:
-    """Every class of I/O (COVERAGE) that applies to this run and that no required row that passed compared: what,
+    """Every class of I/O (coverage()) that applies to this run and that no required row that passed compared: what,
     and what would compare it; a kernel-only run names DLIO's I/O first."""
     done, alone = covered(rows), kernel_only(run)
     failed: dict[str, list[str]] = {}
@@ -539,16 +486,20 @@ def not_compared(run: Run, rows: list[dict]) -> list[dict]:
         return NO_DLIO["needs"] if alone and key not in MODEL_CLASSES else needs
     return [NO_DLIO] * alone + [
         {"io": key, "label": label, "what": what, "needs": why(key, needs)}
-        for key, (label, what, needs, applies) in COVERAGE.items() if applies(run) and key not in done]
+        for key, (label, what, needs, applies) in coverage().items() if applies(run) and key not in done]
+
+
+def _shape(run: Run) -> Shape:
+    """The run's shape as the harness planned it (the workload, the repetitions, the rules the probe saw)."""
+    rules = ((run.manifest.get("dlio") or {}).get("probed") or {}).get("rules") or {}
+    return Shape(run.cfg, int(run.manifest.get("repeat", 1)), rules, run.ranks)
 
 
 def planned_launches(run: Run) -> list[str]:
     """The launches the harness plans for this run (harness/run.py plan: generation when the workload reads data, then
     each of the manifest's profiles' launches, on each of its sides but a side the profile was skipped on), as step
     names; a profile this validation does not know plans none here."""
-    m, reg = run.manifest, registry()
-    rules = ((m.get("dlio") or {}).get("probed") or {}).get("rules") or {}
-    shape = Shape(run.cfg, int(m.get("repeat", 1)), rules, run.ranks)
+    m, reg, shape = run.manifest, registry(), _shape(run)
     specs = [(None, "generate")] * shape.reads_data + [(p, s.step) for p in m.get("profiles") or [] if p in reg
                                                        for s in reg[p].launches(shape)]
     skipped = m.get("skipped_profiles") or {}
@@ -584,18 +535,19 @@ def check_kernel_model(run: Run, rows: list[dict]) -> list[dict]:
     item. Side-by-side runs: no row."""
     if not kernel_only(run):
         return []
-    need = [k for k in MODEL_CLASSES if COVERAGE[k][3](run)]
+    cov = coverage()
+    need = [k for k in MODEL_CLASSES if cov[k][3](run)]
     # a row that compared and FAILed is a comparison too: the verdict fails on it, and this row would only repeat it
     compared = {k for c in rows if c["status"] != SKIP and c.get("required", True) for k in c.get("compared", ())}
     missing = [k for k in need if k not in compared]
-    labels = " and ".join(COVERAGE[k][0] for k in missing)
+    labels = " and ".join(cov[k][0] for k in missing)
     if not missing:
         return [result("coverage.kernel_model", PASS, need, need, "the kernel was compared with the analytic model: "
-                       + ", ".join(COVERAGE[k][0] for k in need))]
+                       + ", ".join(cov[k][0] for k in need))]
     reason = f"kernel-only: no check compared {labels}"
     return [result("coverage.kernel_model", FAIL, need, [k for k in need if k not in missing],
                    f"{reason} (profiles run: {', '.join(run.manifest.get('profiles') or []) or 'none'}; needs "
-                   f"{COVERAGE[missing[0]][2]})") | {"reason": reason}]
+                   f"{cov[missing[0]][2]})") | {"reason": reason}]
 
 
 def mutants(run: Run) -> list[str]:

@@ -15,14 +15,18 @@ from profiles import (
     Found,
     Launch,
     LaunchSpec,
+    Option,
     Profile,
     Shape,
     Wrapped,
     checkpoint_dir,
+    counted,
+    per_file,
     register,
+    touched,
 )
 from profiles.darshan import parse, runtime
-from profiles.darshan.analyses import analyse
+from profiles.darshan.analyses import analyse, mode
 from profiles.darshan.checks import check_darshan
 
 
@@ -34,6 +38,19 @@ class Darshan(Profile):
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)
+    options = (Option("--darshan-prefix", "a Darshan install (else DARSHAN_PREFIX, darshan-config)"),)
+    covers = {"data_reads": "Darshan", "posix_data": "Darshan (PROFILES=darshan)",
+              "traced_other": "Darshan (PROFILES=darshan)",
+              "other_files": "Darshan, which sees every file but its default exclusions: PROFILES=darshan",
+              "checkpoint_writes": "Darshan (PROFILES=darshan)", "model_reads": "Darshan on a kernel-only run"}
+    claims = (("counts.darshan.kernel", counted("model_reads")), ("darshan.per_file", per_file("darshan")),
+              ("darshan.explained", touched("traced_other", "other_files")),
+              ("darshan.checkpoints", counted("checkpoint_writes")))
+    kernel_only = ("counts.darshan.kernel", "darshan.analyses")  # its records of the kernel against the model;
+    # Darshan's own reports of the kernel's logs (info only)
+
+    def check_environment(self) -> None:
+        mode()   # H5DLIO_DARSHAN_ANALYSES (make validate DARSHAN_ANALYSES=): refused before any check
 
     def available(self, ctx: Context) -> Found:
         info = runtime.detect(ctx.options.get("darshan_prefix"))

@@ -20,9 +20,21 @@ from __future__ import annotations
 import json
 
 from common.rundir import BIG_TABLE
-from profiles import Context, Done, Found, Launch, Profile, Wrapped, checkpoint_dir, register
+from profiles import (
+    Context,
+    Done,
+    Found,
+    Launch,
+    Profile,
+    Wrapped,
+    checkpoint_dir,
+    counted,
+    per_file,
+    register,
+    touched,
+)
 from profiles.compute import check_compute
-from profiles.dftracer.checks import SHARED, check_dftracer, prewarm_prefetch
+from profiles.dftracer.checks import SHARED, check_checkpoint_io, check_dftracer, prewarm_prefetch
 from profiles.dftracer.collect import parse, parse_json
 from profiles.dftracer.measures import Features, Timeline, features, metadata, timeline
 from profiles.dftracer.order import check_model_opens, check_order, check_workers
@@ -60,7 +72,20 @@ class DFTracer(Profile):
     name = "dftracer"
     holds_file_tables = True
     order = 30
-    checks = (check_dftracer, check_compute)
+    checks = (check_dftracer, check_checkpoint_io, check_compute)
+    covers = {"data_reads": "DFTracer", "posix_data": "DFTracer (PROFILES=dftracer)",
+              "traced_other": "DFTracer (PROFILES=dftracer)",
+              "open_order": "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)",
+              "readers": "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)",
+              "checkpoint_writes": "DFTracer (PROFILES=dftracer)",
+              "model_reads": "DFTracer where DLIO reads whole files (3.x)",
+              "compute": "DFTracer on both sides (PROFILES=dftracer)"}
+    claims = (("counts.dftracer.*", counted("model_reads")), ("dftracer.batches.*", counted("model_reads")),
+              ("dftracer.per_file", per_file("dftracer")), ("dftracer.explained", touched("traced_other")),
+              ("dftracer.checkpoints", counted("checkpoint_writes")),
+              ("dftracer.order.*", counted("open_order", "readers")))  # expected: the rank's data-file opens on DLIO's
+    kernel_only = ("counts.dftracer.kernel.", "counts.checkpoint_io.kernel")   # the kernel's traced opens and
+    # checkpoint calls against the model
 
     def available(self, ctx: Context) -> Found:
         lib = preload_library(ctx.dlio_venv)

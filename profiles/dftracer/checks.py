@@ -256,3 +256,42 @@ def _whole_opens_more(a: dict | None, b: dict | None) -> int:
         set(a["accesses"]) == set(b["accesses"]) and all(a["accesses"][x] * nb == b["accesses"][x] * na
                                                           for x in a["accesses"])
     return na - nb if same else 0
+
+
+def check_checkpoint_io(run: RunView) -> list[dict]:
+    """counts.checkpoint_io.<side>: per checkpoint file, each side's traced POSIX calls (DFTracer: bytes written, write
+    calls, the multiset of write sizes, fsyncs, bytes read back; for MLPerf v3.0's mlpstorage stream also opens,
+    closes, read calls and the multiset of their sizes, lseeks and posix_fadvise calls) against the analytic model's
+    (DLIO 3.x's streamed checkpoints: RunView.model_checkpoint_io, validate's model). Other releases:
+    their torch.save containers are compared side against side (dftracer.checkpoints), not against the model."""
+    want = run.model_checkpoint_io()
+    if not want:
+        return []
+    out = []
+    for side in SIDES:
+        t = run.table(f"dftracer-{side}.json", **SHARED)
+        if t is None or t.get("checkpoints") is None:
+            out.append(result(f"counts.checkpoint_io.{side}", SKIP, detail="dftracer profile not run (or a launch "
+                              "failed): no traced checkpoint calls"))
+            continue
+        bad = checkpoint_io_mismatches(want, t["checkpoints"])
+        out.append(result(f"counts.checkpoint_io.{side}", FAIL if bad else PASS, len(want), len(want) - len(bad),
+                          "; ".join(bad)[:800] if bad else
+                          f"{len(want)} checkpoint files: {', '.join(next(iter(want.values()), {}))} as the model's")
+                   | {"compared": ["model_checkpoints"] * bool(want)})
+    return out
+
+
+def checkpoint_io_mismatches(want: dict[str, dict], got: dict[str, dict]) -> list[str]:
+    """Per checkpoint file (the model's, and every traced one with opens), each field of the model's row that the
+    traced row does not equal: one line per differing file, empty when all agree."""
+    bad = []
+    for name in sorted(set(want) | {n for n, r in got.items() if r.get("opens")}):
+        w, g = want.get(name), got.get(name) or {}
+        if w is None:
+            bad.append(f"{name}: not in the model")
+            continue
+        wrong = {f: (g.get(f), w[f]) for f in w if g.get(f) != w[f]}
+        if wrong:
+            bad.append(f"{name}: (traced, model) {wrong}")
+    return bad

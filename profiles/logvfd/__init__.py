@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from profiles import Done, Launch, LaunchSpec, Profile, Shape, Wrapped, register
+from profiles import Done, Launch, LaunchSpec, Profile, Shape, Wrapped, counted, register
 from profiles.logvfd.checks import check_counts, check_logvfd
 from profiles.logvfd.records import (
     RECORD_RE,
@@ -37,6 +37,12 @@ class LogVFD(Profile):
     order = 20
     launch_order = 50  # after every other profile's launches, as runs have always been ordered
     checks = (check_logvfd, check_counts)
+    covers = {"data_reads": "the Log VFD (logvfd)",
+              "read_order": "the Log VFD where the order is deterministic: its read_threads=0 launch",
+              "model_reads": "the Log VFD (PROFILES=logvfd; DLIO 2.x's HDF5 reads)"}
+    claims = (("logvfd.sequence.*", counted("data_reads", "read_order")), ("logvfd.multiset.*", counted("data_reads")),
+              ("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
+    kernel_only = ("counts.kernel.",)   # the kernel's records per rank against the model
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log

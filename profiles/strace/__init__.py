@@ -25,7 +25,7 @@ import os
 import shutil
 import subprocess
 
-from profiles import Context, Done, Found, Launch, Profile, Wrapped, register
+from profiles import Context, Done, Found, Launch, Profile, Wrapped, counted, register
 from profiles.strace.checks import check_discovery, check_generate, check_per_file, check_preload, check_ranks
 from profiles.strace.traces import GEN_SYSCALLS, STRACE_OPTS, SYSCALLS, Parser, new_row, parse, strace_binary
 
@@ -38,6 +38,9 @@ WRAPPER = ('r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}; p=$0; s=
            'printf "%s\\n" "${LD_PRELOAD:-}" > "$p.r$r.preload"; exec "$s" -o "$p.r$r" "$@"')
 
 
+HOW = "the strace profile (PROFILES=...,strace; on by default at tiny and small scale)"
+
+
 @register
 class Strace(Profile):
     name = "strace"
@@ -45,6 +48,10 @@ class Strace(Profile):
     holds_file_tables = True
     traces_generation = True
     checks = (check_per_file, check_discovery, check_ranks, check_preload, check_generate)
+    covers = {k: HOW for k in ("open_flags", "readv", "sync_kernel", "stat", "stat_discovery")} | {
+        "generation": "the strace profile on both generate launches (PROFILES=...,strace; on by default at tiny and "
+                      "small scale)"}
+    claims = (("strace.per_file", counted("open_flags", "readv", "sync_kernel", "stat")),)  # expected: the files
 
     def available(self, ctx: Context) -> Found:
         """strace on PATH and allowed to trace here (ptrace and seccomp-bpf: a container or Yama's ptrace_scope 3 may

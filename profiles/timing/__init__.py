@@ -20,6 +20,8 @@ class Timing(Profile):
     name = "timing"
     order = 10
     checks = (check_metrics,)
+    covers = {"metrics": "the timing profile on both sides (PROFILES=timing)"}
+    kernel_only = ("metrics.formula.kernel",)   # the kernel's AU and throughput against DLIO's formula
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         return [LaunchSpec("timing")] + [LaunchSpec(f"timing-{k}") for k in range(2, shape.repeat + 1)]
