@@ -221,7 +221,7 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
     return rd, wl, False
 
 
-def _announce(a: argparse.Namespace, rd: Path, notes: list[str]) -> None:
+def _announce(a: argparse.Namespace, rd: Path, notes: list[str], started) -> None:
     for note in notes:  # only once every input is accepted: a refused run prints its error alone
         print(note, flush=True)
     print(f"harness: run directory {rd}", flush=True)
@@ -229,9 +229,13 @@ def _announce(a: argparse.Namespace, rd: Path, notes: list[str]) -> None:
         rd.mkdir(parents=True, exist_ok=True)
         a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(a.print_run_dir, str(rd))
+    if started:  # the caller in this process (python -m pipeline) learns its run directory: no pointer file
+        started(rd)
 
 
-def main(argv=None) -> int:
+def main(argv=None, started=None) -> int:
+    """`started(run_dir)`, if given, is called once the run's directory is named (before any launch); every input
+    refused before that returns 2 without calling it."""
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
@@ -254,7 +258,7 @@ def main(argv=None) -> int:
     except WorkloadError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
-    _announce(a, rd, notes)
+    _announce(a, rd, notes, started)
     try:
         m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
     except Terminated:
