@@ -553,7 +553,7 @@ COMMANDS = {
     },
     "docs/reports.md": {
         "make report RUN=runs/<id>": case_make_report,
-        "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
+        "make paper": case_make_dry(["python -m harness", "python -m pipeline", "--scale tiny", "python -m reports"]),
         "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
         ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
     },
@@ -565,7 +565,7 @@ COMMANDS = {
     "docs/runs.md": {
         'make runs ARGS="import runs"': case_make_runs,
         "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":
-            case_make_dry(['python -m store add "$run" --db "runs/store.sqlite"', "validate's status is unchanged"]),
+            case_make_dry(['python -m pipeline --workload unet3d', '--runs-db "runs/store.sqlite"']),
         'make runs ARGS="list --workload unet3d"': case_make_runs,
         'make runs ARGS="show 1"': case_make_runs,
         'make runs ARGS="compare 1 2"': case_make_runs,
@@ -581,9 +581,9 @@ COMMANDS = {
     },
     "docs/fidelity.md": {
         "make validate WORKLOAD=unet3d DLIO=2.0.0":
-            case_make_dry(["python -m harness run --workload unet3d", '--dlio-venv "$(cat build/.dlio-venv)"']),
+            case_make_dry(["python -m pipeline --workload unet3d", '--dlio-venv "$(cat build/.dlio-venv)"']),
         "make fidelity-run WORKLOAD=unet3d DLIO=/path/to/dlio_benchmark":
-            case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m harness run --workload unet3d",
+            case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m pipeline --workload unet3d",
                            "python -m fidelity runs"]),
         "make fidelity": case_make_dry(["python -m fidelity runs"]),
     },
