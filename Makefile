@@ -4,12 +4,13 @@
 # Variables: HDF5_DIR=<prefix> (use another parallel HDF5, e.g. /usr for Debian's 1.10), RANKS, WORKLOAD, SCALE,
 #   PROFILES, REPEAT, LAUNCHER=mpirun|mpiexec|srun, SIDES=both|kernel, DLIO=<PyPI version | DLIO source checkout> (default 2.0.0), DLIO_H5PY=mpi
 #   (the reference venv's h5py built from source against the kernel's parallel HDF5: DLIO's H5F/H5D under Darshan),
-#   DARSHAN_PREFIX, RUNS_DIR (default runs), LAST_RUN (the pointer to the run the invocation created; default build/.last-run),
+#   DARSHAN_PREFIX, RUNS_DIR (default runs),
 #   VOL=native|pass_through|async|async-prefetch (the kernel side's HDF5 VOL connector stack; docs/vol.md),
 #   DARSHAN_ANALYSES=auto|all|none (which Darshan logs get pydarshan's summary and drishti; docs/validation.md),
 #   DLIO_QUIET_MAP=1 (DLIO's index map gets a short text: its per-read cost at 10^5 files; docs/scale-record.md),
 #   COLLECT_JOBS=N (processes parsing the traces and logs at once; default the CPUs, at most 4; docs/scale.md),
-#   RUNS_DB=<file> (validate: the finished run also added to this run store, never changing validate's status; docs/runs.md).
+#   RUNS_DB=<file> (validate: the finished run also added to this run store, never changing validate's status; docs/runs.md),
+#   RESUME=runs/<id> (validate, fidelity-run: continue that interrupted run, then validate and report it).
 SHELL := /bin/bash
 # a pipe's status is its first failing command's, in every recipe here and in mk/*.mk (no step's failure is hidden)
 .SHELLFLAGS := -o pipefail -c
@@ -45,25 +46,17 @@ ifneq ($(call stamp_ok,build/.dlio-venv),ok)
 .PHONY: build/.dlio-venv
 endif
 
-# The pointer to the run the current invocation created (python -m harness run --print-run-dir). The harness removes
-# it first and writes it only once its run directory exists; the recipe removes it too, so a harness that stops
-# before its run exists (bad input: 2, interrupted: 130) ends the recipe with its own status and no earlier run is
-# validated or shown. Leaves the run directory in $$run, the harness's status in $$hrc (0, or 1: a launch failed).
-LAST_RUN ?= build/.last-run
+# The pipeline (python -m pipeline: run, validate, report; docs/ARCHITECTURE.md): it validates and shows only the run
+# this invocation made, known in its own process (no pointer file); exit 0 PASS, 1 FAIL, 2 bad input, 130 interrupted.
 RUNS_DIR ?= runs
 HARNESS_RUN = --workload $(WORKLOAD) $(if $(SCALE),--scale $(SCALE)) --ranks $(RANKS) --runs-dir "$(RUNS_DIR)" \
   --dlio-venv "$$(cat $(DLIO_STAMP))" $(if $(PROFILES),--profiles $(PROFILES)) $(if $(REPEAT),--repeat $(REPEAT)) \
   $(if $(LAUNCHER),--launcher $(LAUNCHER)) $(if $(VOL),--vol $(VOL)) $(if $(SIDES),--sides $(SIDES)) \
-  $(if $(filter 1,$(DLIO_QUIET_MAP)),--dlio-quiet-index-map) $(if $(COLLECT_JOBS),--collect-jobs $(COLLECT_JOBS))
-# VOL=async, async-prefetch: the kernel built against the thread-safe HDF5 (mk/vol.mk vol-kernel, a prerequisite then)
+  $(if $(COLLECT_JOBS),--collect-jobs $(COLLECT_JOBS)) $(if $(RESUME),--resume "$(RESUME)")
+PIPELINE = $(VENV)/bin/python -m pipeline $(HARNESS_RUN) --dlio-quiet-map "$(DLIO_QUIET_MAP)"
+# VOL=async, async-prefetch: the kernel built against the thread-safe HDF5 (mk/vol.mk vol-kernel, a prerequisite then;
+# the pipeline runs the kernel build/.vol-kernel names)
 VOL_ASYNC := $(filter async async-prefetch,$(VOL))
-define start_run
-rm -f "$(LAST_RUN)"; \
-$(if $(VOL_ASYNC),H5DLIO_KERNEL_BIN="$$(cat build/.vol-kernel)") $(VENV)/bin/python -m harness run $(HARNESS_RUN) --print-run-dir "$(LAST_RUN)"; hrc=$$?; \
-case $$hrc in 0|1) ;; *) exit $$hrc;; esac; \
-[ -s "$(LAST_RUN)" ] || { echo "make: the harness (exit $$hrc) named no run directory" >&2; exit 1; }; \
-run="$$(cat "$(LAST_RUN)")"
-endef
 
 .PHONY: help deps deps-system build test test-c test-py test-fast venv dlio-venv validate clean lint
 ## this list: every target, one line each (the `## ` line above its rule; scripts/make_targets.py)
@@ -108,17 +101,7 @@ build/.dlio-venv: scripts/deps-dlio.sh harness/requirements/dlio-2.0.0.lock.txt
 # (exit status: GNU make's own is 2 for any failure; the step's status is in its "make: *** ... Error N" line)
 ## run the kernel and the real DLIO side by side and check they match (WORKLOAD, SCALE, RANKS, PROFILES; SIDES=kernel: the kernel against the analytic model only; DARSHAN_ANALYSES=auto|all|none)
 validate: build venv dlio-venv
-	@rm -f "$(LAST_RUN)"; case "$(DARSHAN_ANALYSES)" in ""|auto|all|none) ;; *) \
-	  echo "make validate: DARSHAN_ANALYSES=$(DARSHAN_ANALYSES): not one of auto, all, none" >&2; exit 2;; esac; \
-	  case "$(DLIO_QUIET_MAP)" in ""|0|1) ;; *) \
-	  echo "make validate: DLIO_QUIET_MAP=$(DLIO_QUIET_MAP): not 0 or 1" >&2; exit 2;; esac; \
-	  $(start_run); \
-	  H5DLIO_DARSHAN_ANALYSES="$(DARSHAN_ANALYSES)" $(VENV)/bin/python -m validate "$$run"; vrc=$$?; \
-	  rout=$$($(VENV)/bin/python -m reports "$$run"); rrc=$$?; [ -z "$$rout" ] || echo "$${rout##*$$'\n'}"; \
-	  [ $$rrc -eq 0 ] || echo "make validate: the report of $$run was not rendered (exit $$rrc)" >&2; \
-	  $(if $(RUNS_DB),$(VENV)/bin/python -m store add "$$run" --db "$(RUNS_DB)" >&2 || \
-	    echo "make validate: $$run was not kept in the run store $(RUNS_DB) (exit $$?; validate's status is unchanged)" >&2;) \
-	  [ $$hrc -eq 0 ] || exit $$hrc; [ $$vrc -eq 0 ] || exit $$vrc; exit $$rrc
+	@$(PIPELINE) --darshan-analyses "$(DARSHAN_ANALYSES)" $(if $(RUNS_DB),--runs-db "$(RUNS_DB)")
 
 ## the C unit tests (ctest)
 test-c: build
@@ -144,7 +127,7 @@ test-fast: lint test-c venv
 
 ## ruff on every Python folder (packages, tests, scripts, bench/perf, bench/results); clang-format 14 on the kernel's C
 lint: venv deps-system
-	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store scripts bench/perf bench/results
+	@$(VENV)/bin/ruff check tests common harness profiles validate fidelity reports store pipeline scripts bench/perf bench/results
 	@clang-format-14 --style=file --dry-run -Werror bench/src/*.[ch] bench/tests/*.c bench/tools/*.c bench/fuzz/*.c && echo "lint: C formatted as .clang-format says"
 
 ## remove build/ (the cache, CACHE, stays)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
 from common.rundir import MANIFEST, VERDICT, read_manifest
+from pipeline import named_run
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "build" / "h5dlio"
@@ -102,15 +103,14 @@ def outcome(injected: bool, verdict: str, vrc: int, hits: list[str]) -> str:
 
 def _harness(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log: Path, env: dict,
              extra: list[str]) -> tuple[int, Path | None, float]:
-    """One `python -m harness run`; its exit status, run directory (None: none made) and wall time."""
-    ptr = runs / f".last-{workload}"
-    ptr.unlink(missing_ok=True)
+    """One `python -m harness run`, in a process of its own (its environment: the mutant); its exit status, the run
+    directory it named in its log (pipeline.named_run; None: none made) and wall time."""
     argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", scale, "--ranks", str(ranks),
-            "--runs-dir", str(runs), "--dlio-venv", str(venv), "--print-run-dir", str(ptr), *extra]
+            "--runs-dir", str(runs), "--dlio-venv", str(venv), *extra]
     t0 = time.time()
     with open(log, "w") as out:
         rc = subprocess.run(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
-    return rc, Path(ptr.read_text().strip()) if ptr.exists() else None, time.time() - t0
+    return rc, named_run(log.read_text(errors="replace")), time.time() - t0
 
 
 def _validate(run: Path, log: Path) -> tuple[int, dict | None, float]:

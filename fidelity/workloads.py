@@ -1,15 +1,16 @@
 """python -m fidelity.workloads [--workloads a,b] [--scale tiny] ...: the workload matrix (`make workloads`).
 
-Runs `make validate WORKLOAD=<w> SCALE=<scale>` for every DLIO workload in reference-configs/, one at a time, and
-writes fidelity/workloads.json and fidelity/workloads.md (dated): per workload the verdict with pass/fail/skip counts
-per check family (the DLIO version matrix's rows and families: fidelity/matrix.py), or the reason `make validate`
-refused it. A workload whose merged config equals one run before it (unet3d_h100 is unet3d) is not run again: its row
-says which. The thesis configurations (thesis-*.yaml) are not DLIO workloads but DLIO's `default` reshaped, validated
-by `make paper`: they are listed apart, not run. The installed DLIO's bundled workloads that no reference config
-overlays are listed too, so a workload without a reference config is visible. Each row names the DLIO it ran against:
-`make workloads WORKLOADS=<w> DLIO=<spec>` runs those workloads against another DLIO (MLCommons DLIO 3.x for MLPerf
-Storage v3.0's unet3d_b200, retinanet_b200 and llama3 shapes) and their rows say so; the bundled workloads listed
-as without a reference config are the main DLIO's (the one most rows ran against).
+Runs `make validate WORKLOAD=<w> SCALE=<scale>`'s pipeline (`python -m pipeline`) for every DLIO workload in
+reference-configs/, one at a time, and writes fidelity/workloads.json and fidelity/workloads.md (dated): per
+workload the verdict with pass/fail/skip counts per check family (the DLIO version matrix's rows and families:
+fidelity/matrix.py), or the reason `make validate` refused it. A workload whose merged config equals one run before
+it (unet3d_h100 is unet3d) is not run again: its row says which. The thesis configurations (thesis-*.yaml) are not
+DLIO workloads but DLIO's `default` reshaped, validated by `make paper`: they are listed apart, not run. The
+installed DLIO's bundled workloads that no reference config overlays are listed too, so a workload without a
+reference config is visible. Each row names the DLIO it ran against: `make workloads WORKLOADS=<w> DLIO=<spec>` runs
+those workloads against another DLIO (MLCommons DLIO 3.x for MLPerf Storage v3.0's unet3d_b200, retinanet_b200 and
+llama3 shapes) and their rows say so; the bundled workloads listed as without a reference config are the main DLIO's
+(the one most rows ran against).
 
 Exit status: 0 every workload run passed or was refused by the kernel (a refusal is a result), 1 a workload failed,
 2 bad input (an unknown workload, no reference DLIO venv)."""
@@ -27,12 +28,14 @@ from pathlib import Path
 from common.fileio import write_json_atomic, write_text_atomic
 from fidelity.matrix import FAMILIES, family_counts, row_of
 from harness.workload import REFERENCE_CONFIGS, WorkloadError, dlio_config_dir, load
+from pipeline import named_run
 
 REPO = Path(__file__).resolve().parent.parent
 THESIS = "thesis-"
-# what each workload runs; {last_run}: the file make validate writes the run directory's path to (its LAST_RUN)
-COMMAND = ("{make} --no-print-directory validate WORKLOAD={workload} SCALE={scale} RANKS={ranks} RUNS_DIR={runs_dir} "
-           "LAST_RUN={last_run}")
+# what each workload runs: make validate's pipeline, in a process of its own (its output is the workload's log; the
+# run directory it made: the run directory line it prints, pipeline.named_run)
+COMMAND = ("{python} -m pipeline --workload {workload} --scale {scale} --ranks {ranks} --runs-dir {runs_dir} "
+           "--dlio-venv {venv}")
 # the harness's refusal, printed before any launch (harness/__main__.py: "harness: error: ...")
 REFUSAL = re.compile(r"^harness: error: (.*)$", re.M)
 # its kernel refusal prefix and the YAML location in it: what the short reason leaves out
@@ -69,20 +72,17 @@ def _cell(row: dict, fam: str) -> str:
 
 
 def run_one(name: str, scale: str, ranks: int, runs_dir: Path, command: str, say) -> dict:
-    """One `make validate` (command) and its row: the run's verdict, its failed launch, or the refusal."""
+    """One `make validate` (command: the pipeline) and its row: the run's verdict, its failed launch, or the
+    refusal."""
     runs_dir.mkdir(parents=True, exist_ok=True)
-    last = runs_dir / f".workloads-last-run-{name}"
-    last.unlink(missing_ok=True)
-    argv = shlex.split(command.format(workload=name, scale=scale, ranks=ranks, runs_dir=runs_dir,
-                                      last_run=last))
+    argv = shlex.split(command.format(workload=name, scale=scale, ranks=ranks, runs_dir=runs_dir))
     say(f"workloads: {name}: {shlex.join(argv)}")
     t0 = time.time()
     p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
     log = runs_dir / f".workloads-{name}.log"
     write_text_atomic(log, p.stdout + p.stderr)
     row = {"workload": name, "rc": p.returncode, "wall_s": round(time.time() - t0, 1), "log": str(log)}
-    run = Path(last.read_text().strip()) if last.exists() and last.read_text().strip() else None
-    last.unlink(missing_ok=True)
+    run = named_run(p.stdout)
     got = row_of(run) if run else None
     if got:
         return {**got, **row, "status": got["verdict"]}  # row_of's workload is <name>-<scale>: ours wins
@@ -193,7 +193,6 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ref-dir", type=Path, default=REFERENCE_CONFIGS, help=argparse.SUPPRESS)
     p.add_argument("--dlio-workloads", type=Path, default=None, help=argparse.SUPPRESS)  # tests: a fake DLIO
     p.add_argument("--command", default=COMMAND, help=argparse.SUPPRESS)  # tests: a fake make validate
-    p.add_argument("--make", default="make", help=argparse.SUPPRESS)
 
 
 def main(argv=None) -> int:
@@ -212,7 +211,7 @@ def main(argv=None) -> int:
             names = [n for n in names if n in asked]
         if a.ranks < 1:
             raise MatrixError(f"RANKS={a.ranks}: must be at least 1")
-        dlio = "unknown"
+        dlio, venv = "unknown", a.dlio_venv
         if a.dlio_workloads is None:
             venv = a.dlio_venv or (Path((REPO / "build" / ".dlio-venv").read_text().strip())
                                    if (REPO / "build" / ".dlio-venv").exists() else None)
@@ -224,7 +223,7 @@ def main(argv=None) -> int:
     except (MatrixError, WorkloadError) as e:
         print(f"workloads: error: {e}", file=sys.stderr)
         return 2
-    command = a.command.replace("{make}", a.make)
+    command = a.command.replace("{python}", shlex.quote(sys.executable)).replace("{venv}", shlex.quote(str(venv)))
     rows = build(names, a.scale, a.ranks, a.runs_dir.resolve(), command, a.ref_dir, a.dlio_workloads,
                  lambda s: print(s, flush=True))
     m = write(a.out, rows, reference_workloads(a.ref_dir)[0], thesis, a.dlio_workloads, a.ref_dir, a.scale,

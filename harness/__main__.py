@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-from common.fileio import write_text_atomic
 from common.rundir import MANIFEST, RunDir
 from harness import resources, sizing, sweep
 from harness import run as hrun
@@ -61,9 +60,6 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--collect-jobs", type=_count("COLLECT_JOBS", "--collect-jobs"), default=min(4, os.cpu_count() or 1),
                    help="processes parsing the launches' traces and logs at once, at most one holding a per-file "
                         "table (default: the CPUs, at most 4)")
-    r.add_argument("--print-run-dir", type=Path, default=None,
-                   help="write the run directory path here once the run directory exists; the file is removed "
-                        "first, so after a failed start it names no run (make validate reads it)")
     sweep.setup_parser(sub.add_parser("sweep", help="a paper directory's paper.json and kernel-only scaling sweep",
                                       description=sweep.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
     sizing.setup_parser(sub.add_parser("sizing", help="the largest accelerator count whose AU meets the threshold",
@@ -223,14 +219,12 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
     return rd, wl, False
 
 
-def _announce(a: argparse.Namespace, rd: Path, notes: list[str]) -> None:
+def _announce(a: argparse.Namespace, rd: Path, notes: list[str], started) -> None:
     for note in notes:  # only once every input is accepted: a refused run prints its error alone
         print(note, flush=True)
     print(f"harness: run directory {rd}", flush=True)
-    if a.print_run_dir:  # only once the run exists: the pointer never names a run this invocation did not create
-        rd.mkdir(parents=True, exist_ok=True)
-        a.print_run_dir.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(a.print_run_dir, str(rd))
+    if started:  # the caller in this process (python -m pipeline) learns its run directory: no pointer file
+        started(rd)
 
 
 def profile_options(a: argparse.Namespace) -> dict:
@@ -238,7 +232,9 @@ def profile_options(a: argparse.Namespace) -> dict:
     return {o.dest: getattr(a, o.dest, None) for p in registry().values() for o in p.options}
 
 
-def main(argv=None) -> int:
+def main(argv=None, started=None) -> int:
+    """`started(run_dir)`, if given, is called once the run's directory is named (before any launch); every input
+    refused before that returns 2 without calling it."""
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
@@ -247,8 +243,6 @@ def main(argv=None) -> int:
         return sweep.dispatch(a)
     if a.cmd == "sizing":
         return sizing.dispatch(a)
-    if a.print_run_dir:  # a stale pointer must never outlive a failed start (make validate would judge that run)
-        a.print_run_dir.unlink(missing_ok=True)
     a.runs_dir = a.runs_dir.resolve()  # DLIO's --config-dir is resolved from each launch's own folder
     if a.resume:
         a.resume = a.resume.resolve()
@@ -261,7 +255,7 @@ def main(argv=None) -> int:
     except WorkloadError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
-    _announce(a, rd, notes)
+    _announce(a, rd, notes, started)
     try:
         m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
     except Terminated:

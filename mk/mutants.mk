@@ -28,22 +28,27 @@ DLIO3_MLPS_VENV ?=
 # the venv of DLIO=<3.x checkout> with the wheel h5py (mk/fidelity.mk's DLIO_STAMP for DLIO_H5PY=wheel)
 MUTANT_DLIO3_STAMP = build/.dlio-venv.$(shell echo -n "$(DLIO_SPEC_ABS)" | sha256sum | cut -c1-10)
 
-.PHONY: mutants
+# Darshan here (DARSHAN_PREFIX, else the one `make darshan` built): the DLIO 2.0.0 families' side runs in the venv
+# whose h5py is built against the kernel's HDF5 (DLIO_H5PY=mpi), as Darshan's HDF5 module needs
+MUTANT_DARSHAN = $(or $(DARSHAN_PREFIX),$(shell cat $(DARSHAN_STAMP) 2>/dev/null))
+MUTANT_ARGS = --dlio-venv "$$(cat $(if $(MUTANT_DARSHAN),$(DLIO_MPI_STAMP),build/.dlio-venv))" \
+  $(if $(filter-out 2.0.0,$(DLIO)),--dlio3-venv "$$(cat $(MUTANT_DLIO3_STAMP))") \
+  $(if $(DLIO3_MLPS_VENV),--dlio3-mlps-venv "$(DLIO3_MLPS_VENV)") \
+  --scale $(or $(SCALE),tiny) --ranks "$(RANKS)" --runs-dir "$(MUTANT_RUNS)" \
+  $(if $(MUTANT_FAMILIES),--families "$(MUTANT_FAMILIES)") \
+  $(if $(MUTANTS),--mutants "$(MUTANTS)") $(foreach b,$(MUTANT_BASELINES),--baseline "$(b)") \
+  $(if $(MUTANT_FINDINGS),--findings "$(MUTANT_FINDINGS)") $(if $(MUTANT_MERGE),--merge)
 
-## the mutation matrix: each mutant (H5DLIO_MUTATE) through validation per workload family; fidelity/mutants.{md,json}
-mutants: build venv dlio-venv
+.PHONY: mutants mutants-deps
+
+## what the mutation matrix runs: the vol kernel rebuilt from this tree, the reference venvs its families need
+mutants-deps: build venv dlio-venv
 	@# the async family runs the vol kernel (build/.vol-kernel): rebuilt from this tree, never a stale binary
 	@if [ -f build/.vol-kernel ] && [ -d "$$(dirname "$$(cat build/.vol-kernel)")" ]; then \
 	  cmake --build "$$(dirname "$$(cat build/.vol-kernel)")" >/dev/null || exit $$?; fi
-	@darshan="$${DARSHAN_PREFIX:-$$(cat $(DARSHAN_STAMP) 2>/dev/null)}"; venv="$$(cat build/.dlio-venv)"; dlio3=""; \
-	if [ -n "$$darshan" ]; then \
-	  $(MAKE) --no-print-directory dlio-venv-spec DLIO=2.0.0 DLIO_H5PY=mpi || exit $$?; venv="$$(cat $(DLIO_MPI_STAMP))"; fi; \
-	if [ "$(DLIO)" != 2.0.0 ]; then \
-	  $(MAKE) --no-print-directory dlio-venv-spec DLIO="$(DLIO)" DLIO_H5PY=wheel || exit $$?; \
-	  dlio3="$$(cat $(MUTANT_DLIO3_STAMP))"; fi; \
-	DARSHAN_PREFIX="$$darshan" $(VENV)/bin/python -m fidelity.mutants --dlio-venv "$$venv" $${dlio3:+--dlio3-venv "$$dlio3"} \
-	  $(if $(DLIO3_MLPS_VENV),--dlio3-mlps-venv "$(DLIO3_MLPS_VENV)") \
-	  --scale $(or $(SCALE),tiny) --ranks "$(RANKS)" --runs-dir "$(MUTANT_RUNS)" \
-	  $(if $(MUTANT_FAMILIES),--families "$(MUTANT_FAMILIES)") \
-	  $(if $(MUTANTS),--mutants "$(MUTANTS)") $(foreach b,$(MUTANT_BASELINES),--baseline "$(b)") \
-	  $(if $(MUTANT_FINDINGS),--findings "$(MUTANT_FINDINGS)") $(if $(MUTANT_MERGE),--merge)
+	@$(if $(MUTANT_DARSHAN),$(MAKE) --no-print-directory dlio-venv-spec DLIO=2.0.0 DLIO_H5PY=mpi)
+	@$(if $(filter-out 2.0.0,$(DLIO)),$(MAKE) --no-print-directory dlio-venv-spec DLIO="$(DLIO)" DLIO_H5PY=wheel)
+
+## the mutation matrix: each mutant (H5DLIO_MUTATE) through validation per workload family; fidelity/mutants.{md,json}
+mutants: mutants-deps
+	@DARSHAN_PREFIX="$(MUTANT_DARSHAN)" $(VENV)/bin/python -m fidelity.mutants $(MUTANT_ARGS)

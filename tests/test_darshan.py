@@ -381,14 +381,15 @@ def _live_run(tmp_path: Path, info: dict, venv: str, workload: str, name: str, *
     import json
     import subprocess
     import sys
-    out = tmp_path / f"last-run-{name}"
+
+    from pipeline import named_run
     repo = Path(__file__).resolve().parent.parent
     p = subprocess.run([sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", "tiny", "--ranks",
                         "2", "--dlio-venv", venv, "--runs-dir", str(tmp_path / f"runs-{name}"), "--profiles",
-                        "darshan", "--darshan-prefix", info["prefix"], "--print-run-dir", str(out), *extra],
+                        "darshan", "--darshan-prefix", info["prefix"], *extra],
                        cwd=repo, capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    run = Path(out.read_text())
+    run = named_run(p.stdout)
     subprocess.run([sys.executable, "-m", "validate", "--quiet", str(run)], cwd=repo, timeout=600)
     return run, {c["name"]: c for c in json.loads((run / "verdict.json").read_text())["checks"]}
 

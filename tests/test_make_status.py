@@ -1,6 +1,6 @@
 """No step's failure is hidden by a recipe: a pipe's status is its first failing command's in every recipe of the
-Makefile and mk/*.mk, and `make validate` fails when its report step fails (it used to pipe the report into
-`tail -n1`, which dropped the status: a DLIO 3.x run ended with no report and exit 0)."""
+Makefile and mk/*.mk, and `make validate` (python -m pipeline) fails when its report step fails (it used to pipe the
+report into `tail -n1`, which dropped the status: a DLIO 3.x run ended with no report and exit 0)."""
 from __future__ import annotations
 
 import json
@@ -34,16 +34,17 @@ def test_a_failing_command_in_a_pipe_fails_the_recipe(tmp_path):
 
 
 def _fake_venv(root: Path, run: Path) -> Path:
-    """A VENV whose python stands in for the harness (names `run` as the run it made) and for validate (a PASS),
-    and runs the real reports: only the report step can fail."""
+    """A VENV whose python runs the real pipeline with stand-ins for its harness step (names `run` as the run it made)
+    and its validate step (a PASS), and the real reports: only the report step can fail."""
     venv = root / "fakevenv"
     (venv / "bin").mkdir(parents=True)
     py = venv / "bin" / "python"
+    stand_ins = ("import runpy, sys, pipeline; from pathlib import Path; "
+                 f"pipeline.run = lambda argv: (0, Path({str(run)!r})); "
+                 "pipeline.validate = lambda *a, **k: print('verdict: PASS (stand-in)') or 0; "
+                 "sys.argv[0] = 'pipeline'; runpy.run_module('pipeline', run_name='__main__')")
     py.write_text(f"""#!/bin/bash
-if [ "$1 $2 $3" = "-m harness run" ]; then
-  while [ $# -gt 0 ]; do [ "$1" = --print-run-dir ] && echo "{run}" > "$2"; shift; done; exit 0
-fi
-if [ "$1 $2" = "-m validate" ]; then echo "verdict: PASS (stand-in)"; exit 0; fi
+if [ "$1 $2" = "-m pipeline" ]; then shift 2; exec "{REPO / '.venv' / 'bin' / 'python'}" -c "{stand_ins}" "$@"; fi
 exec "{REPO / '.venv' / 'bin' / 'python'}" "$@"
 """)
     py.chmod(0o755)
@@ -62,8 +63,8 @@ def test_validate_exits_non_zero_when_its_report_fails(tmp_path, report_ok):
     if not report_ok:  # the report folder cannot be made: python -m reports fails
         (run / "report").write_text("a file where the report folder goes\n")
     venv = _fake_venv(tmp_path, run)
-    p = subprocess.run(["make", "--no-print-directory", "validate", f"VENV={venv}",
-                        f"LAST_RUN={tmp_path / 'last-run'}", f"RUNS_DIR={tmp_path / 'runs'}"], cwd=REPO, env=_env(),
+    p = subprocess.run(["make", "--no-print-directory", "validate", f"VENV={venv}", f"RUNS_DIR={tmp_path / 'runs'}"],
+                       cwd=REPO, env=_env(),
                        capture_output=True, text=True, timeout=900)
     out = p.stdout + p.stderr
     if report_ok:

@@ -318,11 +318,11 @@ def case_make_validate(tmp: Path, cmd: str) -> None:
     """The first command of the README, as typed (timing only, to keep the suite short), into a temporary runs
     folder; then with a typo in the workload name."""
     _need_dlio()
-    where = [f"RUNS_DIR={tmp / 'runs'}", f"LAST_RUN={tmp / 'last-run'}"]
+    where = [f"RUNS_DIR={tmp / 'runs'}"]
     ok = _sh(cmd.split() + ["PROFILES=timing", *where], timeout=1500)
     assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
-    run = Path((tmp / "last-run").read_text())
-    assert run.parent == tmp / "runs" and json.loads((run / "verdict.json").read_text())["verdict"] == "pass"
+    [run] = list((tmp / "runs").iterdir())  # the one run this invocation made
+    assert json.loads((run / "verdict.json").read_text())["verdict"] == "pass"
     assert ok.stdout.strip().splitlines()[-1] == str(run / "report" / "report.md"), ok.stdout[-500:]
     bad = _sh(cmd.replace("unet3d", "unet3e").split() + where)
     assert bad.returncode != 0 and "WORKLOAD=unet3e" in bad.stderr and "report" not in bad.stdout, bad.stdout
@@ -553,7 +553,7 @@ COMMANDS = {
     },
     "docs/reports.md": {
         "make report RUN=runs/<id>": case_make_report,
-        "make paper": case_make_dry(["python -m harness", "--scale tiny", "python -m reports"]),
+        "make paper": case_make_dry(["python -m harness", "python -m pipeline", "--scale tiny", "python -m reports"]),
         "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
         ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
     },
@@ -565,7 +565,7 @@ COMMANDS = {
     "docs/runs.md": {
         'make runs ARGS="import runs"': case_make_runs,
         "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":
-            case_make_dry(['python -m store add "$run" --db "runs/store.sqlite"', "validate's status is unchanged"]),
+            case_make_dry(['python -m pipeline --workload unet3d', '--runs-db "runs/store.sqlite"']),
         'make runs ARGS="list --workload unet3d"': case_make_runs,
         'make runs ARGS="show 1"': case_make_runs,
         'make runs ARGS="compare 1 2"': case_make_runs,
@@ -581,9 +581,9 @@ COMMANDS = {
     },
     "docs/fidelity.md": {
         "make validate WORKLOAD=unet3d DLIO=2.0.0":
-            case_make_dry(["python -m harness run --workload unet3d", '--dlio-venv "$(cat build/.dlio-venv)"']),
+            case_make_dry(["python -m pipeline --workload unet3d", '--dlio-venv "$(cat build/.dlio-venv)"']),
         "make fidelity-run WORKLOAD=unet3d DLIO=/path/to/dlio_benchmark":
-            case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m harness run --workload unet3d",
+            case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m pipeline --workload unet3d",
                            "python -m fidelity runs"]),
         "make fidelity": case_make_dry(["python -m fidelity runs"]),
     },

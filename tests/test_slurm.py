@@ -17,6 +17,7 @@ import slurm
 from kernel import BIN, dlio_order, run, tiny
 
 from harness.launch import Launcher, Step, execute
+from pipeline import named_run
 from profiles.logvfd import parse_dir
 
 pytestmark = pytest.mark.slurm
@@ -184,12 +185,10 @@ def test_killed_rank_ends_the_srun_job_naming_it(cluster, tmp_path, monkeypatch)
 
 
 def _harness(cluster, tmp: Path, name: str, *extra: str) -> tuple[subprocess.CompletedProcess, Path | None]:
-    out = tmp / f"{name}.last-run"
     argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d", "--scale", "tiny", "--ranks", "2",
-            "--profiles", "logvfd", "--dlio-venv", VENV, "--runs-dir", str(tmp / name), "--print-run-dir", str(out),
-            *extra]
+            "--profiles", "logvfd", "--dlio-venv", VENV, "--runs-dir", str(tmp / name), *extra]
     p = subprocess.run(argv, cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=1200)
-    return p, Path(out.read_text()) if out.exists() else None
+    return p, named_run(p.stdout)
 
 
 def _verdict(run_dir: Path) -> dict:

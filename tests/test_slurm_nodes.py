@@ -20,6 +20,8 @@ import slurm
 import slurm_nodes
 from kernel import dlio_order, run, tiny
 
+from pipeline import named_run
+
 pytestmark = pytest.mark.slurm
 
 REPO = Path(__file__).resolve().parent.parent
@@ -206,13 +208,12 @@ def _cmd(d: Path) -> str:
 
 
 def _harness(env: dict, tmp: Path, name: str, ranks: int, *extra: str) -> tuple[subprocess.CompletedProcess, Path]:
-    out = tmp / f"{name}.last-run"
     argv = [sys.executable, "-m", "harness", "run", "--workload", "unet3d", "--scale", "tiny", "--ranks", str(ranks),
             "--profiles", "timing,logvfd", "--dlio-venv", VENV, "--launcher", "srun", "--runs-dir", str(tmp / name),
-            "--print-run-dir", str(out), *extra]
+            *extra]
     p = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=2400)
-    assert p.returncode == 0 and out.exists(), p.stdout[-3000:] + p.stderr[-3000:]
-    return p, Path(out.read_text())
+    assert p.returncode == 0 and named_run(p.stdout), p.stdout[-3000:] + p.stderr[-3000:]
+    return p, named_run(p.stdout)
 
 
 def _verdict(run_dir: Path) -> dict:

@@ -116,14 +116,16 @@ def test_kernel_objects_have_no_symbol_circle():
 
 # ------------------------------------------------------------------ every Python folder: one direction, no circle
 REPO = SRC.parent.parent
-PACKAGES = ("common", "harness", "profiles", "validate", "reports", "fidelity", "store")
+PACKAGES = ("common", "harness", "profiles", "validate", "reports", "store", "pipeline", "fidelity")
 # every folder of Python the repository holds: the packages, then the programs and records on top of them
 FOLDERS = PACKAGES + ("scripts", "bench/perf", "bench/results", "tests")
 # what each folder may import of the repository (docs/ARCHITECTURE.md: data and imports flow one way)
 MAY_IMPORT = {"common": set(), "profiles": {"common"}, "reports": {"common"},
               "validate": {"common", "profiles"}, "harness": {"common", "profiles"},
-              "fidelity": {"common", "profiles", "harness", "validate", "reports"},
               "store": {"common"},  # the run store reads run directories through common.rundir only
+              # run -> validate -> report in one process: above the three it calls (pipeline/__init__.py says why)
+              "pipeline": {"common", "harness", "validate", "reports", "store"},
+              "fidelity": {"common", "profiles", "harness", "validate", "reports", "pipeline"},
               "scripts": set(),  # make's helpers (make help, the DLIO venv): nothing of the repository
               "bench.perf": {"common", "profiles", "harness", "validate"},  # on top: measures what the pipeline runs
               "bench.results": {"common", "profiles", "harness", "validate"},  # the scripts a result was made with

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import named_run
+
 pytestmark = [pytest.mark.dlio, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,13 +23,12 @@ def harness(tmp: Path, *extra: str, workload: str = "unet3d_checkpoint", venv: s
             env: dict | None = None) -> tuple[int, Path]:
     """A tiny 2-rank run of the harness (returns its exit status and run directory); tests/test_validation_llama.py
     runs its workload and DLIO through it too. env: variables added to this process's (a mutant: H5DLIO_MUTATE)."""
-    out = tmp / "last-run"
     argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", "tiny", "--ranks",
-            "2", "--dlio-venv", venv, "--runs-dir", str(tmp / "runs"), "--print-run-dir", str(out), *extra]
+            "2", "--dlio-venv", venv, "--runs-dir", str(tmp / "runs"), *extra]
     p = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1200,
                        env={**os.environ, **env} if env else None)
-    assert out.exists(), p.stdout + p.stderr
-    return p.returncode, Path(out.read_text())
+    assert named_run(p.stdout), p.stdout + p.stderr
+    return p.returncode, named_run(p.stdout)
 
 
 def validate(run: Path) -> tuple[int, dict]:

@@ -2,8 +2,8 @@
 committed matrix against docs/workloads.md's table, and DLIO's dlrm keys that no DLIO release reads.
 
 The matrix tests run on a fake reference-configs folder, a fake DLIO workload folder and a fake `make validate` (a
-script writing what the real one leaves: a run directory with manifest.json and verdict.json and the LAST_RUN
-pointer, or the harness's refusal on stderr with exit 2): seconds, no launch."""
+script writing what the real pipeline leaves: a run directory with manifest.json and verdict.json, named by the
+harness's run directory line on stdout, or the harness's refusal on stderr with exit 2): seconds, no launch."""
 from __future__ import annotations
 
 import json
@@ -27,13 +27,14 @@ BIN = os.environ.get("H5DLIO_BIN", str(REPO / "build" / "h5dlio"))
 FAKE_VALIDATE = textwrap.dedent('''
     import json, sys
     from pathlib import Path
-    w, runs, last = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    w, runs = sys.argv[1], Path(sys.argv[2])
     if w == "refused":
         print("harness: error: workload refused (tiny) refused by the kernel for 2 ranks: workload:7: key "
               "'dataset.num_subfolders_train': value '2' is not supported (expected 0: sub-folders)", file=sys.stderr)
         sys.exit(2)
     run = runs / f"{w}-tiny-1"
     run.mkdir(parents=True)
+    print(f"harness: run directory {run}", flush=True)
     checks = {"steps.dlio.generate": "pass", "steps.kernel.generate": "pass", "dataset.files": "pass",
               "logvfd.multiset.rank0": "pass", "counts.kernel.logvfd.rank0": "pass", "darshan.per_file": "skip"}
     if w == "broken":
@@ -45,7 +46,6 @@ FAKE_VALIDATE = textwrap.dedent('''
         "failed": [n for n, s in checks.items() if s == "fail"],
         "summary": {k: st.count(k) for k in ("pass", "fail", "skip") if st.count(k)},
         "checks": [{"name": n, "status": s} for n, s in checks.items()]}))
-    last.write_text(str(run))
     sys.exit(1 if "fail" in st else 0)
 ''')
 
@@ -68,7 +68,7 @@ def fake(tmp_path):
         (ref / f"{n}.yaml").write_text(yaml.safe_dump(d))
     script = tmp_path / "fake_validate.py"
     script.write_text(FAKE_VALIDATE)
-    cmd = f"{sys.executable} {script} {{workload}} {{runs_dir}} {{last_run}}"
+    cmd = f"{sys.executable} {script} {{workload}} {{runs_dir}}"
     return tmp_path, ["--ref-dir", str(ref), "--dlio-workloads", str(dlio), "--command", cmd,
                       "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]
 

@@ -9,8 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 scale=$1; out=$2; mkdir -p "$out"
 DV=$(cat build/.dlio-venv)
 /usr/bin/time -v -o "$out/harness.time" .venv/bin/python -m harness run --workload unet3d --scale "$scale" --ranks 2 \
-  --runs-dir runs --dlio-venv "$DV" --print-run-dir "$out/run" ${DARSHAN:+--darshan-prefix $DARSHAN} \
+  --runs-dir runs --dlio-venv "$DV" ${DARSHAN:+--darshan-prefix $DARSHAN} \
   > "$out/harness.out" 2> "$out/harness.err"; echo "harness rc=$?" > "$out/rc"
+# the run directory: the harness's "harness: run directory" line (it wrote --print-run-dir once; gone since issue 38)
+sed -n 's/^harness: run directory //p' "$out/harness.out" | tail -n1 > "$out/run"
 run=$(cat "$out/run")
 PYTHONPATH=. /usr/bin/time -v -o "$out/collect.time" .venv/bin/python "$here/recollect.py" "$run" "$DV" \
   > "$out/collect.out" 2>&1; echo "collect rc=$?" >> "$out/rc"

@@ -16,8 +16,10 @@ here=bench/results/2026-11-27-rt32
 : > "$out/rc"
 nice -n 5 /usr/bin/time -v -o "$out/harness.time" "$py" -m harness run --workload imagenet_files --scale "$scale" \
   --ranks 2 --sides both --runs-dir "$runs" --dlio-venv "$DLIO_VENV" --timeout 10800 \
-  --print-run-dir "$out/run" "$@" > "$out/harness.out" 2> "$out/harness.err"
+  "$@" > "$out/harness.out" 2> "$out/harness.err"
 echo "harness rc=$?" >> "$out/rc"
+# the run directory: the harness's "harness: run directory" line (it wrote --print-run-dir once; gone since issue 38)
+sed -n 's/^harness: run directory //p' "$out/harness.out" | tail -n1 > "$out/run"
 run=$(cat "$out/run")
 nice -n 5 /usr/bin/time -v -o "$out/validate.time" "$py" -m validate "$run" > "$out/validate.out" 2> "$out/validate.err"
 echo "validate rc=$?" >> "$out/rc"

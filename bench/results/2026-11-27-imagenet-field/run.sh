@@ -14,14 +14,16 @@ dp=()
 : > "$out/rc"
 if [ -n "${RESUME:-}" ]; then  # an interrupted run continued (its launches kept, the rest done by this tree)
   /usr/bin/time -v -o "$out/resume.time" "$py" -m harness run --resume "$RESUME" --dlio-venv "$(cat build/.dlio-venv)" \
-    --timeout 10800 "${dp[@]}" --print-run-dir "$out/run" "$@" > "$out/resume.out" 2> "$out/resume.err"
+    --timeout 10800 "${dp[@]}" "$@" > "$out/resume.out" 2> "$out/resume.err"
   echo "resume rc=$?" >> "$out/rc"
 else
   /usr/bin/time -v -o "$out/harness.time" "$py" -m harness run --workload "$workload" --scale "$scale" --ranks 2 \
     --sides "$sides" --runs-dir "$runs" --dlio-venv "$(cat build/.dlio-venv)" --timeout 10800 "${dp[@]}" \
-    --print-run-dir "$out/run" "$@" > "$out/harness.out" 2> "$out/harness.err"
+    "$@" > "$out/harness.out" 2> "$out/harness.err"
   echo "harness rc=$?" >> "$out/rc"
 fi
+# the run directory: the harness's "harness: run directory" line (it wrote --print-run-dir once; gone since issue 38)
+sed -n 's/^harness: run directory //p' "$out"/{resume,harness}.out 2>/dev/null | tail -n1 > "$out/run"
 run=$(cat "$out/run")
 /usr/bin/time -v -o "$out/validate.time" "$py" -m validate "$run" > "$out/validate.out" 2> "$out/validate.err"
 echo "validate rc=$?" >> "$out/rc"

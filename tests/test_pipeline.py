@@ -1,0 +1,129 @@
+"""The one pipeline entry (pipeline/: `python -m pipeline`, what `make validate` runs): its exit statuses, that it
+validates and shows only the run it made (no pointer file), its refusals of bad input before anything runs, and the
+run directory line callers in other processes read. Stand-ins for the harness and validate steps: no launch."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import pipeline
+from pipeline.__main__ import main
+
+REPO = Path(__file__).resolve().parent.parent
+RUN_TINY = REPO / "tests" / "data" / "run-tiny"
+
+
+@pytest.fixture
+def steps(monkeypatch, tmp_path):
+    """Stand-ins: the harness returns `harness` (status, run directory), validate returns `validate` (or raises
+    it); `calls` records which steps ran, in order."""
+    run = tmp_path / "runs" / "unet3d-tiny-made"
+    shutil.copytree(RUN_TINY, run)
+    st = {"harness": (0, run), "validate": 0, "calls": [], "run": run}
+
+    def fake_run(argv):
+        st["calls"].append(("harness", list(argv)))
+        return st["harness"]
+
+    def fake_validate(rd, quiet=False, darshan_analyses=None):
+        st["calls"].append(("validate", rd, darshan_analyses))
+        if isinstance(st["validate"], BaseException):
+            raise st["validate"]
+        return st["validate"]
+    monkeypatch.setattr(pipeline, "run", fake_run)
+    monkeypatch.setattr(pipeline, "validate", fake_validate)
+    return st
+
+
+def _ran(st) -> list[str]:
+    return [c[0] for c in st["calls"]]
+
+
+@pytest.mark.parametrize("opt,value,words", [
+    ("--darshan-analyses", "some", ["DARSHAN_ANALYSES=some", "not one of auto, all, none"]),
+    ("--dlio-quiet-map", "yes", ["DLIO_QUIET_MAP=yes", "not 0 or 1"])])
+def test_bad_option_exits_2_before_anything_runs(steps, capsys, opt, value, words):
+    assert main([opt, value, "--workload", "unet3d"]) == 2
+    err = capsys.readouterr().err
+    assert all(w in err for w in words), err
+    assert steps["calls"] == []  # neither the harness nor validate ran
+    assert main([opt, {"--darshan-analyses": "none", "--dlio-quiet-map": "1"}[opt], "--no-report"]) == 0  # control
+
+
+def test_quiet_map_and_darshan_analyses_reach_their_steps(steps):
+    assert main(["--dlio-quiet-map", "1", "--darshan-analyses", "all", "--no-report", "--workload", "bert"]) == 0
+    (_, argv), (_, rd, how) = steps["calls"]
+    assert argv == ["--workload", "bert", "--dlio-quiet-index-map"] and rd == steps["run"] and how == "all"
+    steps["calls"].clear()
+    assert main(["--dlio-quiet-map", "0", "--no-report"]) == 0
+    assert "--dlio-quiet-index-map" not in steps["calls"][0][1]
+
+
+def test_a_pass_renders_the_report_and_prints_its_path_last(steps, capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1] == str(steps["run"] / "report" / "report.md") and Path(out[-1]).exists()
+
+
+@pytest.mark.parametrize("harness_rc", [2, 130, 143])
+def test_a_harness_that_stops_ends_with_its_status_and_validates_nothing(steps, capsys, harness_rc):
+    steps["harness"] = (harness_rc, None)
+    assert main([]) == harness_rc
+    assert _ran(steps) == ["harness"] and "report" not in capsys.readouterr().out
+
+
+def test_no_run_directory_named_is_a_failure_not_an_earlier_run(steps, capsys):
+    steps["harness"] = (0, None)
+    assert main([]) == 1
+    assert _ran(steps) == ["harness"] and "named no run directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("harness_rc,validate_rc,report_ok,status", [
+    (0, 0, True, 0), (1, 0, True, 1), (0, 1, True, 1), (0, 0, False, 1), (1, 2, False, 1), (0, 2, True, 2)])
+def test_status_of_a_pass(steps, capsys, monkeypatch, harness_rc, validate_rc, report_ok, status):
+    """A failed launch still gets its verdict and report (what failed is said there); the status is the harness's,
+    else validate's, else the report's (make validate's, as tests/test_make_status.py holds)."""
+    steps["harness"], steps["validate"] = (harness_rc, steps["run"]), validate_rc
+
+    def render(rd):  # a stand-in: the real rendering and its failure are test_a_pass_... and test_make_status's
+        if not report_ok:
+            raise OSError("planted: the report folder cannot be made")
+        return rd / "report" / "report.md"
+    monkeypatch.setattr("reports.__main__.render", render)
+    assert main([]) == status
+    cap = capsys.readouterr()
+    assert _ran(steps) == ["harness", "validate"]
+    assert (f"the report of {steps['run']} was not rendered" in cap.err) == (not report_ok), cap.err[-2000:]
+
+
+@pytest.mark.parametrize("stop,status", [(KeyboardInterrupt(), 130), ("terminated", 143)])
+def test_interrupted_during_validate(steps, stop, status):
+    from harness.__main__ import Terminated
+    steps["validate"] = Terminated() if stop == "terminated" else stop
+    assert main([]) == status
+
+
+def test_async_stacks_run_the_vol_kernel(monkeypatch, tmp_path):
+    """VOL=async*: the kernel build/.vol-kernel names (H5DLIO_KERNEL_BIN, set before the harness is imported);
+    without it: bad input naming VOL and the make target; a kernel the caller named is kept; native: untouched."""
+    monkeypatch.delenv("H5DLIO_KERNEL_BIN", raising=False)
+    monkeypatch.setattr(pipeline, "VOL_KERNEL", tmp_path / ".vol-kernel")
+    with pytest.raises(pipeline.BadInput, match=r"VOL=async-prefetch: .*make vol-kernel"):
+        pipeline.kernel_env("async-prefetch")
+    pipeline.kernel_env("native")
+    pipeline.kernel_env(None)
+    assert "H5DLIO_KERNEL_BIN" not in __import__("os").environ
+    (tmp_path / ".vol-kernel").write_text("/opt/ts/h5dlio\n")
+    pipeline.kernel_env("async")
+    assert __import__("os").environ["H5DLIO_KERNEL_BIN"] == "/opt/ts/h5dlio"
+    monkeypatch.setenv("H5DLIO_KERNEL_BIN", "/mine/h5dlio")
+    pipeline.kernel_env("async")
+    assert __import__("os").environ["H5DLIO_KERNEL_BIN"] == "/mine/h5dlio"
+
+
+def test_named_run_reads_the_harness_line():
+    out = "harness: profile x skipped: y\nharness: run directory /r/unet3d-tiny-1\nstep 1\nharness: complete: /r/u\n"
+    assert pipeline.named_run(out) == Path("/r/unet3d-tiny-1")
+    assert pipeline.named_run("harness: error: WORKLOAD=nosuch: unknown\n") is None  # refused: no run named
