@@ -14,12 +14,14 @@ import time
 from pathlib import Path
 
 from common.rundir import MANIFEST, RunDir
-from harness import resources, sizing, sweep
+from harness import plan as hplan
 from harness import run as hrun
+from harness import sizing, sweep
 from harness import vol as hvol
 from harness.launch import LAUNCHERS
+from harness.precheck import accept
 from harness.workload import REPO, WorkloadError, default_scale, dlio_config_dir, load
-from profiles import Context, Shape, registry
+from profiles import Context, registry
 
 
 def setup_parser(p: argparse.ArgumentParser) -> None:
@@ -32,7 +34,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--launcher", type=_launcher, default="mpirun",
                    help="mpirun (default), mpiexec, or srun: each launch a job step (inside an allocation) or a job "
                         "of its own; --mpi=pmix unless SLURM_MPI_TYPE is set")
-    r.add_argument("--sides", type=_sides, default=hrun.BOTH,
+    r.add_argument("--sides", type=_sides, default=hplan.BOTH,
                    help="both (default: the kernel and DLIO side by side) or kernel (SIDES=kernel: the kernel's "
                         "launches only, validated against the analytic model alone, never against DLIO)")
     r.add_argument("--profiles", default=None,
@@ -77,10 +79,10 @@ def _launcher(text: str) -> str:
 
 
 def _sides(text: str) -> tuple[str, ...]:
-    if text not in hrun.SIDE_CHOICES:
+    if text not in hplan.SIDE_CHOICES:
         raise argparse.ArgumentTypeError(f"SIDES={text} (--sides): invalid choice (use "
-                                         f"{' or '.join(hrun.SIDE_CHOICES)})")
-    return hrun.SIDE_CHOICES[text]
+                                         f"{' or '.join(hplan.SIDE_CHOICES)})")
+    return hplan.SIDE_CHOICES[text]
 
 
 def _count(var: str, opt: str):
@@ -161,7 +163,7 @@ def _profiles(a: argparse.Namespace, ctx: Context, notes: list[str]) -> tuple[li
 
 
 def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have: dict, skipped: dict,
-             skip_sides: dict) -> hrun.Options:
+             skip_sides: dict) -> hplan.Options:
     """The run's options, once --timeout and every --kernel-set are accepted. Raises WorkloadError."""
     if not 0 < a.timeout < float("inf"):
         raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
@@ -173,42 +175,34 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
                             "DLIO side to reuse")
     hvol.refuse_env()
     vol = hvol.stack(a.vol)
-    return hrun.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
-                        vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
-                        repeat=a.repeat, sides=a.sides, dlio_quiet_index_map=a.dlio_quiet_index_map,
-                        collect_jobs=a.collect_jobs,
-                        found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
-                        skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
-                                                        for side, why in sides.items()}},
-                        dlio_version=dlio["entry"] if dlio else None,
-                        dlio_keys=dlio["probed"]["keys"] if dlio else None,
-                        dlio_rules=dlio["probed"]["rules"] if dlio else {})
+    return hplan.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
+                         vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
+                         repeat=a.repeat, sides=a.sides, dlio_quiet_index_map=a.dlio_quiet_index_map,
+                         collect_jobs=a.collect_jobs,
+                         found={x: have[x].info for x in profiles}, skip_sides=skip_sides,
+                         skipped_profiles={**skipped, **{f"{x}.{side}": why for x, sides in skip_sides.items()
+                                                         for side, why in sides.items()}},
+                         dlio_version=dlio["entry"] if dlio else None,
+                         dlio_keys=dlio["probed"]["keys"] if dlio else None,
+                         dlio_rules=dlio["probed"]["rules"] if dlio else {})
 
 
-def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
-    """(run directory, workload, resume): the directory --resume names once it is resumable, else a new one for the
-    workload, once the kernel's validator and the disk and memory here accept it. Raises WorkloadError."""
+def _run_dir(a: argparse.Namespace, venv: Path, dlio: dict | None, opt: hplan.Options):
+    """(run directory, plan, resume): the directory --resume names once it is resumable, and its plan, else a new one
+    for the workload's plan, once the kernel's validator and the disk and memory here accept it. Raises
+    WorkloadError."""
     if a.resume:
         if not RunDir(a.resume).manifest_path.exists():
             raise WorkloadError(f"--resume {a.resume}: no {MANIFEST}")
         why = hrun.check_resumable(a.resume)
         if why:
             raise WorkloadError(why)
-        return a.resume, None, True
+        return a.resume, hplan.resumed(RunDir(a.resume).load(), opt, venv), True
     from harness.dlio import key_table
     wl = load(a.workload, a.scale, dlio_config_dir(str(venv / "bin" / "python")),
               keys=key_table(opt.dlio_keys, hrun.KERNEL_BIN))
-    why = hrun.precheck(wl, opt)  # the kernel's validator, before anything is launched or written
-    if why:
-        raise WorkloadError(why)
-    shape = Shape(hrun.merged_config(wl), opt.repeat, opt.dlio_rules, opt.ranks)
-    for prof in hrun.chosen_profiles(opt):  # what a profile cannot record at this shape (Darshan's record memory)
-        why = prof.refuse(shape, a.runs_dir / f"{wl.name}-{wl.scale}-YYYYmmdd-HHMMSS" / "kernel" / "data")
-        if why:
-            raise WorkloadError(why)
-    why = resources.check(wl.name, wl.scale, hrun.merged_config(wl), opt.ranks, a.runs_dir,  # the disk and memory
-                          dlio_launches=a.reuse_dlio is None and "dlio" in opt.sides,  # it needs, here
-                          context=opt.dlio_rules.get("reader_context"))
+    plan = hplan.build(wl, opt, venv, dlio)
+    why = accept(plan, a.runs_dir)
     if why:
         raise WorkloadError(why)
     rd = a.runs_dir / f"{wl.name}-{wl.scale}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -216,7 +210,7 @@ def _run_dir(a: argparse.Namespace, venv: Path, opt: hrun.Options):
     while rd.exists():
         n += 1
         rd = rd.with_name(f"{rd.name.rsplit('.', 1)[0]}.{n}")
-    return rd, wl, False
+    return rd, plan, False
 
 
 def _announce(a: argparse.Namespace, rd: Path, notes: list[str], started) -> None:
@@ -251,13 +245,13 @@ def main(argv=None, started=None) -> int:
         venv, dlio = _reference(a)
         ctx = Context(venv, hrun.KERNEL_BIN, profile_options(a))
         opt = _options(a, dlio, *_profiles(a, ctx, notes))
-        rd, wl, resume = _run_dir(a, venv, opt)
+        rd, plan, resume = _run_dir(a, venv, dlio, opt)
     except WorkloadError as e:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
     _announce(a, rd, notes, started)
     try:
-        m = hrun.run(rd, wl, opt, venv, resume, progress=lambda s: print(s, flush=True))
+        m = hrun.run(rd, plan, resume, progress=lambda s: print(s, flush=True))
     except Terminated:
         return 143
     except KeyboardInterrupt:

@@ -34,10 +34,9 @@ import yaml
 
 from common.fileio import write_json_atomic, write_text_atomic
 from common.rundir import WORKLOAD
-from harness import run as hrun
 from harness import sweep
 from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
-from harness.paths import REFERENCE_CONFIGS
+from harness.paths import KERNEL_BIN, REFERENCE_CONFIGS
 from harness.sizing_search import Memo, Outcome, SizingError, estimate, search
 from harness.workload import REPO, WorkloadError, default_scale
 from profiles.mlperf_train import HOST_MEMORY_MULTIPLIER, MIN_STEPS_PER_EPOCH, dataset_rule
@@ -120,8 +119,8 @@ def check_input(a: argparse.Namespace) -> None:
             tempfile.TemporaryDirectory(dir=probe, prefix=".h5dlio-sizing-").cleanup()
         except OSError as e:
             raise SizingError(f"DATA={a.data}: not a writable folder ({e})") from None
-    if not hrun.KERNEL_BIN.exists():
-        raise SizingError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+    if not KERNEL_BIN.exists():
+        raise SizingError(f"kernel not built: {KERNEL_BIN} (run `make build`)")
 
 
 def params_of(a: argparse.Namespace, scale: str) -> dict:
@@ -176,7 +175,7 @@ class KernelTrial:
 
     def _kernel(self, n: int, files: int, out: Path, sets: list[str]) -> list[str]:
         return Launcher(self.a.launcher, n).argv(None, {}) + kernel_argv(
-            hrun.KERNEL_BIN, self.d / WORKLOAD,
+            KERNEL_BIN, self.d / WORKLOAD,
             [f"dlio-version={self.version}", f"data-folder={self.data_root / f'files-{files}'}",
              f"output-folder={out}", "quiet=true", f"num-files-train={files}", *sets])
 

@@ -11,7 +11,7 @@ runs: its paper.json, and the kernel-only strong scaling of configurations D-H.
 
 Workloads are resolved, validated and renamed for the installed DLIO as `harness run` does (harness.workload.load),
 refused before anything is launched when the kernel's validator refuses them at any rank count of the sweep
-(harness.run.precheck), and every launch is a harness.launch Step. A sweep run again on the same directory continues
+(harness.precheck), and every launch is a harness.launch Step. A sweep run again on the same directory continues
 where it stopped: launches recorded ok whose output exists are not repeated.
 
 Exit status: 0 every launch succeeded, 1 a launch failed (launches.json says which), 2 bad options or workloads,
@@ -32,10 +32,12 @@ import yaml
 from common.fileio import write_json_atomic
 from common.proc import command_output
 from common.rundir import WORKLOAD
-from harness import run as hrun
+from harness import plan as hplan
 from harness.dlio import key_table
 from harness.dlio import select as dlio_select
 from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
+from harness.paths import KERNEL_BIN
+from harness.precheck import precheck
 from harness.workload import REPO, Workload, WorkloadError, dlio_config_dir, load
 
 SCALING_CONFIGS = "thesis-d,thesis-e,thesis-f,thesis-g,thesis-h"
@@ -106,13 +108,13 @@ def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -
     behaviour matches (harness.dlio.select: a DLIO no entry matches is refused)."""
     if not (dlio_venv / "bin" / "python").exists():
         raise WorkloadError(f"--dlio-venv {dlio_venv}: no bin/python")
-    sel = dlio_select(dlio_venv, hrun.KERNEL_BIN)
+    sel = dlio_select(dlio_venv, KERNEL_BIN)
     version = sel["entry"]
     wl_dir = dlio_config_dir(str(dlio_venv / "bin" / "python"))
     wls: dict[str, Workload] = {}
     for c in configs:
         try:
-            wl = load(c, scale, wl_dir, keys=key_table(sel["probed"]["keys"], hrun.KERNEL_BIN))
+            wl = load(c, scale, wl_dir, keys=key_table(sel["probed"]["keys"], KERNEL_BIN))
         except WorkloadError as e:
             raise WorkloadError(f"--configs {c}: {e}") from None
         if wl.name in wls:
@@ -120,14 +122,14 @@ def resolve(configs: list[str], scale: str, ranks: list[int], dlio_venv: Path) -
         wls[wl.name] = wl
     for wl in wls.values():
         for n in ranks:
-            why = hrun.precheck(wl, hrun.Options(ranks=n, dlio_version=version), dlio_side=False)  # kernel only
+            why = precheck(hplan.build(wl, hplan.Options(ranks=n, dlio_version=version)), dlio_side=False)  # kernel
             if why:
                 raise WorkloadError(why)
     return wls, version
 
 
 def _kernel(cdir: Path, data: Path, out: Path, version: str, sets: list[str]) -> list[str]:
-    return kernel_argv(hrun.KERNEL_BIN, cdir / WORKLOAD,
+    return kernel_argv(KERNEL_BIN, cdir / WORKLOAD,
                        [f"dlio-version={version}", f"data-folder={data}", f"output-folder={out}", "quiet=true", *sets])
 
 
@@ -138,7 +140,7 @@ def run_scaling(d: Path, meta: dict, wls: dict[str, Workload], version: str, lau
     sd = d / "scaling"
     sd.mkdir(parents=True, exist_ok=True)
     sweep = {"configs": list(wls), "scale": scale, "ranks": ranks, "repeat": repeat, "started": time.time(),
-             "kernel_version": command_output([str(hrun.KERNEL_BIN), "--version"]),
+             "kernel_version": command_output([str(KERNEL_BIN), "--version"]),
              "mpi": (command_output(["mpirun", "--version"]).splitlines() or ["unknown"])[0], "host": platform.node(),
              "cpus": os.cpu_count(), "platform": platform.platform(), "page_cache": PAGE_CACHE, "dlio_version": version}
     failed = 0
@@ -234,8 +236,8 @@ def dispatch(a: argparse.Namespace) -> int:
             print(f"paper: {a.dir}")
             return 0
         meta = paper_meta(a.dir)
-        if not hrun.KERNEL_BIN.exists():
-            raise WorkloadError(f"kernel not built: {hrun.KERNEL_BIN} (run `make build`)")
+        if not KERNEL_BIN.exists():
+            raise WorkloadError(f"kernel not built: {KERNEL_BIN} (run `make build`)")
         if not 0 < a.timeout < float("inf"):
             raise WorkloadError(f"--timeout {a.timeout}: must be a positive number of seconds")
         configs = [c for c in a.configs.split(",") if c]

@@ -32,7 +32,7 @@ class Workload:
     name: str
     scale: str
     base: str
-    config: dict          # merged DLIO workload (what both sides run)
+    config: dict          # merged DLIO workload (a run's, harness.plan.Plan.workload: generation buffer bounded)
     base_path: str        # DLIO's bundled file it came from
 
     @property

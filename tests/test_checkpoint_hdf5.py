@@ -241,7 +241,8 @@ def test_peak_rss_is_the_buffer_not_the_model(tmp_path):
 def test_side_by_side_refused_by_name(where):
     """DLIO has no HDF5 checkpoints: the harness refuses a side-by-side run of one (the key is kernel-only: DLIO never
     sees it) before anything is launched, naming the key; the torch format passes that check."""
-    from harness import run as hrun
+    from harness import plan as hplan
+    from harness.precheck import precheck
     from harness.workload import Workload
     cfg = {"workflow": {"generate_data": True, "train": True, "checkpoint": True},
            "dataset": {"format": "hdf5", "num_files_train": 4, "num_samples_per_file": 1, "record_length": 4096},
@@ -251,10 +252,11 @@ def test_side_by_side_refused_by_name(where):
         cfg["h5dlio"] = {"checkpoint-format": "hdf5"}
     else:
         sets = ["h5dlio.checkpoint-format=hdf5"]
-    why = hrun.precheck(Workload("w", "tiny", "unet3d", cfg, "unet3d.yaml"), hrun.Options(ranks=1, kernel_sets=sets))
+    wl = Workload("w", "tiny", "unet3d", cfg, "unet3d.yaml")
+    why = precheck(hplan.build(wl, hplan.Options(ranks=1, kernel_sets=sets)))
     assert why and "key 'checkpoint-format': hdf5 is the kernel's own checkpoint format" in why, why
     cfg.pop("h5dlio", None)
-    assert hrun.precheck(Workload("w", "tiny", "unet3d", cfg, "unet3d.yaml"), hrun.Options(ranks=1)) is None
+    assert precheck(hplan.build(Workload("w", "tiny", "unet3d", cfg, "unet3d.yaml"), hplan.Options(ranks=1))) is None
 
 
 def test_write_failure_names_file_and_rank_and_leaves_nothing(tmp_path):

@@ -181,13 +181,14 @@ def test_verdict_and_report_carry_the_comparability(tmp_path, capsys):
 
 def test_the_harness_writes_provenance_json(tmp_path, monkeypatch):
     """prepare() (every harness run, kernel side included) writes <run>/provenance.json of the run's config."""
+    from harness import plan as hplan
     from harness import run as hrun
     from harness.workload import Workload
     monkeypatch.setattr(hrun, "_dlio_block", lambda venv: {"version": "3.0.2", "revision": F6796ED})
     monkeypatch.setattr(hrun, "versions", lambda py: {"kernel": "0.1.0"})
     wl = Workload("unet3d_b200", "tiny", "unet3d", copy.deepcopy(UNET3D_B200), "x.yaml")
-    monkeypatch.setattr(hrun, "merged_config", lambda w: copy.deepcopy(UNET3D_B200))
-    hrun.prepare(tmp_path / "r", wl, hrun.Options(), tmp_path)
+    monkeypatch.setattr(hplan, "merged_config", lambda w: copy.deepcopy(UNET3D_B200))
+    hrun.prepare(tmp_path / "r", hplan.build(wl, hplan.Options(), tmp_path))
     p = json.loads((tmp_path / "r" / "provenance.json").read_text())
     assert p["core_config"]["hash"] == "0d3ad0dec188becd" and p["dlio"]["commit"] == F6796ED
     assert "not a submission" in p["notes"]

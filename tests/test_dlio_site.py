@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import run as hrun
+from harness import plan as hplan
 from harness.workload import load
 from tests.test_dlio_probe import dlio_venv
 from tests.test_harness import _setup
@@ -35,7 +35,7 @@ PROBE = textwrap.dedent("""
 def probe(venv: Path, quiet: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if quiet:
-        env["PYTHONPATH"] = str(hrun.DLIO_SITE)
+        env["PYTHONPATH"] = str(hplan.DLIO_SITE)
     r = subprocess.run([str(venv / "bin" / "python"), "-c", PROBE], env=env, capture_output=True, text=True,
                        timeout=300, cwd="/")
     assert r.returncode == 0, r.stderr[-2000:]
@@ -67,11 +67,11 @@ def test_quiet_index_map_reaches_only_dlio_launches(tmp_path):
     dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
     wl = load("w", "tiny", dl, refs)
     for flag in (True, False):
-        opt = hrun.Options(profiles=["timing", "logvfd"], dlio_quiet_index_map=flag)
-        steps = hrun.plan(tmp_path / str(flag), wl, opt, tmp_path / "venv")
+        opt = hplan.Options(profiles=["timing", "logvfd"], dlio_quiet_index_map=flag)
+        steps = hplan.launches(tmp_path / str(flag), hplan.build(wl, opt, tmp_path / "venv"))
         assert {st.side for st in steps} == {"dlio", "kernel"}
         for st in steps:
-            has = str(hrun.DLIO_SITE) in st.env_changes.get("PYTHONPATH", "")
+            has = str(hplan.DLIO_SITE) in st.env_changes.get("PYTHONPATH", "")
             assert has == (flag and st.side == "dlio"), (flag, st.name, st.env_changes)
-            assert any(str(hrun.DLIO_SITE) in a for a in st.argv) == has
-    assert (hrun.DLIO_SITE / "sitecustomize.py").is_file()
+            assert any(str(hplan.DLIO_SITE) in a for a in st.argv) == has
+    assert (hplan.DLIO_SITE / "sitecustomize.py").is_file()

@@ -109,20 +109,57 @@ def test_model_small_samples_read_through_the_sieve_buffer():
     assert all(b == 2025 for s in model.workload_reads(chunked, 2)[0] for b in s["bytes"])
 
 
+def test_a_plan_is_built_once_frozen_and_a_resumed_one_plans_the_same_launches(tmp_path, monkeypatch):
+    """harness.plan.build merges the workload once (the generation buffer bounded) into a frozen plan; prepare writes
+    the plan's workload and reference DLIO block as they are (no second describe of the reference: the kernel is not
+    asked again); the plan resumed from that manifest plans the same launches, and a manifest of another shape does
+    not (the negative control)."""
+    import dataclasses
+
+    from harness import plan as hplan
+    from harness import run as hrun
+    base = {"model": "m", "framework": "pytorch", "dataset": {"format": "hdf5", "num_files_train": 8},
+            "reader": {"batch_size": 2, "read_threads": 4}, "workflow": {"checkpoint": False}}
+    dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
+    wl = load("w", "tiny", dl, refs)
+    assert "generation_buffer_size" not in wl.config["dataset"]
+    block = {"version": "2.0.0", "entry": "2.0.0", "probed": {"rules": {}, "keys": {}}}
+    opt = hplan.Options(profiles=["timing", "logvfd"], dlio_version="2.0.0")  # as harness/__main__.py sets it
+    plan = hplan.build(wl, opt, tmp_path / "venv", block)
+    assert plan.config["dataset"]["generation_buffer_size"] == hplan.GEN_BUFFER == 16 * 1024 * 1024
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.opt = hplan.Options()  # type: ignore[misc]
+
+    def asked(*a):
+        raise AssertionError("the reference DLIO described again")
+    monkeypatch.setattr(hrun, "describe", asked)
+    monkeypatch.setattr(hrun, "versions", lambda py: {"kernel": "0.1.0"})
+    m = hrun.prepare(tmp_path / "run", plan)
+    assert m["dlio"] == block and m["workload"]["config"] is plan.config
+    with pytest.raises(AssertionError, match="described again"):  # without the block the reference is described
+        hrun.prepare(tmp_path / "run2", dataclasses.replace(plan, dlio=None))
+    m = json.loads(json.dumps(m))
+    fresh = hplan.launches(tmp_path / "run", plan)
+    again = hplan.launches(tmp_path / "run", hplan.resumed(m, hplan.Options(), tmp_path / "venv"))
+    assert [(s.name, s.argv, s.env_changes) for s in again] == [(s.name, s.argv, s.env_changes) for s in fresh]
+    other = hplan.launches(tmp_path / "run", hplan.resumed({**m, "ranks": 3}, hplan.Options(), tmp_path / "venv"))
+    assert [s.argv for s in other] != [s.argv for s in fresh]
+
+
 def test_plan_profiles_reach_the_ranks_and_dlio_runs_untraced_elsewhere(tmp_path):
     """Every DLIO launch but the DFTracer one sets DFTRACER_ENABLE=0 (pydftracer 1.0.2 is on by default and slows
     DLIO's first epoch ~2x); the Darshan launches read in the ranks (read_threads=0) on both sides, preload
     libdarshan.so first, and ask the launcher for their log folder and config file."""
-    from harness import run as hrun
+    from harness import plan as hplan
     base = {"model": "m", "framework": "pytorch", "dataset": {"format": "hdf5", "num_files_train": 8},
             "reader": {"batch_size": 2, "read_threads": 4}, "workflow": {"checkpoint": False}}
     dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
     wl = load("w", "tiny", dl, refs)
     info = {"lib": "/d/libdarshan.so", "sides": {s: {"preload": ["/d/libdarshan.so", "/h/libhdf5.so.310"]}
                                                  for s in ("dlio", "kernel")}}
-    opt = hrun.Options(profiles=["timing", "logvfd", "dftracer", "darshan"],
-                       found={"darshan": info, "dftracer": {"lib": "/t/libdftracer_preload.so"}})
-    steps = {s.name: s for s in hrun.plan(tmp_path / "run", wl, opt, tmp_path / "venv")}
+    opt = hplan.Options(profiles=["timing", "logvfd", "dftracer", "darshan"],
+                        found={"darshan": info, "dftracer": {"lib": "/t/libdftracer_preload.so"}})
+    steps = {s.name: s for s in hplan.launches(tmp_path / "run", hplan.build(wl, opt, tmp_path / "venv"))}
     for name, st in steps.items():
         if st.side == "dlio":
             assert st.env_changes["DFTRACER_ENABLE"] == ("1" if st.profile == "dftracer" else "0"), name

@@ -195,14 +195,15 @@ def _workload(tmp_path):
 def test_plan_kernel_only_launches_the_kernel_alone_on_its_own_data(tmp_path):
     """--sides kernel: no DLIO launch; the Log VFD launches (which read the other side's dataset side by side) read the
     kernel's own. Negative control: the default plan has DLIO launches and the cross-read."""
-    from harness import run as hrun
+    from harness import plan as hplan
     wl = _workload(tmp_path)
     rd = tmp_path / "run"
-    both = {s.name: s for s in hrun.plan(rd, wl, hrun.Options(profiles=["timing", "logvfd"]), tmp_path / "venv")}
+    plan = hplan.build(wl, hplan.Options(profiles=["timing", "logvfd"]), tmp_path / "venv")
+    both = {s.name: s for s in hplan.launches(rd, plan)}
     assert any(s.side == "dlio" for s in both.values())
     assert str(rd / "dlio" / "data") in " ".join(both["kernel.logvfd"].argv)
-    opt = hrun.Options(profiles=["timing", "logvfd"], sides=hrun.SIDE_CHOICES["kernel"])
-    steps = {s.name: s for s in hrun.plan(rd, wl, opt, tmp_path / "venv")}
+    opt = hplan.Options(profiles=["timing", "logvfd"], sides=hplan.SIDE_CHOICES["kernel"])
+    steps = {s.name: s for s in hplan.launches(rd, hplan.build(wl, opt, tmp_path / "venv"))}
     assert steps and all(s.side == "kernel" for s in steps.values())
     assert {"kernel.generate", "kernel.timing", "kernel.logvfd", "kernel.logvfd-rt0"} <= set(steps)
     for st in steps.values():

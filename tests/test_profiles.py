@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import collect as hcollect
+from harness import plan as hplan
 from harness import run as hrun
 from harness.workload import Workload
 from profiles import (
@@ -90,9 +92,9 @@ def test_a_profile_registered_at_runtime_is_planned_and_wrapped(tmp_path, echo):
     wl = Workload("w", "tiny", "b", {"reader": {"batch_size": 2, "read_threads": 4}}, "/b.yaml")
     rd = tmp_path / "run"
     found = get("echo").available(None)
-    opt = hrun.Options(profiles=["timing", "echo"], found={"echo": found.info},
-                       skip_sides={"echo": get("echo").prepare(None, found)}, repeat=2, kernel_sets=["k=v"])
-    steps = {s.name: s for s in hrun.plan(rd, wl, opt, tmp_path / "venv")}
+    opt = hplan.Options(profiles=["timing", "echo"], found={"echo": found.info},
+                        skip_sides={"echo": get("echo").prepare(None, found)}, repeat=2, kernel_sets=["k=v"])
+    steps = {s.name: s for s in hplan.launches(rd, hplan.build(wl, opt, tmp_path / "venv"))}
     assert list(steps) == ["dlio.generate", "kernel.generate", "dlio.timing", "kernel.timing", "dlio.timing-2",
                            "kernel.timing-2", "kernel.echo", "kernel.echo-again"]
     st = steps["kernel.echo"]
@@ -119,7 +121,7 @@ def test_a_profile_registered_at_runtime_is_collected(tmp_path, echo):
     m = {"steps": {"kernel.echo": {"status": "ok", "workdir": str(wd), "wall_s": 0.5},
                    "kernel.echo-again": {"status": "ok", "workdir": str(rd / "kernel" / "echo-again"), "wall_s": 1},
                    "dlio.echo": {"status": "failed", "workdir": str(rd / "dlio" / "echo"), "wall_s": 1}}}
-    hrun.collect(rd, m, tmp_path / "venv")
+    hcollect.collect(rd, m, tmp_path / "venv")
     got = json.loads((rd / "tables" / "echo-kernel.json").read_text())
     assert got == {"said": "hello\n", "data": str(rd / "kernel" / "data"), "step": "kernel.echo"}
     assert not (rd / "tables" / "echo-dlio.json").exists()  # a failed launch is not collected
@@ -199,14 +201,14 @@ def test_each_launchs_tables_are_written_when_parsed_as_the_union_would(tmp_path
         return collect(self, done)
 
     echo.collect = watching
-    hrun.collect(rd, dict(m), tmp_path / "venv")
+    hcollect.collect(rd, dict(m), tmp_path / "venv")
     assert seen == [None, "launch 0\n"]  # the first launch's table written before the second was parsed
     assert json.loads((rd / "tables" / "echo-kernel.json").read_text())["said"] == "launch 1\n"
     shutil.rmtree(rd / "tables")
     seen.clear()
     echo.merge = lambda self, parts: {"echo-kernel.json": {"said": "".join(p["echo-kernel.json"]["said"]
                                                                            for p in parts)}}
-    hrun.collect(rd, dict(m), tmp_path / "venv")
+    hcollect.collect(rd, dict(m), tmp_path / "venv")
     assert seen == [None, None]  # its own merge: nothing written until every launch is parsed
     assert json.loads((rd / "tables" / "echo-kernel.json").read_text()) == {"said": "launch 0\nlaunch 1\n"}
 
@@ -242,8 +244,8 @@ def test_collection_in_parallel_writes_what_one_process_writes(tmp_path, echo):
         tables, errors = {}, {}
         for jobs in (1, 3):
             rd, m = _lanes_run(tmp_path / f"{merged}{jobs}")
-            assert len(hrun._lanes(m)) == 4
-            hrun.collect(rd, m, tmp_path / "venv", jobs)
+            assert len(hcollect._lanes(m)) == 4
+            hcollect.collect(rd, m, tmp_path / "venv", jobs)
             tables[jobs] = _tables(rd)
             errors[jobs] = {k: v.replace(str(rd), "RUN") for k, v in m["collect_errors"].items()}
         assert tables[1] == tables[3] and errors[1] == errors[3]
@@ -268,7 +270,7 @@ def test_a_collection_process_that_dies_fails_its_steps_only(tmp_path, echo):
 
     echo.collect = dying
     rd, m = _lanes_run(tmp_path)
-    hrun.collect(rd, m, tmp_path / "venv", 2)
+    hcollect.collect(rd, m, tmp_path / "venv", 2)
     assert sorted(m["collect_errors"]) == ["dlio.echo", "dlio.echo-again", "dlio.timing", "kernel.echo-3",
                                            "kernel.timing"]
     assert "killed by signal 9" in m["collect_errors"]["dlio.echo"]
@@ -297,7 +299,7 @@ def test_two_lanes_holding_per_file_tables_never_run_at_once(tmp_path, echo):
     echo.collect = logging
     echo.holds_file_tables = True
     rd, m = _lanes_run(tmp_path)
-    hrun.collect(rd, m, tmp_path / "venv", 3)
+    hcollect.collect(rd, m, tmp_path / "venv", 3)
     inside = 0
     for line in log.read_text().splitlines():
         what, name, heavy = line.split()

@@ -74,13 +74,14 @@ def test_schema_0_and_1_are_read_alike_by_validate_and_reports(tmp_path):
 def test_the_harness_writes_schema_1_and_resume_refuses_a_future_one(tmp_path, monkeypatch):
     from test_core_config import F6796ED, UNET3D_B200
 
+    from harness import plan as hplan
     from harness import run as hrun
     from harness.workload import Workload
     monkeypatch.setattr(hrun, "_dlio_block", lambda venv: {"version": "3.0.2", "revision": F6796ED})
     monkeypatch.setattr(hrun, "versions", lambda py: {"kernel": "0.1.0"})
-    monkeypatch.setattr(hrun, "merged_config", lambda w: copy.deepcopy(UNET3D_B200))
+    monkeypatch.setattr(hplan, "merged_config", lambda w: copy.deepcopy(UNET3D_B200))
     wl = Workload("unet3d_b200", "tiny", "unet3d", copy.deepcopy(UNET3D_B200), "x.yaml")
-    assert hrun.prepare(tmp_path / "r", wl, hrun.Options(), tmp_path)["schema"] == 1
+    assert hrun.prepare(tmp_path / "r", hplan.build(wl, hplan.Options(), tmp_path))["schema"] == 1
     run = _run(tmp_path, 2)
     why = hrun.check_resumable(run)
     assert why and "schema 2" in why and str(run / "manifest.json") in why, why

@@ -204,11 +204,11 @@ def test_wrap_traces_the_generate_launch_with_its_metadata_calls(tmp_path):
 
 
 def test_the_harness_wraps_both_generate_launches_with_strace(tmp_path):
-    """harness.run.plan: the generate launch of each side runs under each chosen profile that traces generation
+    """harness.plan.launches: the generate launch of each side runs under each chosen profile that traces generation
     (strace), not under the others; without strace chosen it runs bare."""
     import yaml
 
-    from harness import run as hrun
+    from harness import plan as hplan
     from harness.workload import load
     (tmp_path / "wl").mkdir()
     (tmp_path / "wl" / "base_wl.yaml").write_text(yaml.safe_dump({
@@ -217,8 +217,8 @@ def test_the_harness_wraps_both_generate_launches_with_strace(tmp_path):
     (tmp_path / "wl" / "w.yaml").write_text(yaml.safe_dump({"base": "base_wl", "scales": {"tiny": {}}}))
     wl = load("w", "tiny", tmp_path / "wl", tmp_path / "wl")
     for profiles, traced in ((["timing", "strace"], True), (["timing"], False)):
-        opt = hrun.Options(profiles=profiles, found={"strace": {"strace": "/usr/bin/strace"}})
-        steps = {s.name: s for s in hrun.plan(tmp_path, wl, opt, tmp_path / "venv")}
+        opt = hplan.Options(profiles=profiles, found={"strace": {"strace": "/usr/bin/strace"}})
+        steps = {s.name: s for s in hplan.launches(tmp_path, hplan.build(wl, opt, tmp_path / "venv"))}
         for side in ("dlio", "kernel"):
             argv = steps[f"{side}.generate"].argv
             assert ("/usr/bin/strace" in argv) == traced, argv

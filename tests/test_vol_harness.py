@@ -12,6 +12,8 @@ from types import SimpleNamespace
 import pytest
 from test_harness import _setup
 
+from harness import collect as hcollect
+from harness import plan as hplan
 from harness import run as hrun
 from harness import vol as hvol
 from harness.workload import WorkloadError, load
@@ -49,8 +51,8 @@ def _plan(tmp_path, name: str, read_threads: int = 4) -> dict:
             "reader": {"batch_size": 2, "read_threads": read_threads}, "workflow": {"checkpoint": False}}
     dl, refs = _setup(tmp_path, {"base": "base_wl", "scales": {"tiny": {}}}, base)
     wl = load("w", "tiny", dl, refs)
-    opt = hrun.Options(profiles=["timing", "logvfd"], vol=hvol.stack(name), vol_plugins="/p/lib")
-    return {s.name: s for s in hrun.plan(tmp_path / "run", wl, opt, tmp_path / "venv")}
+    opt = hplan.Options(profiles=["timing", "logvfd"], vol=hvol.stack(name), vol_plugins="/p/lib")
+    return {s.name: s for s in hplan.launches(tmp_path / "run", hplan.build(wl, opt, tmp_path / "venv"))}
 
 
 @pytest.mark.parametrize("name", ["async", "async-prefetch"])
@@ -104,7 +106,7 @@ def _collected(tmp_path, rt0_stack=("async", "native"), rt0_batches=8, timing_pr
                           rt0_argv)])
     steps["dlio.timing"] = {"status": "ok", "workdir": str(rd / "dlio" / "timing"), "argv": []}
     m = {"steps": steps, "vol": hvol.manifest_block(hvol.stack("async-prefetch"), "/p/lib", Path("k"))}
-    m["vol"]["kernel_launches"] = hrun.kernel_vol(rd, m)
+    m["vol"]["kernel_launches"] = hcollect.kernel_vol(rd, m)
     return SimpleNamespace(manifest=m)
 
 

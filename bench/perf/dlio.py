@@ -146,6 +146,8 @@ class _Bench:
     def __init__(self, ctx: Context, p: dict):
         self.ctx, self.p, self.venv = ctx, p, ctx.dlio_venv
         self.hrun, self.Step, self.execute, self.dlio_config_dir, self.load, self.timing = _harness()
+        from harness import plan, precheck
+        self.hplan, self.precheck = plan, precheck.precheck
         self.reps, self.ranks = p["repeat"], p["ranks"]
 
     def progress(self, s: str) -> None:
@@ -168,9 +170,10 @@ def _dataset(b: _Bench, key: str, wname: str, scale: str, workloads):
         # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
         wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // b.ranks, 4) * b.ranks}})
     base = b.ctx.work / f"dlio-{key}"
-    opt = b.hrun.Options(ranks=b.ranks, profiles=["timing"], repeat=1, timeout=b.p["timeout"])
-    b.hrun.prepare(base, wl, opt, b.venv)
-    steps = {s.name: s for s in b.hrun.plan(base, wl, opt, b.venv)}
+    opt = b.hplan.Options(ranks=b.ranks, profiles=["timing"], repeat=1, timeout=b.p["timeout"])
+    plan = b.hplan.build(wl, opt, b.venv)
+    b.hrun.prepare(base, plan)
+    steps = {s.name: s for s in b.hplan.launches(base, plan)}
     return wl, steps, base, nf
 
 
@@ -235,8 +238,9 @@ def _variant(b: _Bench, v: dict, wl, wname: str, scale: str, nf: int, base: Path
     wv = wl.with_overrides(_variant_overrides(v, nf))
     rd = b.ctx.work / f"dlio-{name}"
     vreps = int(v.get("repeat", b.reps))
-    optv = b.hrun.Options(ranks=b.ranks, profiles=["timing"], repeat=vreps, timeout=b.p["timeout"])
-    b.hrun.prepare(rd, wv, optv, b.venv)
+    optv = b.hplan.Options(ranks=b.ranks, profiles=["timing"], repeat=vreps, timeout=b.p["timeout"])
+    plan = b.hplan.build(wv, optv, b.venv)
+    b.hrun.prepare(rd, plan)
     for side in ("dlio", "kernel"):
         (rd / side).mkdir(parents=True, exist_ok=True)
         link = rd / side / "data"
@@ -244,9 +248,9 @@ def _variant(b: _Bench, v: dict, wl, wname: str, scale: str, nf: int, base: Path
             link.symlink_to(base / side / "data")
     # the kernel side runs unless the kernel refuses the variant (its --dry-run, before any launch): e.g. a
     # tf.data shape the TF emulation refuses; the row then says why and reports DLIO's own times
-    refused = b.hrun.precheck(wv, optv, dlio_side=False)
+    refused = b.precheck(plan, dlio_side=False)
     sides = ["dlio"] if refused else ["dlio", "kernel"]
-    vsteps = {s.name: s for s in b.hrun.plan(rd, wv, optv, b.venv)}
+    vsteps = {s.name: s for s in b.hplan.launches(rd, plan)}
     recs: dict = {s: [] for s in sides}
     load0 = load_snapshot()["load1"]
     try:

@@ -45,7 +45,7 @@ def _workload(ctx: Context, venv: Path, scale: str) -> tuple[Path, dict]:
     """The merged llama3_8b workload as both sides run it (harness.workload.load, the harness's merged_config), written
     as the kernel's --config and as DLIO's --config-dir."""
     from harness.dlio import key_table
-    from harness.run import merged_config
+    from harness.plan import merged_config
     from harness.workload import dlio_config_dir, load
     wl = load("llama3_8b", scale, dlio_config_dir(str(venv / "bin" / "python")),
               keys=key_table("2.0.0-52"))

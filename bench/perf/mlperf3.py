@@ -66,7 +66,7 @@ def _workload(ctx: Context, venv: Path, name: str, scale: str) -> tuple[Path, di
     """The merged workload as both sides run it (the harness's merged_config with 3.x's key names), written as the
     kernel's --config and as DLIO's --config-dir."""
     from harness.dlio import key_table
-    from harness.run import merged_config
+    from harness.plan import merged_config
     from harness.workload import dlio_config_dir, load
     wl = load(name, scale, dlio_config_dir(str(venv / "bin" / "python")), keys=key_table(ENTRY))
     cfg = merged_config(wl)

@@ -47,15 +47,17 @@ def _scale(ctx: Context, p: dict, scale: str, profs: list[str], found: dict, ven
     """One scale of unet3d: each profile's launches against timing's, per side, interleaved. The datasets are the dlio
     section's when it generated this scale, else generated here once (plain generate launches, not measured)."""
     hrun, _Step, execute, dlio_config_dir, load, timing = _harness()
+    from harness import plan as hplan
     wl = load("unet3d", scale, dlio_config_dir(str(venv / "bin" / "python")))
     wl = wl.with_overrides({"reader": {"read_threads": 4}})
     rd = ctx.work / f"profilers-{scale}"
     if rd.exists():
         shutil.rmtree(rd)
-    opt = hrun.Options(ranks=p["ranks"], profiles=profs, repeat=1, timeout=p["timeout"],
-                       found={name: found[name].info for name in profs if name in found})
-    hrun.prepare(rd, wl, opt, venv)
-    steps = {s.name: s for s in hrun.plan(rd, wl, opt, venv)}
+    opt = hplan.Options(ranks=p["ranks"], profiles=profs, repeat=1, timeout=p["timeout"],
+                        found={name: found[name].info for name in profs if name in found})
+    plan = hplan.build(wl, opt, venv)
+    hrun.prepare(rd, plan)
+    steps = {s.name: s for s in hplan.launches(rd, plan)}
 
     def progress(s: str) -> None:
         if "running" not in s:

@@ -143,6 +143,7 @@ def _slopes(points: list[dict]) -> dict:
 def _dlio(ctx: Context, p: dict, files: int) -> dict:
     """DLIO 2.0.0's own generation and one epoch at this file count (unet3d shrunk as above; a bounded generation
     buffer), through the harness's launch plan; the kernel's launches of the same plan beside it."""
+    from harness import plan as hplan
     from harness import run as hrun
     from harness.launch import execute
     from harness.workload import dlio_config_dir, load
@@ -153,9 +154,10 @@ def _dlio(ctx: Context, p: dict, files: int) -> dict:
                             "reader": {"read_threads": 0, "batch_size": 7}, "train": {"epochs": 1,
                                                                                        "computation_time": 0}})
     base = ctx.work / f"scale-dlio-{files}"
-    opt = hrun.Options(ranks=p["dlio_ranks"], profiles=["timing"], repeat=1, timeout=p["dlio_timeout"])
-    hrun.prepare(base, wl, opt, venv)
-    steps = {s.name: s for s in hrun.plan(base, wl, opt, venv)}
+    opt = hplan.Options(ranks=p["dlio_ranks"], profiles=["timing"], repeat=1, timeout=p["dlio_timeout"])
+    plan = hplan.build(wl, opt, venv)
+    hrun.prepare(base, plan)
+    steps = {s.name: s for s in hplan.launches(base, plan)}
     out: dict = {"files": files, "ranks": p["dlio_ranks"]}
     for name in ("dlio.generate", "kernel.generate", "dlio.timing", "kernel.timing"):
         ctx.say(f"scale: DLIO at {files} files: {name}")

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.run import collect
+from harness.collect import collect
 
 rd, venv = Path(sys.argv[1]), Path(sys.argv[2])
 m = json.loads((rd / "manifest.json").read_text())

@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from harness import run as hrun  # noqa: E402
+from harness import collect as hcollect  # noqa: E402
+from harness.paths import REPO  # noqa: E402
 
-ORIG = hrun._collect_lane
+ORIG = hcollect._collect_lane
 
 
 def timed(rd, lane, venv, jobs=1):
@@ -32,9 +33,9 @@ def timed(rd, lane, venv, jobs=1):
 def main() -> None:
     rd, jobs = Path(sys.argv[1]), int(sys.argv[2])
     m = json.loads((rd / "manifest.json").read_text())
-    hrun._collect_lane = timed
+    hcollect._collect_lane = timed
     t0 = time.time()
-    hrun.collect(rd, m, Path((hrun.REPO / "build" / ".dlio-venv").read_text().strip()), jobs)
+    hcollect.collect(rd, m, Path((REPO / "build" / ".dlio-venv").read_text().strip()), jobs)
     print(f"collect jobs={jobs}: {time.time() - t0:.1f} s wall; errors {m['collect_errors']}", flush=True)
 
 

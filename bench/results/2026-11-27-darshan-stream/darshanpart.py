@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from common.rundir import RunDir
-from harness.run import OTHER
+from harness.plan import OTHER
 from profiles import Done, registry
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy  # noqa: F401  (the new tree imports it with profiles.dftracer; imported first in both trees)
 
 from common.rundir import RunDir
-from harness.run import OTHER
+from harness.plan import OTHER
 from profiles import Done, owner
 
 

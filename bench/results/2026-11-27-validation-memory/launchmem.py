@@ -9,7 +9,7 @@ from pathlib import Path
 import darshan  # noqa: F401  (imported outside the measurement, as the harness has it loaded by then)
 import pandas  # noqa: F401
 
-from harness.run import OTHER
+from harness.plan import OTHER
 from profiles import Done, owner
 
 run, name = Path(sys.argv[1]), sys.argv[2]

@@ -37,7 +37,7 @@ def synthetic(run: Path, files: int, out: dict) -> None:
 
 
 def harness_run(run: Path, out: dict) -> int:
-    from harness.run import OTHER
+    from harness.plan import OTHER
     from profiles import Done, owner
 
     m = json.loads((run / "manifest.json").read_text())

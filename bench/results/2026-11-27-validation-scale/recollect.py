@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness import run as hrun
+from harness import collect as hcollect
 from profiles import registry
 
 parts: dict = {}
@@ -26,12 +26,12 @@ def timed(name, fn):
 def main() -> None:
     rd, venv = Path(sys.argv[1]), Path(sys.argv[2])
     m = json.loads((rd / "manifest.json").read_text())
-    hrun._collect_dataset = timed("dataset", hrun._collect_dataset)
+    hcollect._collect_dataset = timed("dataset", hcollect._collect_dataset)
     for name, prof in registry().items():
         prof.collect = timed(f"collect.{name}", prof.collect)
         prof.merge = timed(f"merge.{name}", prof.merge)
     t = time.perf_counter()
-    hrun.collect(rd, m, venv)
+    hcollect.collect(rd, m, venv)
     print(json.dumps({"collect_s": round(time.perf_counter() - t, 2), "parts_s": parts,
                       "errors": m["collect_errors"]}))
 
