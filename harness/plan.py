@@ -29,7 +29,7 @@ OTHER = {"dlio": "kernel", "kernel": "dlio"}
 class Options:
     ranks: int = 2
     launcher: str = "mpirun"
-    profiles: list = field(default_factory=lambda: ["timing", "logvfd"])
+    profiles: list = field(default_factory=lambda: [n for n, p in registry().items() if p.builtin])
     kernel_sets: list = field(default_factory=list)  # extra --set for the kernel (negative controls)
     timeout: float = 1800.0
     reuse_dlio: Path | None = None                     # take the DLIO side of an earlier run of the same workload

@@ -85,9 +85,16 @@ def validate(run_dir: Path, quiet: bool = False, darshan_analyses: str | None = 
     """`python -m validate RUN_DIR` in this process (DARSHAN_ANALYSES: H5DLIO_DARSHAN_ANALYSES, as make gives it; None:
     the environment's)."""
     from validate.__main__ import main as validate_main
+    before = os.environ.get("H5DLIO_DARSHAN_ANALYSES")
     if darshan_analyses is not None:
         os.environ["H5DLIO_DARSHAN_ANALYSES"] = darshan_analyses
-    return validate_main([str(run_dir), *(["--quiet"] if quiet else [])])
+    try:
+        return validate_main([str(run_dir), *(["--quiet"] if quiet else [])])
+    finally:   # the caller's environment as it was (a caller in the same process validates more than one run)
+        if before is None:
+            os.environ.pop("H5DLIO_DARSHAN_ANALYSES", None)
+        else:
+            os.environ["H5DLIO_DARSHAN_ANALYSES"] = before
 
 
 def report(run_dir: Path) -> int:

@@ -207,6 +207,9 @@ class Profile:
     # it also wraps and collects the generate launches (step "generate", no LaunchSpec of its own); launches() still
     # names only its own steps
     traces_generation: ClassVar[bool] = False
+    # it needs nothing beyond the kernel and the reference DLIO (no tracer to install): the profiles of Options built
+    # in code (harness.plan.Options' default: the sweep's kernel checks, tests)
+    builtin: ClassVar[bool] = False
     options: ClassVar[tuple[Option, ...]] = ()       # its command-line flags (harness run), in Context.options
     covers: ClassVar[dict[str, str]] = {}            # class of I/O (validate's CLASSES) -> how its checks compare it
     claims: ClassVar[tuple[tuple[str, Claim], ...]] = ()  # (fnmatch pattern of its row names, what such a row compared)

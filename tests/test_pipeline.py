@@ -108,7 +108,8 @@ def test_interrupted_during_validate(steps, stop, status):
 def test_async_stacks_run_the_vol_kernel(monkeypatch, tmp_path):
     """VOL=async*: the kernel build/.vol-kernel names (H5DLIO_KERNEL_BIN, set before the harness is imported);
     without it: bad input naming VOL and the make target; a kernel the caller named is kept; native: untouched."""
-    monkeypatch.delenv("H5DLIO_KERNEL_BIN", raising=False)
+    monkeypatch.setenv("H5DLIO_KERNEL_BIN", "")   # recorded first, so what kernel_env sets is undone after the test
+    monkeypatch.delenv("H5DLIO_KERNEL_BIN")
     monkeypatch.setattr(pipeline, "VOL_KERNEL", tmp_path / ".vol-kernel")
     with pytest.raises(pipeline.BadInput, match=r"VOL=async-prefetch: .*make vol-kernel"):
         pipeline.kernel_env("async-prefetch")

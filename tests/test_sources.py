@@ -584,7 +584,6 @@ def test_no_literal_run_directory_name_outside_the_catalogue():
 # Files outside profiles/ that still name a profile, and why (issue 38 item 1: each entry is a debt, and the test
 # fails when a file listed here no longer names one, so the list only shrinks).
 PROFILE_NAMES_ALLOWED: dict[str, str] = {
-    "harness/run.py": "Options' default profiles, for the callers that build Options themselves (the sweep, tests)",
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
     "reports/sections.py": "the report sections of the Log VFD, timing, DFTracer and Darshan: to move into their "

@@ -35,6 +35,7 @@ class LogVFD(Profile):
     cross-read check); with reader processes also in the ranks (logvfd-rt0), where DLIO's order is deterministic."""
     name = "logvfd"
     order = 20
+    builtin = True
     launch_order = 50  # after every other profile's launches, as runs have always been ordered
     checks = (check_logvfd, check_counts)
     covers = {"data_reads": "the Log VFD (logvfd)",

@@ -19,6 +19,7 @@ __all__ = ["Timing", "check_metrics", "checkpoints", "mlperf_dlio", "nodes_dlio"
 class Timing(Profile):
     name = "timing"
     order = 10
+    builtin = True
     checks = (check_metrics,)
     covers = {"metrics": "the timing profile on both sides (PROFILES=timing)"}
     kernel_only = ("metrics.formula.kernel",)   # the kernel's AU and throughput against DLIO's formula
