@@ -6,11 +6,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -236,30 +234,28 @@ def test_trend_plot_is_written(tmp_path, capsys):
 
 # ---------------------------------------------------------------- make validate RUNS_DB=: kept, never its status
 
-def validate_recipe(db: str) -> list[str]:
-    p = subprocess.run(["make", "-n", "--no-print-directory", "validate", f"RUNS_DB={db}"], cwd=REPO,
-                       capture_output=True, text=True, timeout=300,
-                       env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")})
-    assert p.returncode == 0, p.stderr[-2000:]
-    return [line.strip().removesuffix("\\").strip() for line in p.stdout.splitlines()]
-
-
-def test_validate_keeps_its_run_last_and_never_changes_its_status(tmp_path):
-    """The recipe's store line comes after the report and before the exit, which reads only the harness's, validate's
-    and the report's statuses; run as the recipe runs it, a store that cannot be made is named on stderr and the line
-    still ends 0 (planted: /proc/nope), a good store gets the run and stdout (the report path's) stays empty."""
-    assert not any("store add" in line for line in validate_recipe("")), "without RUNS_DB no store is touched"
-    lines = validate_recipe(str(tmp_path / "ok.sqlite"))
-    hook = next(i for i, line in enumerate(lines) if "-m store add" in line)
-    report = next(i for i, line in enumerate(lines) if "-m reports" in line)
-    assert report < hook and lines[hook + 1] == "[ $hrc -eq 0 ] || exit $hrc; [ $vrc -eq 0 ] || exit $vrc; exit $rrc"
+def test_validate_keeps_its_run_last_and_never_changes_its_status(tmp_path, monkeypatch, capsys):
+    """make validate RUNS_DB=... (python -m pipeline --runs-db): the run is kept after its report, and the pass's
+    status is validate's whatever the store does; a store that cannot be made is named on stderr (planted:
+    /proc/nope), a good store gets the run and stdout (the report path's) stays empty."""
+    import pipeline
     run = tmp_path / "runs" / "unet3d-tiny-x"
     shutil.copytree(RUN_TINY, run)
+    order: list[str] = []
+    keep = pipeline.keep
+    monkeypatch.setattr(pipeline, "run", lambda argv: (order.append("run"), (0, run))[1])
+    monkeypatch.setattr(pipeline, "validate", lambda rd, quiet, mode: (order.append("validate"), 1)[1])
+    monkeypatch.setattr(pipeline, "report", lambda rd: (order.append("report"), 0)[1])
+    monkeypatch.setattr(pipeline, "keep", lambda rd, db: (order.append("keep"), keep(rd, db))[1])
+    assert pipeline.one_pass([]).status == 1 and order == ["run", "validate", "report"], "without RUNS_DB: no store"
+    order.clear()
     for db, added in ((tmp_path / "ok.sqlite", True), (Path("/proc/nope/x.sqlite"), False)):
-        line = next(x for x in validate_recipe(str(db)) if "-m store add" in x)
-        p = subprocess.run(["bash", "-c", f'run="{run}"; {line}'], cwd=REPO, capture_output=True, text=True,
-                           timeout=120)
-        assert p.returncode == 0 and p.stdout == "", p.stdout + p.stderr
-        assert (f"was not kept in the run store {db}" in p.stderr) is not added, p.stderr
+        capsys.readouterr()
+        assert pipeline.one_pass([], runs_db=db).status == 1   # validate's FAIL stands, kept or not
+        assert order == ["run", "validate", "report", "keep"]
+        order.clear()
+        out = capsys.readouterr()
+        assert out.out == "", out.out
+        assert (f"was not kept in the run store {db}" in out.err) is not added, out.err
         assert db.exists() is added
     assert rows(tmp_path / "ok.sqlite", "SELECT name FROM runs") == [("unet3d-tiny-20261122-010853",)]
