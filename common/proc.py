@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 
 def command_output(argv: list[str], timeout: float = 60) -> str:
@@ -12,3 +13,16 @@ def command_output(argv: list[str], timeout: float = 60) -> str:
         return (p.stdout or p.stderr).strip()
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"unavailable: {e}"
+
+
+def venv_python(venv: Path) -> list[str]:
+    """The venv and its interpreter's prefix (pyvenv.cfg's home is <prefix>/bin), when the venv is still here."""
+    out = [str(venv)]
+    try:
+        home = next((ln.split("=", 1)[1].strip() for ln in (venv / "pyvenv.cfg").read_text().splitlines()
+                     if ln.split("=", 1)[0].strip() == "home"), None)
+    except OSError:
+        home = None
+    if home:
+        out.append(str(Path(home).parent))
+    return out

@@ -14,7 +14,7 @@ import yaml
 
 from common.coreconfig import provenance
 from common.fileio import write_json_atomic
-from common.proc import command_output
+from common.proc import command_output, venv_python
 from common.rundir import PROVENANCE, SCHEMA, WORKLOAD, RunDir, SchemaError
 from harness import vol as hvol
 from harness.collect import collect
@@ -22,7 +22,6 @@ from harness.dlio import describe
 from harness.launch import execute
 from harness.paths import KERNEL_BIN, REPO
 from harness.plan import Plan, launches
-from profiles.compare import venv_python
 
 RESUME_KEYS = ("workload", "ranks", "launcher", "profiles", "kernel_sets", "steps")
 
@@ -86,7 +85,7 @@ def prepare(rd: Path, p: Plan) -> dict:
             "versions": versions(str(p.dlio_venv / "bin" / "python")), "dlio": _dlio_block(p),
             "vol": hvol.manifest_block(opt.vol, opt.vol_plugins, KERNEL_BIN),
             "dlio_quiet_index_map": opt.dlio_quiet_index_map,
-            # what a path is in this run (profiles.compare.launch_roots): the reference venv and its interpreter
+            # what a path is in this run (profiles.shared.paths.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(p.dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
     # MLPerf Storage's stamp of what ran (its core-config hash, the DLIO revision), marked not a submission

@@ -11,7 +11,7 @@ A profile says, for a run:
   profile with traces_generation also wraps each side's generate launch (Launch.step "generate"; the harness chains
   such profiles' wraps) and collect() gets that launch too;
 - collect(done) -> {table file name: object} written to tables/ (merge() joins the launches' parts);
-- checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (profiles.compare);
+- checks: the functions validate runs for it, each fn(run: RunView) -> list of check rows (result below);
 - what it declares about itself, read by the harness and validate so they name no profile: options (its command-line
   flags, given to it in Context.options; check_environment() refuses a bad environment variable of its own before
   validate's checks), covers (the classes of I/O its checks compare, validate/checks.py CLASSES, each with how: the
@@ -38,6 +38,15 @@ from common.rundir import SIDES  # noqa: F401  (re-exported: the profiles' calle
 # Every profile: its name -> its module or package (in profiles/). The one line a new profiler adds here.
 KNOWN = {"timing": "profiles.timing", "logvfd": "profiles.logvfd", "dftracer": "profiles.dftracer",
          "darshan": "profiles.darshan", "strace": "profiles.strace"}
+
+
+# A check row of verdict.json (validate's own checks and every profile's) and its statuses.
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+def result(name, status, expected=None, observed=None, detail="", required=True) -> dict:
+    return {"name": name, "status": status, "expected": expected, "observed": observed, "detail": detail,
+            "required": required}
 
 
 @dataclass(frozen=True)

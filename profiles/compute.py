@@ -15,8 +15,7 @@ counts and seconds: its total against DLIO's, looser, said in the detail."""
 from __future__ import annotations
 
 from common.mapping import dotted_get
-from profiles import compute_asks
-from profiles.compare import FAIL, PASS, SKIP, result
+from profiles import FAIL, PASS, SKIP, compute_asks, result
 
 # a kernel region may be shorter than asked by LOW (timer granularity) and longer by HIGH of it plus SLACK_S (a loaded
 # machine's late wake-up): half the time fails, twice the time fails, a 70 ms overrun of a 0.2 s step passes

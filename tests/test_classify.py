@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiles import dftracer
-from profiles.compare import CHECKPOINT, DATA, Roots, classify, where
+from profiles.shared.paths import CHECKPOINT, DATA, Roots, classify, where
 from validate import checks
 
 RUN_TINY = Path(__file__).parent / "data" / "run-tiny"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from profiles import Launch, darshan, features
-from profiles.compare import GEN_RECORD
+from profiles.shared.paths import GEN_RECORD
 
 DATA = Path(__file__).parent / "data" / "darshan"
 SAMPLE = 1024 * 1024
@@ -405,7 +405,7 @@ def test_live_darshan_validation(tmp_path):
     run, checks = _live_run(tmp_path, info, venv, "unet3d", "unet3d")
     kernel = json.loads((run / "tables" / "darshan-kernel.json").read_text())
     # the kernel's completion record (h5dlio-generation.json, read by rank 0 before the reads) is in its data folder
-    # and so in its table, read through POSIX only; the per-file check leaves it out (profiles.compare.kernel_record)
+    # and so in its table, read through POSIX only; the per-file check leaves it out (shared.paths.kernel_record)
     record = kernel["files"].pop(GEN_RECORD)
     assert record["reads"] > 0 and record["h5f_opens"] == 0, record
     assert kernel["files"] and all(r["reads"] > 0 for r in kernel["files"].values())

@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 
 from profiles import dftracer
-from profiles.compare import cosine_similarity, file_index, raw_reader
 from profiles.dftracer import tables as dft_tables
 from profiles.dftracer import traces as dft_traces
 from profiles.dftracer.checks import _whole_opens_more
 from profiles.dftracer.collect import FIRST_PASS
 from profiles.dftracer.order import _batches
 from profiles.dftracer.traces import _decode, _scan_lines
+from profiles.shared.files import cosine_similarity, file_index
+from profiles.shared.rules import raw_reader
 from validate import model
 
 DATA = Path(__file__).parent / "data" / "dftracer"

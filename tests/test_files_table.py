@@ -1,7 +1,8 @@
 """tables/files-<profile>.json stays bounded at field scale (issue 26: validate's memory at 10^6 files): the rows
 listed, the summary of every file, the scatter's pairs and the differences' counts, each against numbers written
 here by hand, with planted divergences beyond the listed rows that must still show."""
-from profiles.compare import FAIL, PASS, Differences, FileRows, explained
+from profiles import FAIL, PASS
+from profiles.shared.files import Differences, FileRows, explained
 from reports.sections import _difference_tables
 from reports.tables import file_rows, file_summary
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from profiles import FAIL, PASS, SKIP, timing
 from profiles import dlio_metrics as dm
-from profiles import timing
-from profiles.compare import FAIL, PASS, SKIP
 from profiles.timing.checks import _kernel_epochs
 from tests import kernel
 

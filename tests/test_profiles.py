@@ -18,6 +18,9 @@ from harness import plan as hplan
 from harness import run as hrun
 from harness.workload import Workload
 from profiles import (
+    FAIL,
+    PASS,
+    SKIP,
     Found,
     Launch,
     LaunchSpec,
@@ -29,10 +32,10 @@ from profiles import (
     owner,
     register,
     registry,
+    result,
     touched,
     unregister,
 )
-from profiles.compare import FAIL, PASS, SKIP, result
 from validate import checks
 
 RUN_TINY = Path(__file__).parent / "data" / "run-tiny"

@@ -216,7 +216,7 @@ def test_python_import_graph_sees_sibling_imports_and_results_scripts(tmp_path):
 
 def test_python_folders_have_no_import_circle():
     g = python_graph()
-    assert {"harness.run", "harness.dlio", "harness.workload", "profiles.compare", "bench.perf.report",
+    assert {"harness.run", "harness.dlio", "harness.workload", "profiles.shared.paths", "bench.perf.report",
             "bench.perf.scale", "tests.kernel"} <= set(g), sorted(g)
     assert sum(m.startswith("bench.results.") for m in g) == len(list((REPO / "bench" / "results").rglob("*.py")))
     assert cycle(g) is None, f"import circle: {' -> '.join(cycle(g))}"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from profiles import FAIL, PASS, SKIP
 from profiles import strace as st
-from profiles.compare import FAIL, PASS, SKIP
 
 CAPTURE = Path(__file__).parent / "data" / "strace"
 IMG0 = "train/img_00_of_28.hdf5"

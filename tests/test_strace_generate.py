@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from test_strace import FakeRun
 
-from profiles import Launch
+from profiles import FAIL, PASS, SKIP, Launch
 from profiles import strace as st
-from profiles.compare import FAIL, PASS, SKIP
 
 CAPTURE = Path(__file__).parent / "data" / "strace-generate"
 IMG0 = "train/img_00_of_28.hdf5"

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from profiles import FAIL, PASS
 from profiles import strace as st
-from profiles.compare import FAIL, PASS
 from tests import kernel
 from tests.test_dlio3_npz import v3npz
 from tests.test_strace import FakeRun

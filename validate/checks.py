@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.rundir import SIDES, TIMING, RunDir, verdict_label  # noqa: F401 (verdict_label: validate's API)
-from profiles import Shape, checkpoint_dir, checkpoint_only, compute_asks, counted, registry
-from profiles.compare import FAIL, PASS, SKIP, result
+from profiles import FAIL, PASS, SKIP, Shape, checkpoint_dir, checkpoint_only, compute_asks, counted, registry, result
 from validate import model
 
 

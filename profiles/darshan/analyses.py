@@ -21,8 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from profiles import SIDES, RunView
-from profiles.compare import FAIL, PASS, SKIP, result
+from profiles import FAIL, PASS, SIDES, SKIP, RunView, result
 
 SUMMARY_NEEDS = ("darshan", "pandas", "matplotlib", "seaborn", "mako")  # what `darshan summary` imports
 TIMEOUT_S = 600

@@ -5,29 +5,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from profiles import SIDES, RunView, checkpoint_only
-from profiles.compare import (
-    DATA,
-    FAIL,
-    GEN_RECORD,
-    PASS,
-    SKIP,
-    FileRows,
-    classify,
-    explained,
-    kernel_record,
-    launch_roots,
-    model_judges_kernel,
-    result,
-    similarity,
-    train_file_index,
-)
+from profiles import FAIL, PASS, SIDES, SKIP, RunView, checkpoint_only, result
 from profiles.features import access_sizes
+from profiles.shared.files import FileRows, explained, similarity, train_file_index
+from profiles.shared.paths import DATA, GEN_RECORD, classify, kernel_record, launch_roots
+from profiles.shared.rules import model_judges_kernel
 
 
 def _other_differences(run: RunView, d: dict, k: dict, data: list, diffs: list) -> None:
     """Every difference outside the compared data files and checkpoint files, classified by what its path is in
-    each side's launch (profiles.compare.where): other files' opens, data files opened without a read (never
+    each side's launch (profiles.shared.paths.where): other files' opens, data files opened without a read (never
     explained), and child processes of a launch (explained unless they touched a data or checkpoint file)."""
     df, kf = d["files"], k["files"]
     roots = {side: launch_roots(run, side, "darshan") for side in SIDES}

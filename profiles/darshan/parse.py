@@ -8,9 +8,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from profiles import checkpoint_dir
-from profiles.compare import PARTIAL
 from profiles.darshan.log import Log
 from profiles.features import ReadStats, metadata_rate
+from profiles.shared.paths import PARTIAL
 
 # the programs a launch starts (the kernel under either of its names, DLIO's entry point): any other process that
 # left a log (a child such as the `uname` DLIO's Python spawns) is kept apart from the per-file comparison

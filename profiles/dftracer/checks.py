@@ -6,27 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from profiles import SIDES, RunView, checkpoint_only
-from profiles.compare import (
-    CHECKPOINT,
-    DATA,
-    FAIL,
-    PASS,
-    SKIP,
-    Differences,
-    FileRows,
-    classify,
-    dlio_rule,
-    explained,
-    kernel_record,
-    launch_roots,
-    model_judges_kernel,
-    raw_reader,
-    result,
-    similarity,
-)
+from profiles import FAIL, PASS, SIDES, SKIP, RunView, checkpoint_only, result
 from profiles.dftracer.order import check_model_opens, check_order, check_workers
 from profiles.features import access_sizes
+from profiles.shared.files import Differences, FileRows, explained, similarity
+from profiles.shared.paths import CHECKPOINT, DATA, classify, kernel_record, launch_roots
+from profiles.shared.rules import dlio_rule, model_judges_kernel, raw_reader
 
 DATA_FIELDS = ("opens", "closes", "reads", "bytes", "accesses")
 # how the checks read a side's table: equal counts one shared object, without the per-file read time no check uses

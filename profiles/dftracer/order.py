@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from profiles import RunView
-from profiles.compare import FAIL, GEN_RECORD, PASS, SKIP, result, train_file_index
+from profiles import FAIL, PASS, SKIP, RunView, result
+from profiles.shared.files import train_file_index
+from profiles.shared.paths import GEN_RECORD
 
 
 def _reading(t: dict, r: int) -> list[dict]:

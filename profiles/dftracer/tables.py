@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from profiles.compare import GEN_RECORD, PARTIAL
 from profiles.dftracer.traces import READS
+from profiles.shared.paths import GEN_RECORD, PARTIAL
 
 # a per-file count table (calls or accesses) stays a shared tuple of (key, n) pairs while it has at most this many
 # keys and the table of known steps has room (CountStates); beyond either it becomes the row's own dict
@@ -194,7 +194,7 @@ def file_table(events: list[dict], data_dir: Path, ckpt_dir: Path | None = None)
 
 
 # the kernel writes a checkpoint as <name>.partial.<pid> and renames it when whole (DLIO writes <name> itself):
-# PARTIAL (profiles.compare)
+# PARTIAL (profiles.shared.paths)
 WRITES = {"write", "pwrite"}
 
 

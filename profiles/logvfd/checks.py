@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from common.mapping import dotted_get
-from profiles import RunView, checkpoint_only
-from profiles.compare import FAIL, PASS, SKIP, raw_reader, result
+from profiles import FAIL, PASS, SKIP, RunView, checkpoint_only, result
+from profiles.shared.rules import raw_reader
 
 
 def _first_diff(a: list, b: list) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from profiles import SIDES, RunView, checkpoint_only
-from profiles.compare import CHECKPOINT, DATA, FAIL, PARTIAL, PASS, SKIP, Roots, classify, launch_roots, result
+from profiles import FAIL, PASS, SIDES, SKIP, RunView, checkpoint_only, result
 from profiles.dftracer import prewarm_prefetch
+from profiles.shared.paths import CHECKPOINT, DATA, PARTIAL, Roots, classify, launch_roots
 
 FIELDS = ("opens", "open_errors", "open_flags", "closes", "reads", "read_bytes", "readv", "writes", "write_bytes",
           "fsyncs", "fdatasyncs", "fadvise", "stats", "lseeks", "mmaps", "renames", "unlinks")
@@ -26,7 +26,7 @@ DIR_CALL = {"opens": "opendir", "open_flags": "opendir", "closes": "closedir", "
 
 
 def _explained(section: str, n: str, f: str, a: dict | None, b: dict | None, roots: dict) -> str | None:
-    """Why a difference is not data I/O (compare.classify, as the side that made more of the call made it): a
+    """Why a difference is not data I/O (shared.paths.classify, as the side that made more of the call made it): a
     folder's listing and status probes, a checkpoint file's stat or rename by the kernel's own steps; None for any
     other, and always for a data file."""
     if section == "dirs":
@@ -97,7 +97,7 @@ def differences(d: dict, k: dict, roots: dict, prewarm: bool = False) -> tuple[l
 
 def check_per_file(run: RunView) -> list[dict]:
     """strace.per_file: per data and checkpoint file, every system call the kernel saw, side by side (FIELDS); the
-    folders' listings and probes and the kernel's own checkpoint steps classified (compare.classify); the stats of
+    folders' listings and probes and the kernel's own checkpoint steps classified (shared.paths.classify); the stats of
     dataset discovery (before a rank's first data-file open) counted per side, compared per rank by strace.discovery."""
     d, k = (run.table(f"strace-{side}.json") for side in SIDES)
     if d is None or k is None:

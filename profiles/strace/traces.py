@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from profiles import checkpoint_dir
-from profiles.compare import GEN_RECORD, PARTIAL
+from profiles.shared.paths import GEN_RECORD, PARTIAL
 
 SYSCALLS = ("open", "openat", "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
             "pwritev", "pwritev2", "lseek", "close", "fsync", "fdatasync", "fadvise64", "newfstatat", "statx", "fstat",

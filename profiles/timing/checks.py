@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from common.mapping import dotted_get
 from common.rundir import TIMING
-from profiles import checkpoint_only
+from profiles import FAIL, PASS, SKIP, checkpoint_only, result
 from profiles import dlio_metrics as dm
-from profiles.compare import FAIL, PASS, SKIP, result
 from profiles.compute import _bounds as cbounds
 
 # --- check_metrics: each side's AU and throughput recomputed with DLIO's formula (profiles/dlio_metrics.py) ---------

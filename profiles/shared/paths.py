@@ -1,6 +1,5 @@
-"""What profile checks (and validate's own) are made of: the check row of verdict.json and its statuses, the
-classes of I/O that is not data I/O (every difference outside the data-file reads needs one), the <profile>.explained
-row, and the DLIO paper's similarity over I/O features."""
+"""What a path is in one side's launch (Roots, where) and the classes of the I/O that is not data I/O (CLASSES,
+classify): every difference outside the data-file reads needs one."""
 from __future__ import annotations
 
 import os
@@ -9,48 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.rundir import WORKLOAD
-from profiles import checkpoint_dir, checkpoint_only
-
-PASS, FAIL, SKIP = "pass", "fail", "skip"
-
-
-def result(name, status, expected=None, observed=None, detail="", required=True) -> dict:
-    return {"name": name, "status": status, "expected": expected, "observed": observed, "detail": detail,
-            "required": required}
-
-
-def cosine_similarity(a: dict, b: dict) -> float:
-    """The DLIO paper's similarity: cosine of two I/O feature vectors; each feature is first scaled by the larger of
-    the two sides, so that bytes do not drown percentages."""
-    keys = sorted(set(a) & set(b))
-    va, vb = [], []
-    for key in keys:
-        m = max(abs(a[key]), abs(b[key]))
-        va.append(a[key] / m if m else 1.0)
-        vb.append(b[key] / m if m else 1.0)
-    na, nb = sum(x * x for x in va) ** 0.5, sum(x * x for x in vb) ** 0.5
-    return sum(x * y for x, y in zip(va, vb, strict=True)) / (na * nb) if na and nb else 0.0
-
-
-def explained(profile: str, other: list[dict], dropped: int = 0) -> dict:
-    """<profile>.explained: every difference outside the data-file reads has a class (tables/files-<profile>.json);
-    dropped: classified differences counted but not listed (Differences)."""
-    unexplained = [x for x in other if x["class"] is None]
-    return result(f"{profile}.explained", PASS if not unexplained else FAIL, 0, len(unexplained),
-                  f"{len(other) + dropped} non-data differences, all classified (tables/files-{profile}.json)"
-                  if not unexplained else f"unclassified: {unexplained[:3]}")
-
-
-def similarity(name: str, d: dict, k: dict, what: str) -> list[dict]:
-    """The similarity result of one profile's tables (DLIO's features as expected, the kernel's as observed);
-    nothing when a side has no features."""
-    fa, fb = d.get("features") or {}, k.get("features") or {}
-    if not (fa and fb):
-        return []
-    score = cosine_similarity(fa, fb)
-    return [result(name, PASS, fa, fb, f"cosine similarity {score:.4f} over I/O features of {what} (each feature "
-                   "scaled by the larger side; reported, not judged)", required=False) | {"observed_score": score}]
-
+from profiles import checkpoint_dir
 
 # What a path is in one side's launch of this run. Differences outside the data-file reads are classified by that
 # (the kind of root a path lies under, the path relative to it), by the call and by the side, never by substrings of
@@ -106,17 +64,27 @@ def where(path: str, roots: Roots) -> tuple[str, str]:
 
 
 DIR_CALLS = ("mkdir", "opendir", "readdir", "closedir")
+
+
 STAT_CALLS = ("stat", "lstat", "fstat", "fstatat", "newfstatat", "statx", "access", "faccessat", "xstat", "lxstat",
               "fxstat", "__xstat", "__lxstat", "__fxstat", "xstat64", "lxstat64", "fxstat64")
+
+
 # dirfd: CPython starting a helper process closes the inherited descriptors by listing /proc/self/fd (_posixsubprocess;
 # DLIO 3.x with mlpstorage_py starts multiprocessing's resource tracker and forkserver so): no file of the run
 PROC_CALLS = ("fork", "vfork", "clone", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
               "waitpid", "wait", "wait4", "posix_spawn", "exit", "_exit", "dirfd")
+
+
 PARTIAL = re.compile(r"\.partial\.\d+$")  # the kernel's name of a checkpoint file until it is whole
+
+
 # calls that change a file: a rule explaining what a path *is* (configuration, a library, a launch's own output)
 # explains reading it, never these (issue 35: the kernel writing the run's workload YAML or a .so was explained)
 WRITES = ("write", "pwrite", "pwrite64", "pwritev", "pwritev2", "writev", "fwrite", "ftruncate", "truncate",
           "rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir", "creat", "fsync", "fdatasync")
+
+
 # the kernel's completion record at the top of its data folder (bench/src/gen.h GEN_RECORD): no dataset file
 GEN_RECORD = "h5dlio-generation.json"
 
@@ -128,13 +96,19 @@ def kernel_record(name: str, dlio_files: dict) -> bool:
 
 
 SHARED_LIB = re.compile(r"\.so(\.[0-9.]+)?$")
+
+
 # tempfile.NamedTemporaryFile(prefix='__autograph_generated_file', suffix='.py'): 8 random characters between
 AUTOGRAPH = re.compile(r"/tmp/__autograph_generated_file[a-z0-9_]{8}\.py")
+
 
 # What a launch's own folder holds (harness/run.py, the profiles' wrap): anything else a side touches there is a
 # stray file, never explained
 OWN_OUTPUT = ("out", "logs")   # and DLIO's hydra/ (its resolved configuration)
+
+
 OWN_FILES = re.compile(r"trace[^/]*\.pfw(\.gz)?|darshan\.conf")
+
 
 # (test(call, kind, relative path, side), why). A data file opened, read, written, truncated or renamed outside the
 # compared reads, or a checkpoint file written outside the compared checkpoints, is never explained: no rule takes a
@@ -199,19 +173,6 @@ def classify(call: str, path: str, roots: Roots, kind: str | None = None) -> str
     return None
 
 
-def venv_python(venv: Path) -> list[str]:
-    """The venv and its interpreter's prefix (pyvenv.cfg's home is <prefix>/bin), when the venv is still here."""
-    out = [str(venv)]
-    try:
-        home = next((ln.split("=", 1)[1].strip() for ln in (venv / "pyvenv.cfg").read_text().splitlines()
-                     if ln.split("=", 1)[0].strip() == "home"), None)
-    except OSError:
-        home = None
-    if home:
-        out.append(str(Path(home).parent))
-    return out
-
-
 def launch_roots(run, side: str, step: str) -> Roots:
     """The roots of one launch (`<side>.<step>` in the manifest), as they were when it ran: its recorded workdir (the
     run may have moved since), the run directory two levels up; the reference venv and interpreter as the harness
@@ -230,127 +191,3 @@ def launch_roots(run, side: str, step: str) -> Roots:
             py = [str(Path(entry).parent.parent)]
     return Roots(side=side, workdir=str(wd), data=str(rd / side / "data"), checkpoint=str(checkpoint_dir(wd)),
                  config=(str(rd / WORKLOAD), str(rd / "dlio-config")), python=tuple(py), home=home)
-
-
-def dlio_rule(run, name: str):
-    """A rule of the reference DLIO as the probe saw it (manifest dlio.probed.rules), else as its kernel entry says
-    (dlio.entry_rules); None when neither has it."""
-    d = run.manifest.get("dlio") or {}
-    probed = ((d.get("probed") or {}).get("rules") or {}).get(name)
-    return probed if probed is not None else (d.get("entry_rules") or {}).get(name)
-
-
-def raw_reader(run) -> str | None:
-    """Why the Log VFD has nothing to compare, or None: the reference DLIO reads each sample as the whole file with
-    Python's open().read() (rule sample_read whole_file, as probed: MLCommons 3.x reader/hdf5_reader.py read_index ->
-    reader/_local_fs_iterable_mixin.py _read_local_bytes), no HDF5 call, so its side of a Log VFD log is empty."""
-    if dlio_rule(run, "sample_read") != "whole_file":
-        return None
-    return ("DLIO reads each sample as the whole file with Python open().read() (sample_read whole_file), without "
-            "the HDF5 library: no Log VFD record to compare; equivalence is checked at the POSIX level "
-            "(dftracer.per_file: opens, reads, bytes and (offset, size) accesses per file; darshan.* when installed)")
-
-
-def one_open_per_sample(run) -> bool:
-    """An HDF5 workload whose every sample read is one open of its file (one sample per file, training only: the
-    model's read_files name each read's file; eval files would share train files' indices): a tracer's opens per
-    data file can be checked against the model without DLIO's side."""
-    cfg = run.cfg
-    if int((cfg.get("dataset") or {}).get("num_samples_per_file", 1)) != 1:
-        return False
-    segs = run.model_reads(cfg)
-    return bool(segs) and all(seg.get("phase") == "train" and "read_files" in seg for r in segs for seg in segs[r])
-
-
-def model_judges_kernel(run, per_sample: bool = True) -> bool:
-    """A kernel-only run (SIDES=kernel) whose kernel's opens per data file the analytic model names alone: the
-    reference reads whole files (raw_reader), or (when the tracer's table can say it: per_sample) each sample read is
-    one open of its file (one_open_per_sample). Then counts.<tracer>.kernel* judge the kernel's trace against the
-    model instead of a skip."""
-    return list(run.manifest.get("sides") or ()) == ["kernel"] and not checkpoint_only(run.cfg) and \
-        bool(raw_reader(run) or per_sample and one_open_per_sample(run))
-
-
-FILE_INDEX = re.compile(r"_(\d+)_of_(\d+)\.[^/]+$")
-
-
-def file_index(f: str) -> int:
-    """A data file's index by DLIO's name (img_<i>_of_<N>.<ext>), -1 for any other name."""
-    m = FILE_INDEX.search(f)
-    return int(m.group(1)) if m else -1
-
-
-def train_file_index(f: str, cfg: dict) -> int:
-    """A training file's index by DLIO's name and place: under the data folder's train/ (DLIO's DatasetType.TRAIN
-    folder, sub-folders below it allowed) and named img_<i>_of_<N> with N the workload's num_files_train and i below
-    it; -1 for any other name (an evaluation file, a file of another dataset's size, a stray copy elsewhere)."""
-    m = FILE_INDEX.search(f)
-    n = int((cfg.get("dataset") or {}).get("num_files_train", 0) or 0)
-    if not m or f.split("/", 1)[0] != "train" or int(m.group(2)) != n or int(m.group(1)) >= n:
-        return -1
-    return int(m.group(1))
-
-
-class FileRows:
-    """The per-file rows of tables/files-<profile>.json, bounded whatever the file count: each side's counters of the
-    first `listed` files (in the order added: sorted) and of the first `differing` files that are not identical on
-    both sides (a field or the transfer-size histogram differs, or one side did not touch the file), plus a summary
-    of every file and the distinct (DLIO bytes, kernel bytes, identical) pairs with their file counts (the report's
-    scatter). Every file's counters per side stay in tables/<profile>-<side>.json; every difference is listed in the
-    table's `differences` (validate writes both)."""
-
-    def __init__(self, fields: tuple[str, ...], listed: int = 200, differing: int = 2000):
-        self.fields, self.listed, self.differing = (*fields, "sizes"), listed, differing
-        self.rows: list[dict] = []
-        self.counts = {"files": 0, "identical": 0, "only_dlio": 0, "only_kernel": 0, "differ": 0}
-        self.pairs: dict[tuple, int] = {}
-        self._kept_differing = 0
-
-    def add(self, name: str, d: dict | None, k: dict | None) -> None:
-        """one file; d, k: each side's row (its fields and `sizes`), None where that side did not touch it"""
-        same = d is not None and k is not None and all(d.get(f) == k.get(f) for f in self.fields)
-        kind = "identical" if same else "only_kernel" if d is None else "only_dlio" if k is None else "differ"
-        self.counts["files"] += 1
-        self.counts[kind] += 1
-        pair = (int((d or {}).get("bytes") or 0), int((k or {}).get("bytes") or 0), same)
-        self.pairs[pair] = self.pairs.get(pair, 0) + 1
-        keep = self.counts["files"] <= self.listed
-        if not same and self._kept_differing < self.differing:
-            self._kept_differing += 1
-            keep = True
-        if keep:
-            self.rows += [{"file": name, "side": side, **row} for side, row in (("dlio", d), ("kernel", k))
-                          if row is not None]
-
-    def table(self, differences: list, **rest) -> dict:
-        """the table; differences: a Differences (its classified groups' counts kept beside it) or a list"""
-        listed = len({r["file"] for r in self.rows})
-        counts = {"difference_counts": differences.counts(), "differences_dropped": differences.dropped} \
-            if isinstance(differences, Differences) else {}
-        return {"rows": self.rows, "summary": {**self.counts, "listed": listed},
-                "pairs": [[a, b, same, n] for (a, b, same), n in self.pairs.items()], "differences": differences,
-                **counts, **rest}
-
-
-class Differences(list):
-    """A per-file comparison's differences, bounded whatever the file count: every unclassified one (each a failure),
-    and of the classified ones (explained I/O outside the data reads, e.g. a Python stat per data file: one per file
-    at 10^6 files) the first `keep` of each (call, class), the others counted (`groups`: every classified one)."""
-
-    def __init__(self, keep: int = 20):
-        super().__init__()
-        self.keep, self.dropped = keep, 0
-        self.groups: dict[tuple[str, str], int] = {}
-
-    def append(self, x: dict) -> None:
-        if x.get("class") is not None:
-            key = (str(x["field"]), str(x["class"]))
-            n = self.groups[key] = self.groups.get(key, 0) + 1
-            if n > self.keep:
-                self.dropped += 1
-                return
-        super().append(x)
-
-    def counts(self) -> list[list]:
-        """[call, class, differences] of every classified group, listed or not"""
-        return [[field, cls, n] for (field, cls), n in self.groups.items()]
