@@ -477,7 +477,7 @@ def test_async_prefetch_waits_on_no_task_vol_async_may_free(tmp_path, monkeypatc
 
 
 def _dftracer(tmp: Path, name: str, lib: Path, env: dict) -> tuple[Counter, set, set]:
-    """The kernel under DFTracer's preload library (as profiles/dftracer.py wraps it): the multiset of (file, offset,
+    """The kernel under DFTracer's preload library (as profiles/dftracer/ wraps it): the multiset of (file, offset,
     size) pread64 calls on the data files, the threads that made them, the threads of the kernel's compute regions."""
     trace = tmp / f"{name}-trace"
     trace.mkdir()

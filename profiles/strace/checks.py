@@ -198,7 +198,7 @@ def check_discovery(run: RunView) -> list[dict]:
         return [result("strace.discovery", SKIP, detail="strace profile not run on both sides (or a launch failed)")]
     if any("ranks" not in (t.get("discovery") or {}) for t in (d, k)):
         return [result("strace.discovery", SKIP, detail="a strace table without per-rank discovery (made before "
-                       "profiles/strace.py counted it): parse the traces again")]
+                       "profiles/strace/ counted it): parse the traces again")]
     a, b = _discovery_ranks(d), _discovery_ranks(k)
     ranks = sorted(set(a) | set(b), key=int)
     if not ranks:
