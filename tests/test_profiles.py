@@ -338,7 +338,7 @@ def declaring():
 def test_a_profiles_option_reaches_the_command_line_and_its_context(declaring):
     import argparse
 
-    from harness import __main__ as hmain
+    from harness import cli as hmain
     p = argparse.ArgumentParser()
     hmain.setup_parser(p)
     a = p.parse_args(["run", "--echo-word", "hi", "--darshan-prefix", "/opt/d"])
