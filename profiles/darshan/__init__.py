@@ -35,6 +35,8 @@ class Darshan(Profile):
     """Training under Darshan (POSIX, MPI-IO, H5F/H5D, DXT), reading in the ranks on both sides: processes forked
     after MPI_Init (DLIO's PyTorch workers) leave no log, so with workers Darshan would see none of DLIO's reads."""
     name = "darshan"
+    describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
+    metadata_label = "Darshan"
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)
