@@ -9,11 +9,8 @@ import re
 from collections import Counter
 
 import profiles
-from common.rundir import SIDES, TABLES
+from common.rundir import SIDE_LABEL, SIDES, TABLES  # noqa: F401  (SIDE_LABEL: the sections take it from here)
 from reports.rundir import RunData, timing_reps
-
-SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
-
 
 # ---------------------------------------------------------------- the number rules
 

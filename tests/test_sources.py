@@ -589,10 +589,9 @@ PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
     "reports/sections.py": "the report sections of the Log VFD, timing, DFTracer and Darshan: to move into their "
-                           "packages with the block types under common/ (issue 38 item 1, next step; the check "
-                           "families' lines and the metadata rate's sources are declared: Profile.describes, "
-                           "Profile.metadata_label)",
-    "reports/paper.py": "the paper's Log VFD and DFTracer sections (same step)",
+                           "packages as Darshan's analyses did (profiles/darshan/report.py, Profile.report_sections; "
+                           "the blocks in common/blocks.py): issue 38 item 1, next step",
+    "reports/paper.py": "the paper's Log VFD and DFTracer sections, built from those run sections (same step)",
     "fidelity/matrix.py": "the matrix's check-family columns and the Log VFD's first differing block",
     "fidelity/mutants.py": "the profiles a mutant family's baselines ran, as mutants.json records them",
     "bench/perf/profilers.py": "the profilers' cost benchmark: one row per profiler by name",

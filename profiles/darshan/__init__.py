@@ -28,6 +28,7 @@ from profiles import (
 from profiles.darshan import parse, runtime
 from profiles.darshan.analyses import analyse, mode
 from profiles.darshan.checks import check_darshan
+from profiles.darshan.report import analyses_section
 
 
 @register
@@ -37,6 +38,7 @@ class Darshan(Profile):
     name = "darshan"
     describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
     metadata_label = "Darshan"
+    report_sections = (analyses_section,)
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)
