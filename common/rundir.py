@@ -21,6 +21,7 @@ TIMING = "timing.json"       # tables/timing.json: the timing profile's repetiti
 REPORT = "report"            # python -m reports' output folder (report.md, report.html, figures/, tables/)
 REPORT_TABLES = "tables"     # report/tables/: the report's LaTeX tables, one .tex per table
 SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
+SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}   # each side as the report names it
 RUN_NAMES = (MANIFEST, VERDICT, PROVENANCE, WORKLOAD, TABLES, TIMING, REPORT)  # spelled nowhere else (not SIDES)
 SCHEMA = 1                   # manifest.json's "schema": the layout this tree writes, the highest it reads (manifest)
 BIG_TABLE = 1 << 20          # a table of this many bytes or more is written compact (RunDir.write_table)

@@ -16,14 +16,17 @@ A profile says, for a run:
   flags, given to it in Context.options; check_environment() refuses a bad environment variable of its own before
   validate's checks), covers (the classes of I/O its checks compare, validate/checks.py CLASSES, each with how: the
   verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
-  kernel_only (the prefixes of its rows a kernel-only run keeps).
+  kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
+  check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
+  of the report: functions of a ReportView returning common.blocks blocks).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
 profiler is its package and one line there. registry() imports them all; get(name) imports one.
 
 Where this sits: profiles import only common/ (and the standard library); the harness (wrap, collect) and validate
-(checks) import profiles. Nothing here imports harness/, validate/ or reports/, so both may use it without a
-circle; what a check needs of validate (the analytic model) it gets through the RunView it is handed."""
+(checks) import profiles, and reports/ this registry only (the declarations above, never a profile's package).
+Nothing here imports harness/, validate/ or reports/, so all three may use it without a circle; what a check needs
+of validate (the analytic model) it gets through the RunView it is handed."""
 from __future__ import annotations
 
 import importlib
@@ -170,7 +173,20 @@ class RunView(Protocol):
     derived: dict                # the tables put so far (name -> object)
 
 
+class ReportView(Protocol):
+    """What a profile's report section may read of the run being rendered (reports.rundir.RunData): the run
+    directory's files only, never a trace to parse."""
+    path: Path
+    manifest: dict
+    verdict: dict | None         # None: never validated
+
+    def table(self, name: str) -> Any: ...          # tables/<name> parsed, None when absent
+    def link(self, rel: str) -> str: ...            # [rel](href): a file of the run directory, linked from the report
+    def absent_reason(self, profile: str) -> str: ...   # why a profile's tables are absent, from the manifest
+
+
 Check = Callable[[RunView], list]
+Section = Callable[[ReportView], list]   # -> common.blocks blocks, in the order they are shown
 Claim = Callable[[RunView, dict], tuple]   # (run, a row) -> the classes of I/O the row compared (empty: none)
 
 
@@ -223,6 +239,13 @@ class Profile:
     covers: ClassVar[dict[str, str]] = {}            # class of I/O (validate's CLASSES) -> how its checks compare it
     claims: ClassVar[tuple[tuple[str, Claim], ...]] = ()  # (fnmatch pattern of its row names, what such a row compared)
     kernel_only: ClassVar[tuple[str, ...]] = ()      # its rows (name prefixes) a kernel-only run keeps
+    # read by the report (reports/ imports this registry, never a profile's package): what its family of checks (rows
+    # "<name>.*") compares, in one line (the verdict section's table of families), and, for a profile whose
+    # tables/<name>-<side>.json carry the metadata rate (profiles.features.metadata_rate), the label of its rows
+    describes: ClassVar[str] = ""
+    metadata_label: ClassVar[str] = ""
+    # its sections of the run's report, after reports/'s own (reports/sections.py SECTIONS), in the profiles' order
+    report_sections: ClassVar[tuple[Section, ...]] = ()
 
     def check_environment(self) -> None:
         """Before validate's checks: raise ValueError naming an environment variable of its own that is bad input."""

@@ -8,72 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.blocks import Block, Bullets, EndFold, Figure, Fold, Heading, Para, Pre, Table, slug  # noqa: F401
 from common.fileio import write_text_atomic
 from common.rundir import REPORT_TABLES
 
-
-@dataclass
-class Heading:
-    level: int
-    text: str
-    id: str = ""
-
-
-@dataclass
-class Para:
-    text: str
-
-
-@dataclass
-class Bullets:
-    items: list[str]
-
-
-@dataclass
-class Pre:
-    text: str
-
-
-@dataclass
-class Table:
-    id: str                      # HTML id (tbl-...), also the anchor tests look tables up by
-    columns: list[str]
-    rows: list[list[str]]
-    caption: str = ""
-    numeric: list[bool] = field(default_factory=list)   # right-align these columns
-
-
-@dataclass
-class Figure:
-    id: str
-    path: str                    # relative to the report folder: figures/<name>.png
-    caption: str
-    png: bytes
-    pdf: bytes = b""             # the same figure as vector PDF (figures/<name>.pdf), for LaTeX
-
-
-@dataclass
-class Fold:
-    """The blocks up to the next EndFold are folded away in HTML (<details>, opened by a click on `summary`); the
-    other formats show the summary in bold and the blocks as they are."""
-    summary: str
-
-
-@dataclass
-class EndFold:
-    pass
-
-
-Block = Heading | Para | Bullets | Pre | Table | Figure | Fold | EndFold
-
 _INLINE = re.compile(r"`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
 
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 # ---------------------------------------------------------------- Markdown

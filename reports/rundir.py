@@ -68,6 +68,24 @@ class RunData:
     def step(self, name: str) -> dict | None:
         return self.manifest.get("steps", {}).get(name)
 
+    def absent_reason(self, profile: str) -> str:
+        """why a profile's tables are absent, from the manifest (skipped_profiles, the launches, the run status)"""
+        m = self.manifest
+        skipped = m.get("skipped_profiles") or {}
+        if profile in skipped:
+            return f"skipped by the harness: {skipped[profile]}"
+        profiles = m.get("profiles", [])
+        if profile not in profiles:
+            return f"not requested for this run (profiles: {', '.join(profiles) or 'none'})"
+        failed = [(n, r) for n, r in m.get("steps", {}).items()
+                  if n.split(".", 1)[-1].startswith(profile) and r.get("status") != "ok"]
+        if failed:
+            n, r = failed[0]
+            return f"launch `{n}` {r.get('status')}: {str(r.get('detail', ''))[:300]}"
+        if m.get("status") != "complete":
+            return f"the run is {m.get('status')}; its launches did not all finish"
+        return "requested, but its tables were not written (see the launches in the workload section)"
+
 
 def load_run(path: Path) -> RunData:
     path = Path(path)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import profiles
 from common.coreconfig import line as comparability_line
-from common.rundir import SIDES, TABLES, verdict_label
+from common.rundir import SIDES, verdict_label
 from reports import figures
-from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table, slug
+from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
 from reports.rundir import RunData, timing_reps
 from reports.tables import (
     FILE_FIELDS,
@@ -321,22 +322,8 @@ def metadata_blocks(run: RunData) -> list[Block]:
 # ---------------------------------------------------------------- 6. DFTracer timelines
 
 def absent_reason(run: RunData, profile: str) -> str:
-    """why a profile's tables are absent, from the manifest (skipped_profiles, the launches, the run status)"""
-    m = run.manifest
-    skipped = m.get("skipped_profiles") or {}
-    if profile in skipped:
-        return f"skipped by the harness: {skipped[profile]}"
-    profiles = m.get("profiles", [])
-    if profile not in profiles:
-        return f"not requested for this run (profiles: {', '.join(profiles) or 'none'})"
-    failed = [(n, r) for n, r in m.get("steps", {}).items()
-              if n.split(".", 1)[-1].startswith(profile) and r.get("status") != "ok"]
-    if failed:
-        n, r = failed[0]
-        return f"launch `{n}` {r.get('status')}: {str(r.get('detail', ''))[:300]}"
-    if m.get("status") != "complete":
-        return f"the run is {m.get('status')}; its launches did not all finish"
-    return "requested, but its tables were not written (see the launches in the workload section)"
+    """why a profile's tables are absent (RunData.absent_reason)"""
+    return run.absent_reason(profile)
 
 
 def dftracer_section(run: RunData) -> list[Block]:
@@ -466,60 +453,9 @@ def similarity_section(run: RunData) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- 9. Darshan's own analyses
-
-def _analysis_cells(run: RunData, r: dict) -> list[str]:
-    summ = run.link(r["summary"]) if r.get("summary") else (
-        f"failed: {r['summary_error']}" if r.get("summary_error") else "not produced (see above)")
-    dri = " ".join(run.link(p) for p in r.get("drishti") or []) or (
-        f"failed: {r['drishti_error']}" if r.get("drishti_error") else "not produced (see above)")
-    return [SIDE_LABEL.get(r["side"], r["side"]), r["log"], summ, dri, str(r.get("counts") or "-"),
-            ", ".join(r.get("issues") or []) or "-"]
-
-
-def darshan_analyses_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "Darshan's own analyses", "darshan-analyses")]
-    t = run.table("darshan-analyses.json")
-    if t is None:
-        has_logs = any((run.path / TABLES / f"darshan-{s}.json").exists() for s in SIDES)
-        out.append(Para("No pydarshan job summary or drishti report: " + (
-            "the run has Darshan logs but was validated before h5dlio analysed them; run `python -m validate "
-            f"{run.path.name}` and render again" if has_logs else "no Darshan log (the Darshan profile: "
-            + absent_reason(run, "darshan") + ")") + "."))
-        return out
-    tools = ", ".join(f"{k} {v or 'not installed'}" for k, v in (t.get("tools") or {}).items())
-    out.append(Para(f"Per Darshan log of the run ({tools}): pydarshan's job summary (`python -m darshan summary`, "
-                    "HTML) and drishti's insights and recommendations (`drishti`: its console text, HTML, and the "
-                    "CSV of the issue codes it triggered), written by `python -m validate` under "
-                    "`<side>/<step>/analysis/`. Paths are relative to the run directory."))
-    for why in (t.get("unavailable") or {}).values():
-        out.append(Para(f"Not produced here: {why}."))
-    if skipped := t.get("skipped"):
-        whys = sorted({s["why"] for s in skipped})
-        out.append(Para(f"Not analysed: {len(skipped)} log(s) (`DARSHAN_ANALYSES={t.get('mode')}`: "
-                        + "; ".join(whys) + "; `DARSHAN_ANALYSES=all` analyses every log), listed in "
-                        "tables/darshan-analyses.json (`skipped`)."))
-    logs = t.get("logs") or []
-    if not logs:
-        out.append(Para("The Darshan launches left no log to analyse."))
-        return out
-    out.append(Table("tbl-darshan-analyses", ["side", "log", "job summary (pydarshan)", "drishti (text, HTML, CSV)",
-                                              "drishti's count", "issue codes triggered"],
-                     [_analysis_cells(run, r) for r in logs],
-                     "Darshan's analyses per log (tables/darshan-analyses.json)"))
-    for r in logs:
-        if r.get("insights"):
-            out.append(Heading(3, f"drishti: {SIDE_LABEL.get(r['side'], r['side'])}, `{r['log'].split('/')[-1]}`",
-                               "drishti-" + slug(r["log"])))
-            out.append(Bullets([f"{x['section'].capitalize()}: {x['text']}" + (
-                " Recommendations: " + "; ".join(x["recommendations"]) + "." if x["recommendations"] else "")
-                for x in r["insights"]]))
-    return out
-
-
 SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
             mlperf_section,
-            dftracer_section, files_section, similarity_section, darshan_analyses_section]
+            dftracer_section, files_section, similarity_section]
 
 
 def build(run: RunData) -> tuple[str, list[Block]]:
@@ -530,4 +466,7 @@ def build(run: RunData) -> tuple[str, list[Block]]:
         f"Rendered from the run directory alone; render again with `python -m reports <run directory>`.")]
     for fn in SECTIONS:
         blocks += fn(run)
+    for prof in profiles.registry().values():  # then each profile's own (Profile.report_sections), in their order
+        for fn in prof.report_sections:
+            blocks += fn(run)
     return f"h5dlio report: {run.manifest.get('run_id', run.path.name)}", blocks

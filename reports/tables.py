@@ -8,11 +8,9 @@ import math
 import re
 from collections import Counter
 
-from common.rundir import SIDES, TABLES
+import profiles
+from common.rundir import SIDE_LABEL, SIDES, TABLES  # noqa: F401  (SIDE_LABEL: the sections take it from here)
 from reports.rundir import RunData, timing_reps
-
-SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}
-
 
 # ---------------------------------------------------------------- the number rules
 
@@ -119,19 +117,24 @@ FAMILIES = {
     "steps": "every launch exited 0",
     "dataset": "the generated files: names, datasets, shapes, dtypes, layout; each side reads the other's",
     "nodes": "each side's ranks on the same nodes, and what each node's local rank 0 reported",
-    "logvfd": "HDF5 reads of each file open, in order where DLIO's order is deterministic (Log VFD)",
     "counts": "opens, reads and bytes per rank, and the checkpoint files, against the analytic model",
-    "dftracer": "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)",
-    "darshan": "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)",
     "compute": "the emulated computation per rank: compute regions as many and as long as DLIO's (DFTracer)",
     "metrics": "each side's AU and throughput recomputed with DLIO's formula from its own step times; both AUs side "
                "by side (reported)",
-    "strace": "system calls per data and checkpoint file (open flags, reads, readv, fsync, fadvise, stat); calls a "
-              "preloaded library kept from the kernel (strace)",
     "similarity": "the DLIO paper's cosine similarity of I/O features (reported, not judged)",
     "runtime": "wall time per phase and side (reported, not judged)",
     "coverage": "a kernel-only run compared the kernel's data reads (and checkpoint files) with the analytic model",
 }
+
+
+def family_description(family: str) -> str:
+    """What a family of checks compares: FAMILIES, or the profile of that name's own line (Profile.describes)."""
+    if family in FAMILIES:
+        return FAMILIES[family]
+    try:
+        return profiles.get(family).describes
+    except KeyError:  # a family no profile is named after (coverage, a check of validate's own)
+        return ""
 
 
 def family_rows(checks: list[dict]) -> list[list[str]]:
@@ -139,7 +142,8 @@ def family_rows(checks: list[dict]) -> list[list[str]]:
     fams: dict[str, Counter] = {}
     for c in checks:
         fams.setdefault(c["name"].split(".", 1)[0], Counter())[c["status"]] += 1
-    return [[f"`{f}.*`", FAMILIES.get(f, ""), str(n["pass"]), str(n["fail"]), str(n["skip"])] for f, n in fams.items()]
+    return [[f"`{f}.*`", family_description(f), str(n["pass"]), str(n["fail"]), str(n["skip"])]
+            for f, n in fams.items()]
 
 
 def headline_ratios(checks: list[dict]) -> list[tuple[str, float]]:
@@ -298,7 +302,9 @@ def metric_rows(run: RunData) -> list[dict]:
             for key, label in (("au_percent", "AU % (training)"),
                                ("throughput_samples_per_s", "throughput samples/s (training)"))]
 
-METADATA_SOURCES = (("dftracer", "DFTracer"), ("darshan", "Darshan"))
+def metadata_sources() -> list[tuple[str, str]]:
+    """(profile, label) of every profile whose tables carry the metadata rate (Profile.metadata_label), in order."""
+    return [(n, p.metadata_label) for n, p in profiles.registry().items() if p.metadata_label]
 
 
 def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
@@ -306,7 +312,7 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     by profiles.features.metadata_rate): one row per epoch the trace marks, then all epochs; and the profiles whose
     tables predate the metadata rate."""
     rows, old = [], []
-    for prof, label in METADATA_SOURCES:
+    for prof, label in metadata_sources():
         names = {s: f"{prof}-{s}.json" for s in SIDES}
         if not any((run.path / TABLES / n).exists() for n in names.values()):
             continue

@@ -394,3 +394,59 @@ def test_a_profiles_bad_environment_stops_validate_with_exit_2(tmp_path, declari
         RUN_TINY / "verdict.json").read_text()   # refused before any check: the copied verdict untouched
     monkeypatch.setenv("H5DLIO_ECHO_MODE", "on")   # negative control: a good value validates
     assert vmain([str(rd), "--quiet"]) == 0
+
+
+def _rendered_with_echo(tmp_path: Path) -> dict:
+    """a run with the echo profile's table (its metadata rate beside what it said), validated and rendered: the
+    report's tables by id"""
+    from report_read import parse_html
+
+    from reports.__main__ import main as reports_main
+    from validate.__main__ import main as vmain
+    rd = _run_with_echo(tmp_path, "hello\n")
+    for side, opens in (("dlio", 4), ("kernel", 2)):
+        f = rd / "tables" / f"echo-{side}.json"
+        t = json.loads(f.read_text()) if f.exists() else {}
+        t["metadata"] = {"all": {"epochs": 1, "opens": opens, "opens_per_s": 8.0, "metadata_s_per_epoch": 0.001 * opens,
+                                 "metadata_s": 0.001 * opens}}
+        f.write_text(json.dumps(t))
+    assert vmain([str(rd), "--quiet"]) == 0
+    (rd / "tables" / "files-echo.json").unlink()   # check_echo's stand-in, not a per-file table the report reads
+    assert reports_main([str(rd)]) == 0
+    return parse_html(rd / "report" / "report.html").tables
+
+
+def echo_section(run) -> list:
+    """the echo profile's report section: what it said, from its table (a ReportView: the run directory only)"""
+    from common.blocks import Heading, Table
+    t = run.table("echo-kernel.json") or {}
+    return [Heading(2, "Echo said", "echo"),
+            Table("tbl-echo", ["side", "said"], [["kernel", t.get("said", "").strip()]])]
+
+
+def test_a_profiles_report_declarations_reach_the_rendered_report(tmp_path, declaring, capsys):
+    """What a profile declares for the report (reports/ reads the registry, never the profile's package): its
+    report section, after reports/'s own, in the profiles' order (before Darshan's analyses); describes, its check
+    family's line in the verdict's table of families; metadata_label, its metadata-rate rows under that label.
+    Negative control: the same run rendered without the declarations has none of them."""
+    declaring.describes = "the words the echo profile said, one by one"
+    declaring.metadata_label = "Echo"
+    declaring.report_sections = (echo_section,)
+    tabs = _rendered_with_echo(tmp_path / "with")
+    assert tabs["tbl-echo"] == [["side", "said"], ["kernel", "hello"]]   # its own section, from its table
+    md = (tmp_path / "with" / "run" / "report" / "report.md").read_text()
+    # after reports/'s own sections, then in the profiles' order: echo (35) before Darshan's analyses (40)
+    assert md.index("## Similarity score") < md.index("## Echo said") < md.index("## Darshan's own analyses")
+    assert md.count("## Echo said") == 1
+    fam = {r[0]: r[1:] for r in tabs["tbl-families"][1:]}
+    assert fam["echo.*"] == ["the words the echo profile said, one by one", "1", "0", "0"]
+    assert fam["logvfd.*"][0].endswith("(Log VFD)")   # a built-in profile's own line, as before
+    echo = [r for r in tabs["tbl-metadata"][1:] if r[0] == "Echo"]
+    assert echo == [["Echo", "all 1 epochs", "4", "8.0", "4.000", "2", "8.0", "2.000", "2.00x"]]
+    declaring.describes = declaring.metadata_label = ""   # negative control
+    declaring.report_sections = ()
+    tabs = _rendered_with_echo(tmp_path / "without")
+    assert "tbl-echo" not in tabs
+    assert "Echo said" not in (tmp_path / "without" / "run" / "report" / "report.md").read_text()
+    assert {r[0]: r[1:] for r in tabs["tbl-families"][1:]}["echo.*"] == ["", "1", "0", "0"]
+    assert not [r for r in (tabs.get("tbl-metadata") or [])[1:] if r[0] == "Echo"]

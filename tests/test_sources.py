@@ -120,7 +120,9 @@ PACKAGES = ("common", "harness", "profiles", "validate", "reports", "store", "pi
 # every folder of Python the repository holds: the packages, then the programs and records on top of them
 FOLDERS = PACKAGES + ("scripts", "bench/perf", "bench/results", "tests")
 # what each folder may import of the repository (docs/ARCHITECTURE.md: data and imports flow one way)
-MAY_IMPORT = {"common": set(), "profiles": {"common"}, "reports": {"common"},
+# reports/ may import the profiles' registry package (profiles/__init__.py: the declarations a profile makes for the
+# report), never a profile's own package: test_profile_names_stay_in_their_package_and_the_registry holds that
+MAY_IMPORT = {"common": set(), "profiles": {"common"}, "reports": {"common", "profiles"},
               "validate": {"common", "profiles"}, "harness": {"common", "profiles"},
               "store": {"common"},  # the run store reads run directories through common.rundir only
               # run -> validate -> report in one process: above the three it calls (pipeline/__init__.py says why)
@@ -587,9 +589,9 @@ PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
     "reports/sections.py": "the report sections of the Log VFD, timing, DFTracer and Darshan: to move into their "
-                           "packages with the block types under common/ (issue 38 item 1, next step)",
-    "reports/tables.py": "the rows of those sections and each profile's one-line description (same step)",
-    "reports/paper.py": "the paper's Log VFD and DFTracer sections (same step)",
+                           "packages as Darshan's analyses did (profiles/darshan/report.py, Profile.report_sections; "
+                           "the blocks in common/blocks.py): issue 38 item 1, next step",
+    "reports/paper.py": "the paper's Log VFD and DFTracer sections, built from those run sections (same step)",
     "fidelity/matrix.py": "the matrix's check-family columns and the Log VFD's first differing block",
     "fidelity/mutants.py": "the profiles a mutant family's baselines ran, as mutants.json records them",
     "bench/perf/profilers.py": "the profilers' cost benchmark: one row per profiler by name",

@@ -19,7 +19,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print only the verdict line")
 
 
-def print_table(v: dict, out=sys.stdout) -> None:
+def print_table(v: dict, out=None) -> None:
     w = max(len(c["name"]) for c in v["checks"])
     for c in v["checks"]:
         mark = {"pass": "PASS", "fail": "FAIL", "skip": "skip"}[c["status"]]
@@ -30,7 +30,7 @@ def print_table(v: dict, out=sys.stdout) -> None:
 SHOWN = 5  # classes named per printed line (the rest counted; verdict.json and the report list every one)
 
 
-def print_not_compared(v: dict, out=sys.stdout) -> None:
+def print_not_compared(v: dict, out=None) -> None:
     """What the verdict does not cover, one short line per thing that would compare it: its classes' labels."""
     by_needs: dict[str, list[str]] = {}
     for x in v.get("not_compared", []):

@@ -28,6 +28,7 @@ from profiles import (
 from profiles.darshan import parse, runtime
 from profiles.darshan.analyses import analyse, mode
 from profiles.darshan.checks import check_darshan
+from profiles.darshan.report import analyses_section
 
 
 @register
@@ -35,6 +36,9 @@ class Darshan(Profile):
     """Training under Darshan (POSIX, MPI-IO, H5F/H5D, DXT), reading in the ranks on both sides: processes forked
     after MPI_Init (DLIO's PyTorch workers) leave no log, so with workers Darshan would see none of DLIO's reads."""
     name = "darshan"
+    describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
+    metadata_label = "Darshan"
+    report_sections = (analyses_section,)
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)

@@ -70,6 +70,8 @@ UNBUFFERED_TRACE = {"DFTRACER_WRITE_BUFFER_SIZE": "1", "DFTRACER_TRACE_COMPRESSI
 @register
 class DFTracer(Profile):
     name = "dftracer"
+    describes = "POSIX I/O per data and checkpoint file; every other file a side touched, classified (DFTracer)"
+    metadata_label = "DFTracer"
     holds_file_tables = True
     order = 30
     checks = (check_dftracer, check_checkpoint_io, check_compute)

@@ -34,6 +34,7 @@ class LogVFD(Profile):
     """Training under the HDF5 Log VFD, each side reading the *other* side's dataset (which doubles as the
     cross-read check); with reader processes also in the ranks (logvfd-rt0), where DLIO's order is deterministic."""
     name = "logvfd"
+    describes = "HDF5 reads of each file open, in order where DLIO's order is deterministic (Log VFD)"
     order = 20
     builtin = True
     launch_order = 50  # after every other profile's launches, as runs have always been ordered

@@ -44,6 +44,8 @@ HOW = "the strace profile (PROFILES=...,strace; on by default at tiny and small 
 @register
 class Strace(Profile):
     name = "strace"
+    describes = ("system calls per data and checkpoint file (open flags, reads, readv, fsync, fadvise, stat); calls a "
+                 "preloaded library kept from the kernel (strace)")
     order = 45
     holds_file_tables = True
     traces_generation = True
