@@ -128,3 +128,25 @@ def test_named_run_reads_the_harness_line():
     out = "harness: profile x skipped: y\nharness: run directory /r/unet3d-tiny-1\nstep 1\nharness: complete: /r/u\n"
     assert pipeline.named_run(out) == Path("/r/unet3d-tiny-1")
     assert pipeline.named_run("harness: error: WORKLOAD=nosuch: unknown\n") is None  # refused: no run named
+
+
+@pytest.mark.parametrize("harness,validate_rc,want", [
+    ((0, "run"), 0, {"status": 0, "harness": 0, "validate": 0}),
+    ((1, "run"), 2, {"status": 1, "harness": 1, "validate": 2}),
+    ((0, "run"), 1, {"status": 1, "harness": 0, "validate": 1}),
+    ((130, None), 0, {"status": 130, "harness": 130, "validate": None, "run": None})])
+def test_outcome_file_holds_each_steps_status_and_time(steps, tmp_path, harness, validate_rc, want):
+    """--outcome FILE (fidelity.mutants reads it): each step's own status, not only the pass's (a failed launch's
+    run still validated: validate's status kept beside the harness's; a stopped harness: validate null), the run
+    directory, and a wall time per step that ran (null for one that did not)."""
+    steps["harness"] = (harness[0], steps["run"] if harness[1] else None)
+    steps["validate"] = validate_rc
+    f = tmp_path / "o" / "outcome.json"
+    f.parent.mkdir()
+    assert main(["--no-report", "--outcome", str(f)]) == want["status"]
+    o = __import__("json").loads(f.read_text())
+    assert {k: o[k] for k in want} == {**want, **({"run": None} if harness[1] is None else {})}
+    if harness[1]:
+        assert o["run"] == str(steps["run"])
+    assert isinstance(o["harness_s"], float) and (o["validate_s"] is None) == (want["validate"] is None)
+    assert o["report"] is None and o["report_s"] is None  # --no-report
