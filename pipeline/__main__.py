@@ -2,7 +2,9 @@
 [--outcome FILE] HARNESS-RUN-OPTIONS...: what `make validate` does (`make help`): run both sides (python -m harness
 run's options, --resume RUN_DIR among them), validate the run this invocation made, render its report and print
 report.md's path last. Exit status: the pipeline package's (0 PASS, 1 FAIL, 2 bad input, 130 interrupted, 143
-terminated)."""
+terminated).
+
+python -m pipeline paper DIR ...: `make paper` (pipeline/paper.py)."""
 from __future__ import annotations
 
 import argparse
@@ -31,6 +33,10 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["paper"]:  # make paper: the thesis experiment set, a pass per kernel-vs-DLIO pair
+        from pipeline.paper import main as paper
+        return paper(argv[1:])
     a, rest = parse(argv)
     try:
         pipeline.check_options(a.darshan_analyses, a.dlio_quiet_map)

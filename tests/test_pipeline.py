@@ -150,3 +150,74 @@ def test_outcome_file_holds_each_steps_status_and_time(steps, tmp_path, harness,
         assert o["run"] == str(steps["run"])
     assert isinstance(o["harness_s"], float) and (o["validate_s"] is None) == (want["validate"] is None)
     assert o["report"] is None and o["report_s"] is None  # --no-report
+
+
+@pytest.fixture
+def paper_steps(monkeypatch, tmp_path):
+    """make paper's steps (python -m pipeline paper) as stand-ins: each returns the planted status of the first
+    planted key found in its argv (st["rc"]: word -> status), else 0; st["ran"] records each step's argv."""
+    import pipeline.paper as pp
+    st = {"rc": {}, "ran": []}
+
+    def fake(args):
+        st["ran"].append(args)
+        return next((rc for w, rc in st["rc"].items() if w in args), 0)
+    monkeypatch.setattr(pp, "step", fake)
+    argv = ["paper", str(tmp_path / "paper-1"), "--scale", "tiny", "--ranks", "2", "--repeat", "2",
+            "--scaling-ranks", "1,2", "--workloads", "thesis-a-rt0:timing thesis-b:timing,logvfd",
+            "--scaling", "thesis-d", "--dlio-venv", "/v"]
+    return st, argv
+
+
+def _what(ran: list[list[str]]) -> list[str]:
+    return [" ".join(a[:3]) if a[0] == "harness" else a[0] if a[0] == "reports" else a[a.index("--workload") + 1]
+            for a in ran]
+
+
+def test_paper_runs_each_step_once_in_order(paper_steps, capsys, tmp_path):
+    st, argv = paper_steps
+    assert main(argv) == 0
+    assert _what(st["ran"]) == ["harness sweep init", "thesis-a-rt0", "thesis-b", "harness sweep scaling", "reports"]
+    b = st["ran"][2]
+    assert b[:3] == ["pipeline", "--no-report", "--quiet"] and b[b.index("--profiles") + 1] == "timing,logvfd"
+    assert b[b.index("--runs-dir") + 1] == str(tmp_path / "paper-1" / "runs")
+    assert "failed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("planted,status,ran,failed", [
+    ({"thesis-b": 1}, 1, 5, "thesis-b"),                  # a failed pass: the report still rendered, then exit 1
+    ({"thesis-a-rt0": 2, "scaling": 1}, 1, 5, "thesis-a-rt0 scaling"),
+    ({"thesis-a-rt0": 130}, 130, 2, None),               # interrupted: nothing after it
+    ({"scaling": 130}, 130, 4, None),
+    ({"init": 2}, 2, 1, None),                           # sweep init's status; nothing runs
+    ({"thesis-b": 1, "reports": 3}, 3, 5, None)])         # the report's status when it is not rendered
+def test_paper_exit_status(paper_steps, capsys, planted, status, ran, failed):
+    st, argv = paper_steps
+    st["rc"] = planted
+    assert main(argv) == status
+    assert len(st["ran"]) == ran
+    out = capsys.readouterr().out
+    if failed:
+        assert out.strip().splitlines()[-1].endswith(f"; failed: {failed}"), out
+    else:
+        assert "failed:" not in out
+
+
+def test_paper_refuses_a_workload_without_profiles(paper_steps, capsys):
+    st, argv = paper_steps
+    argv[argv.index("--workloads") + 1] = "thesis-a-rt0:timing thesis-b"
+    assert main(argv) == 2
+    assert "PAPER_WORKLOADS=thesis-a-rt0:timing thesis-b: 'thesis-b' is not WORKLOAD:PROFILES" in \
+        capsys.readouterr().err
+    assert st["ran"] == []
+
+
+def test_paper_step_gives_the_process_status_and_130_when_interrupted(monkeypatch):
+    import pipeline.paper as pp
+    assert pp.step(["json.tool", "/no/such/file.json"]) != 0          # a real process that fails
+    assert pp.step(["json.tool", "--help"]) == 0
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pp.subprocess, "run", interrupted)
+    assert pp.step(["json.tool", "--help"]) == 130
