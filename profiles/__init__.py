@@ -18,7 +18,8 @@ A profile says, for a run:
   verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
   kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
   check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
-  of the report: functions of a ReportView returning common.blocks blocks).
+  of the report: functions of a ReportView returning common.blocks blocks); what fidelity/ and bench/perf read:
+  first_difference (its tables of per-open blocks) and baseline (the profile the others' cost is measured against).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
 profiler is its package and one line there. registry() imports them all; get(name) imports one. Importing a profile's
@@ -275,10 +276,16 @@ class Profile:
     # it needs nothing beyond the kernel and the reference DLIO (no tracer to install): the profiles of Options built
     # in code (harness.plan.Options' default: the sweep's kernel checks, tests)
     builtin: ClassVar[bool] = False
+    # its launches run the programs under no profiler, timed: the baseline a profiler's cost is measured against and
+    # the launch bench/perf times (baseline() below: exactly one profile says so)
+    baseline: ClassVar[bool] = False
     options: ClassVar[tuple[Option, ...]] = ()       # its command-line flags (harness run), in Context.options
     covers: ClassVar[dict[str, str]] = {}            # class of I/O (validate's CLASSES) -> how its checks compare it
     claims: ClassVar[tuple[tuple[str, Claim], ...]] = ()  # (fnmatch pattern of its row names, what such a row compared)
     kernel_only: ClassVar[tuple[str, ...]] = ()      # its rows (name prefixes) a kernel-only run keeps
+    # its steps whose tables (<step>-<side>.json) hold each rank's per-open blocks (ranks.<r>.blocks), the ordered one
+    # first: the DLIO version matrix's divergence report shows the first block that differs (fidelity/matrix.py)
+    first_difference: ClassVar[tuple[str, ...]] = ()
     # read by the report (reports/ imports this registry, never a profile's package): what its family of checks (rows
     # "<name>.*") compares, in one line (the verdict section's table of families), and, for a profile whose
     # tables/<name>-<side>.json carry the metadata rate (profiles.features.metadata_rate), the label of its rows
@@ -359,6 +366,15 @@ def get(name: str) -> Profile:
         return _REGISTRY[name]
     except KeyError:
         raise KeyError(f"unknown profile '{name}' (known: {', '.join(KNOWN)})") from None
+
+
+def baseline() -> Profile:
+    """The profile whose launches run the programs under no profiler (Profile.baseline)."""
+    found = [p for p in registry().values() if p.baseline]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} baseline profiles ({', '.join(p.name for p in found)}): exactly one declares "
+                          "Profile.baseline")
+    return found[0]
 
 
 def owner(step: str) -> Profile | None:

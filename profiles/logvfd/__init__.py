@@ -37,6 +37,7 @@ class LogVFD(Profile):
     claims = (("logvfd.sequence.*", counted("data_reads", "read_order")), ("logvfd.multiset.*", counted("data_reads")),
               ("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
     kernel_only = ("counts.kernel.",)   # the kernel's records per rank against the model
+    first_difference = ("logvfd-rt0", "logvfd")   # its launches' per-open blocks, the ordered variant first
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log

@@ -21,6 +21,7 @@ class Timing(Profile):
     name = "timing"
     order = 10
     builtin = True
+    baseline = True   # no profiler: the programs' own times
     checks = Deferred(".checks:check_metrics")
     covers = {"metrics": "the timing profile on both sides (PROFILES=timing)"}
     kernel_only = ("metrics.formula.kernel",)   # the kernel's AU and throughput against DLIO's formula
