@@ -18,7 +18,8 @@ A profile says, for a run:
   verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
   kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
   check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
-  of the report: functions of a ReportView returning common.blocks blocks).
+  of the report: functions of a ReportView returning common.blocks blocks, each placed after one of the report's own
+  sections: ReportSection) and paper_sections (its parts of the paper report, from the paper's runs).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
 profiler is its package and one line there. registry() imports them all; get(name) imports one.
@@ -183,10 +184,29 @@ class ReportView(Protocol):
     def table(self, name: str) -> Any: ...          # tables/<name> parsed, None when absent
     def link(self, rel: str) -> str: ...            # [rel](href): a file of the run directory, linked from the report
     def absent_reason(self, profile: str) -> str: ...   # why a profile's tables are absent, from the manifest
+    def check(self, name: str) -> dict | None: ...  # verdict.json's row of that name, None when absent
+
+    @property
+    def checks(self) -> list[dict]: ...             # verdict.json's rows ([] when never validated)
+
+    @property
+    def config(self) -> dict: ...                   # the merged workload (manifest.json: workload.config)
 
 
 Check = Callable[[RunView], list]
 Section = Callable[[ReportView], list]   # -> common.blocks blocks, in the order they are shown
+# the paper report's part of a profile (reports/paper.py): (the paper's runs, how the paper names a run) -> blocks
+PaperSection = Callable[[list, Callable[[ReportView], str]], list]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A profile's section of the run's report and where it goes: right after the report's own section `after` (a
+    key of reports/sections.py SECTIONS: verdict, workload, runtime, checkpoints, mlperf, files, similarity), or after
+    all of them when "" (the default). Sections placed at the same point follow each other in the profiles' order, a
+    profile's own in the order it lists them; a place the report does not have is refused (ValueError naming it)."""
+    section: Section
+    after: str = ""
 Claim = Callable[[RunView, dict], tuple]   # (run, a row) -> the classes of I/O the row compared (empty: none)
 
 
@@ -244,8 +264,12 @@ class Profile:
     # tables/<name>-<side>.json carry the metadata rate (profiles.features.metadata_rate), the label of its rows
     describes: ClassVar[str] = ""
     metadata_label: ClassVar[str] = ""
-    # its sections of the run's report, after reports/'s own (reports/sections.py SECTIONS), in the profiles' order
-    report_sections: ClassVar[tuple[Section, ...]] = ()
+    # its sections of the run's report, each placed after one of reports/'s own (ReportSection: reports/sections.py
+    # SECTIONS) or after all of them
+    report_sections: ClassVar[tuple[ReportSection, ...]] = ()
+    # its parts of the paper report (make paper: reports/paper.py), after the paper's comparison of the runs, in the
+    # profiles' order (the Log VFD's thesis Table 6.1 from the first run that ran it)
+    paper_sections: ClassVar[tuple[PaperSection, ...]] = ()
 
     def check_environment(self) -> None:
         """Before validate's checks: raise ValueError naming an environment variable of its own that is bad input."""

@@ -1,8 +1,9 @@
-"""The sections of a run's report, in order: verdict, workload and environment, Log VFD records (thesis Table 6.1),
-counts against the analytic model, runtime (thesis Tables C.1-C.4) with the metadata rate, DFTracer timelines,
-per-file comparison, similarity, Darshan's own analyses (pydarshan's job summary, drishti). Each section is a
-function RunData -> blocks: its rows come from reports.tables, its figures are declared as FigureSpecs and drawn by
-reports.figures; reports.doc writes the blocks."""
+"""The sections of a run's report, in order: verdict, workload and environment, runtime (thesis Tables C.1-C.4) with
+the metadata rate, checkpoints, what MLPerf would report, DFTracer timelines, per-file comparison, similarity; with
+each profile's own sections (Profile.report_sections: the Log VFD's records and counts after the workload section,
+Darshan's own analyses after all) placed among them by `placed`. Each section is a function RunData -> blocks: its
+rows come from reports.tables, its figures are declared as FigureSpecs and drawn by reports.figures; reports.doc
+writes the blocks."""
 from __future__ import annotations
 
 from collections import Counter
@@ -17,14 +18,12 @@ from reports.tables import (
     FILE_FIELDS,
     SIDE_LABEL,
     checkpoint_rows,
-    counts_rows,
     f3,
     family_rows,
     file_rows,
     file_summary,
     flatten,
     headline_ratios,
-    kind_rows,
     lane_rows,
     metadata_rows,
     metric_rows,
@@ -32,7 +31,6 @@ from reports.tables import (
     mlperf_train_rows,
     plain,
     ratio,
-    record_rows,
     runtime_rows,
     similarity_score,
     status_cell,
@@ -114,61 +112,6 @@ def workload_section(run: RunData) -> list[Block]:
             for name, rec in m.get("steps", {}).items()]
     out.append(Table("tbl-steps", ["launch", "status", "exit code", "wall s"], rows,
                      "Every launch, in the order it ran", [False, False, True, True]))
-    return out
-
-
-# ---------------------------------------------------------------- 3. Log VFD records (thesis Table 6.1)
-
-
-def logvfd_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "Log VFD records (thesis Table 6.1)", "log-vfd-records")]
-    rt = run.config.get("reader", {}).get("read_threads", 1)
-    variants = [("logvfd", f"the workload's {rt} read threads", int(rt) > 0), ("logvfd-rt0", "read threads 0", False)]
-    any_ = False
-    for prof, what, interleaved in variants:
-        t = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
-        if t["dlio"] is None and t["kernel"] is None:
-            continue
-        any_ = True
-        out.append(Heading(3, f"`{prof}`: {what}", f"log-vfd-{prof}"))
-        out.append(Para(f"Each side read the other side's dataset through the HDF5 Log VFD ({what}). Every "
-                        "H5Fopen starts a per-open block; the superblock probe, whose read sizes differ between "
-                        "HDF5 versions, is one `SUPER-PROBE` record. Counts are over all ranks."
-                        + (" Reader processes write their records to the rank's stderr concurrently, so records "
-                           "interleave: the comparison is of the multiset of records (validate's `logvfd.multiset.*`)."
-                           if interleaved else " Without reader processes the blocks are compared in order "
-                           "(validate's `logvfd.sequence.*`).")
-                        + ("" if all(t.values()) else " One side's table is missing: its launch failed.")))
-        out.append(Table(f"tbl-logvfd-{prof}", ["record (normalized, in block order)", "DLIO", "kernel", "match"],
-                         record_rows(t, interleaved), f"Log VFD records per open, {prof}",
-                         [False, True, True, False]))
-        out.append(Table(f"tbl-logvfd-kinds-{prof}", ["raw record kind", "DLIO", "kernel", "match"], kind_rows(t),
-                         f"Raw Log VFD record kinds and bytes (before normalization), {prof}",
-                         [False, True, True, False]))
-    if not any_:
-        out.append(Para("The Log VFD profile did not run: " + absent_reason(run, "logvfd") + "."))
-    return out
-
-
-# ---------------------------------------------------------------- 4. counts against the analytic model
-
-
-def counts_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "Counts against the analytic model", "counts-against-the-analytic-model")]
-    rows = counts_rows(run)
-    if not rows:
-        out.append(Para("No `counts.*` checks in the verdict: " + (
-            "the run was not validated" if run.verdict is None else
-            "the Log VFD profile did not run (" + absent_reason(run, "logvfd") + ")") + "."))
-        return out
-    out.append(Para("Opens, raw reads (H5FD_MEM_DRAW) and raw bytes per rank, as the Log VFD recorded them, against "
-                    "the analytic model computed from the workload alone (DLIO's sampler, step and prefetch rules, "
-                    "per-file dimensions). Per-phase segments: epoch and evaluation segments whose sample sizes "
-                    "match the model in order (read threads 0 only, where the order is deterministic)."))
-    cols = ["side", "variant", "rank", "opens model", "opens seen", "raw reads model", "raw reads seen",
-            "raw bytes model", "raw bytes seen", "per-phase segments (seen/model)", "status"]
-    out.append(Table("tbl-counts", cols, rows, "The `counts.*` checks of verdict.json",
-                     [False, False, True] + [True] * 7 + [False]))
     return out
 
 
@@ -453,9 +396,24 @@ def similarity_section(run: RunData) -> list[Block]:
     return out
 
 
-SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
-            mlperf_section,
-            dftracer_section, files_section, similarity_section]
+# the report's own sections, in order, by the name a profile's section is placed after (profiles.ReportSection.after)
+SECTIONS: dict[str, profiles.Section] = {
+    "verdict": verdict_section, "workload": workload_section, "runtime": runtime_section,
+    "checkpoints": checkpoint_section, "mlperf": mlperf_section, "dftracer": dftracer_section, "files": files_section,
+    "similarity": similarity_section}
+
+
+def placed(own: dict[str, profiles.Section], declared: list[tuple[str, profiles.ReportSection]]) -> list:
+    """The report's sections in order: each of its own (own: SECTIONS), then the profiles' sections placed after it
+    (declared: (profile, ReportSection) in the profiles' order), then those placed after all of them. A place that is
+    not one of own's names is refused, naming the profile and the place."""
+    at: dict[str, list] = {name: [] for name in [*own, ""]}
+    for prof, rs in declared:
+        if rs.after not in at:
+            raise ValueError(f"profile {prof}: report section {getattr(rs.section, '__name__', rs.section)} placed "
+                             f"after {rs.after!r}, not a section of the report ({', '.join(own)})")
+        at[rs.after].append(rs.section)
+    return [fn for name, sec in own.items() for fn in [sec, *at[name]]] + at[""]
 
 
 def build(run: RunData) -> tuple[str, list[Block]]:
@@ -464,9 +422,7 @@ def build(run: RunData) -> tuple[str, list[Block]]:
         f"Kernel (h5dlio) against DLIO Benchmark for workload `{wl.get('name')}` at scale `{wl.get('scale')}`, "
         f"{run.manifest.get('ranks')} ranks per side; run `{run.manifest.get('run_id', run.path.name)}`. "
         f"Rendered from the run directory alone; render again with `python -m reports <run directory>`.")]
-    for fn in SECTIONS:
+    declared = [(name, rs) for name, p in profiles.registry().items() for rs in p.report_sections]
+    for fn in placed(SECTIONS, declared):
         blocks += fn(run)
-    for prof in profiles.registry().values():  # then each profile's own (Profile.report_sections), in their order
-        for fn in prof.report_sections:
-            blocks += fn(run)
     return f"h5dlio report: {run.manifest.get('run_id', run.path.name)}", blocks

@@ -17,6 +17,7 @@ from profiles import (
     LaunchSpec,
     Option,
     Profile,
+    ReportSection,
     Shape,
     Wrapped,
     checkpoint_dir,
@@ -38,7 +39,7 @@ class Darshan(Profile):
     name = "darshan"
     describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
     metadata_label = "Darshan"
-    report_sections = (analyses_section,)
+    report_sections = (ReportSection(analyses_section),)  # after all of the report's own
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)

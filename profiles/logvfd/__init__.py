@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from profiles import Done, Launch, LaunchSpec, Profile, Shape, Wrapped, counted, register
+from profiles import Done, Launch, LaunchSpec, Profile, ReportSection, Shape, Wrapped, counted, register
 from profiles.logvfd.checks import check_counts, check_logvfd
 from profiles.logvfd.records import (
     RECORD_RE,
@@ -24,6 +24,7 @@ from profiles.logvfd.records import (
     record_table,
     split_blocks,
 )
+from profiles.logvfd.report import counts_section, logvfd_section, paper_section
 
 __all__ = ["RECORD_RE", "LogVFD", "check_counts", "check_logvfd", "compact", "normalize_block", "parse", "parse_dir",
            "rank_stderr_files", "rank_table", "record_table", "split_blocks"]
@@ -45,6 +46,8 @@ class LogVFD(Profile):
     claims = (("logvfd.sequence.*", counted("data_reads", "read_order")), ("logvfd.multiset.*", counted("data_reads")),
               ("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
     kernel_only = ("counts.kernel.",)   # the kernel's records per rank against the model
+    report_sections = (ReportSection(logvfd_section, after="workload"), ReportSection(counts_section, after="workload"))
+    paper_sections = (paper_section,)
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log
