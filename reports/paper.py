@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from common.blocks import demote
 from common.rundir import REPORT
 from profiles import registry
 from reports import figures, sections
@@ -135,21 +134,6 @@ def comparison_section(runs: list[RunData], out_dir: Path) -> list[Block]:
     return out
 
 
-def timeline_section(runs: list[RunData]) -> list[Block]:
-    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer")]
-    src = next((r for r in runs if r.table("dftracer-timeline-dlio.json") or r.table("dftracer-timeline-kernel.json")),
-               None)
-    if src is None:
-        out.append(Para("No run of this paper ran the DFTracer profile (`PAPER_WORKLOADS` gives each workload its "
-                        "profiles; the default runs it for configuration A with 4 read threads)."))
-        return out
-    out.append(Para(f"From the run of `{src.manifest['workload']['name']}` ({run_label(src)}, "
-                    f"{src.config.get('reader', {}).get('read_threads', 1)} reader processes per rank), as the "
-                    "thesis traced configuration A. Lanes are as the DFTracer profile attributes events (its "
-                    "`tables/dftracer-timeline-<side>.json`)."))
-    return out + demote(sections.dftracer_section(src)[1:], "dft")
-
-
 def _scaling_config(c: ScalingConfig) -> tuple[list[Block], dict | None]:
     """One configuration of the sweep: its launches that failed, its workload, a table per phase, the training
     figure; and its totals for the figure of all configurations (None: no training row)."""
@@ -265,7 +249,6 @@ def build(paper: PaperData, out_dir: Path) -> tuple[str, list[Block]]:
     for prof in registry().values():   # each profile's own part (Profile.paper_sections), in the profiles' order
         for part in prof.paper_sections:
             blocks += part(paper.runs, run_label)
-    blocks += timeline_section(paper.runs)
     blocks += scaling_section(paper.sweep)
     blocks += environment_section(paper)
     return f"h5dlio paper report: {d.name}", blocks

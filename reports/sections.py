@@ -1,9 +1,9 @@
 """The sections of a run's report, in order: verdict, workload and environment, runtime (thesis Tables C.1-C.4) with
-the metadata rate, checkpoints, what MLPerf would report, DFTracer timelines, per-file comparison, similarity; with
-each profile's own sections (Profile.report_sections: the Log VFD's records and counts after the workload section,
-Darshan's own analyses after all) placed among them by `placed`. Each section is a function RunData -> blocks: its
-rows come from reports.tables, its figures are declared as FigureSpecs and drawn by reports.figures; reports.doc
-writes the blocks."""
+the metadata rate, checkpoints, what MLPerf would report, per-file comparison, similarity; with each profile's own
+sections (Profile.report_sections: the Log VFD's records and counts after the workload section, DFTracer's timelines
+after the MLPerf section, Darshan's own analyses after all) placed among them by `placed`. Each section is a function
+RunData -> blocks: its rows come from reports.tables, its figures are declared as FigureSpecs and drawn by
+reports.figures; reports.doc writes the blocks."""
 from __future__ import annotations
 
 from collections import Counter
@@ -24,7 +24,6 @@ from reports.tables import (
     file_summary,
     flatten,
     headline_ratios,
-    lane_rows,
     metadata_rows,
     metric_rows,
     mlperf_rows,
@@ -262,36 +261,9 @@ def metadata_blocks(run: RunData) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- 6. DFTracer timelines
-
 def absent_reason(run: RunData, profile: str) -> str:
     """why a profile's tables are absent (RunData.absent_reason)"""
     return run.absent_reason(profile)
-
-
-def dftracer_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer-timelines")]
-    t = {s: run.table(f"dftracer-timeline-{s}.json") for s in SIDES}
-    present = [s for s in SIDES if t[s] is not None]
-    if not present:
-        out.append(Para("The DFTracer profile did not run: " + absent_reason(run, "dftracer") + "."))
-        return out
-    if len(present) < len(SIDES):
-        miss = [SIDE_LABEL[s] for s in SIDES if s not in present]
-        out.append(Para(f"No timeline for {', '.join(miss)}: " + absent_reason(run, "dftracer") + "."))
-    rows = lane_rows(t, present)
-    long = any(ln.get("sampled") or len(ln.get("events", [])) > figures.LANE_POINTS
-               for s in present for ln in t[s].get("lanes", []))
-    out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
-                    "started: reads, emulated compute, opens and closes." +
-                    (f" A lane of more than {figures.LANE_POINTS} events is drawn in part (every k-th event; its "
-                     "label says how many of how many); the table counts every event." if long else "")))
-    sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
-    out.append(figures.FigureSpec("dftracer-timeline", "DFTracer timeline per side: one lane per rank/worker, "
-                                  "colour = event kind", lambda: figures.timelines(sides)).render())
-    out.append(Table("tbl-dftracer", ["side", "lane", "rank", "pid", "kind", "events", "total s"], rows,
-                     "Events per lane and kind", [False, False, True, True, False, True, True]))
-    return out
 
 
 # ---------------------------------------------------------------- 7. per-file comparison
@@ -399,7 +371,7 @@ def similarity_section(run: RunData) -> list[Block]:
 # the report's own sections, in order, by the name a profile's section is placed after (profiles.ReportSection.after)
 SECTIONS: dict[str, profiles.Section] = {
     "verdict": verdict_section, "workload": workload_section, "runtime": runtime_section,
-    "checkpoints": checkpoint_section, "mlperf": mlperf_section, "dftracer": dftracer_section, "files": files_section,
+    "checkpoints": checkpoint_section, "mlperf": mlperf_section, "files": files_section,
     "similarity": similarity_section}
 
 

@@ -181,7 +181,7 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     return rows, old
 
 
-# ---------------------------------------------------------------- checkpoints, DFTracer timelines
+# ---------------------------------------------------------------- checkpoints
 
 def checkpoint_rows(first: dict[str, list[dict]]) -> tuple[list[list[str]], list[dict]]:
     """Per checkpoint (epoch, step) of each side's first timing launch: the table's row and the figure's bars (MiB/s
@@ -199,26 +199,6 @@ def checkpoint_rows(first: dict[str, list[dict]]) -> tuple[list[list[str]], list
                      ratio(rate["dlio"], rate["kernel"])])
         bars.append({"label": f"e{e} s{st}", **rate})
     return body, bars
-
-
-def lane_rows(t: dict[str, dict], present: list[str]) -> list[list[str]]:
-    """DFTracer timelines (side -> tables/dftracer-timeline-<side>.json): events and their summed seconds per lane
-    and kind."""
-    rows = []
-    for s in present:
-        for lane in t[s].get("lanes", []):
-            c: Counter = Counter()
-            dur: Counter = Counter()
-            if lane.get("sampled"):  # a long lane keeps a sample of its events and its exact counts beside them
-                c.update(lane["sampled"].get("counts", {}))
-                dur.update({k: float(v) for k, v in lane["sampled"].get("seconds", {}).items()})
-            for e in [] if lane.get("sampled") else lane.get("events", []):
-                c[e.get("kind", "other")] += 1
-                dur[e.get("kind", "other")] += float(e.get("d", 0.0))
-            for k in sorted(c):
-                rows.append([SIDE_LABEL[s], lane.get("label", ""), str(lane.get("rank", "")), str(lane.get("pid", "")),
-                             k, str(c[k]), f3(dur[k])])
-    return rows
 
 
 # ---------------------------------------------------------------- per-file comparison, similarity

@@ -26,6 +26,7 @@ from profiles import (
     Found,
     Launch,
     Profile,
+    ReportSection,
     Wrapped,
     checkpoint_dir,
     counted,
@@ -38,6 +39,7 @@ from profiles.dftracer.checks import SHARED, check_checkpoint_io, check_dftracer
 from profiles.dftracer.collect import parse, parse_json
 from profiles.dftracer.measures import Features, Timeline, features, metadata, timeline
 from profiles.dftracer.order import check_model_opens, check_order, check_workers
+from profiles.dftracer.report import dftracer_section, paper_section
 from profiles.dftracer.tables import FileTable, ProcessOpens, checkpoint_table, file_table, process_opens, process_order
 from profiles.dftracer.traces import (
     iter_events,
@@ -88,6 +90,8 @@ class DFTracer(Profile):
               ("dftracer.order.*", counted("open_order", "readers")))  # expected: the rank's data-file opens on DLIO's
     kernel_only = ("counts.dftracer.kernel.", "counts.checkpoint_io.kernel")   # the kernel's traced opens and
     # checkpoint calls against the model
+    report_sections = (ReportSection(dftracer_section, after="mlperf"),)   # its timelines
+    paper_sections = (paper_section,)
 
     def available(self, ctx: Context) -> Found:
         lib = preload_library(ctx.dlio_venv)
