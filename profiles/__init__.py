@@ -19,7 +19,9 @@ A profile says, for a run:
   kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
   check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
   of the report: functions of a ReportView returning common.blocks blocks, each placed after one of the report's own
-  sections: ReportSection) and paper_sections (its parts of the paper report, from the paper's runs).
+  sections: ReportSection) and paper_sections (its parts of the paper report, from the paper's runs); and what the
+  sections several profiles feed say of it: label, similarity (its similarity row) and writes (a catalogue table its
+  collect writes).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
 profiler is its package and one line there. registry() imports them all; get(name) imports one.
@@ -193,6 +195,15 @@ class ReportView(Protocol):
     def config(self) -> dict: ...                   # the merged workload (manifest.json: workload.config)
 
 
+@dataclass(frozen=True)
+class Similarity:
+    """A profile's similarity row (the DLIO paper's cosine similarity of the two sides' I/O features,
+    profiles/shared/files.py) as the report's similarity section shows it."""
+    row: str                     # the row's name in verdict.json
+    source: str                  # what the features come from, in the report's words ("DFTracer POSIX events")
+    needs: str                   # what a run needs for the row, in the report's words ("the DFTracer profile")
+
+
 Check = Callable[[RunView], list]
 Section = Callable[[ReportView], list]   # -> common.blocks blocks, in the order they are shown
 # the paper report's part of a profile (reports/paper.py): (the paper's runs, how the paper names a run) -> blocks
@@ -267,6 +278,14 @@ class Profile:
     # its sections of the run's report, each placed after one of reports/'s own (ReportSection: reports/sections.py
     # SECTIONS) or after all of them
     report_sections: ClassVar[tuple[ReportSection, ...]] = ()
+    # read by the report's sections that several profiles feed, which name a profile by these: label, the profiler's
+    # name in the report's prose (its name when empty; the per-file section names the profiles with a
+    # "<name>.per_file" claim); similarity, its similarity row (Similarity); writes, the tables of the run directory's
+    # catalogue (common.rundir) its collect writes beside its own "<name>-*.json" (the runtime section says why
+    # tables/timing.json is absent through its writer)
+    label: ClassVar[str] = ""
+    similarity: ClassVar[Similarity | None] = None
+    writes: ClassVar[tuple[str, ...]] = ()
     # its parts of the paper report (make paper: reports/paper.py), after the paper's comparison of the runs, in the
     # profiles' order (the Log VFD's thesis Table 6.1 from the first run that ran it)
     paper_sections: ClassVar[tuple[PaperSection, ...]] = ()

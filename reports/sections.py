@@ -10,7 +10,7 @@ from collections import Counter
 
 import profiles
 from common.coreconfig import line as comparability_line
-from common.rundir import SIDES, verdict_label
+from common.rundir import SIDES, TIMING, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
 from reports.rundir import RunData, timing_reps
@@ -157,7 +157,8 @@ def runtime_section(run: RunData) -> list[Block]:
     rows = runtime_rows(run)
     reps = timing_reps(run)
     if not any(reps[s] for s in SIDES) and not any(r["dlio"] or r["kernel"] for r in rows):
-        out.append(Para("No timing: the timing profile did not run (" + absent_reason(run, "timing") + ")."))
+        writer = next(p for p in profiles.registry().values() if TIMING in p.writes)
+        out.append(Para(f"No timing: the {writer.name} profile did not run (" + run.absent_reason(writer.name) + ")."))
         return out + metadata_blocks(run)
     n = {s: len(reps[s]) for s in SIDES}
     out.append(Para(f"Seconds over {n['dlio']} DLIO and {n['kernel']} kernel training launch(es) (`REPEAT=N` "
@@ -261,12 +262,14 @@ def metadata_blocks(run: RunData) -> list[Block]:
     return out
 
 
-def absent_reason(run: RunData, profile: str) -> str:
-    """why a profile's tables are absent (RunData.absent_reason)"""
-    return run.absent_reason(profile)
-
-
 # ---------------------------------------------------------------- 7. per-file comparison
+
+
+def per_file_profiles() -> list[profiles.Profile]:
+    """the system-level profiles this section's absent reason names: those whose "<name>.per_file" row compares
+    the POSIX I/O on the data files (a claim of that row, and posix_data in their covers)"""
+    return [p for p in profiles.registry().values()
+            if "posix_data" in p.covers and any(pat == f"{p.name}.per_file" for pat, _ in p.claims)]
 
 
 def files_section(run: RunData) -> list[Block]:
@@ -274,8 +277,8 @@ def files_section(run: RunData) -> list[Block]:
     names = run.table_names("files-")
     if not names:
         out.append(Para("No per-file comparison (validate writes `tables/files-<profile>.json` from the system-level "
-                        "profiles): DFTracer " + absent_reason(run, "dftracer") + "; Darshan "
-                        + absent_reason(run, "darshan") + "."))
+                        "profiles): " + "; ".join(f"{p.label or p.name} {run.absent_reason(p.name)}"
+                                                  for p in per_file_profiles()) + "."))
         return out
     for name in names:
         prof = name[len("files-"):-len(".json")]
@@ -336,17 +339,14 @@ def _difference_tables(prof: str, tab: dict, total: int) -> list[Block]:
 # ---------------------------------------------------------------- 8. similarity
 
 
-SIMILARITY = (("similarity", "DFTracer POSIX events"), ("similarity.darshan", "Darshan DXT read segments"))
-
-
 def similarity_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Similarity score", "similarity")]
-    found = [(name, src, run.check(name)) for name, src in SIMILARITY if run.check(name) is not None]
+    sims = [(name, p.similarity) for name, p in profiles.registry().items() if p.similarity]  # Profile.similarity
+    found = [(s.row, s.source, run.check(s.row)) for _, s in sims if run.check(s.row) is not None]
     if not found:
         out.append(Para("No similarity score: " + ("the run was not validated" if run.verdict is None else
-                        "the verdict has no `similarity` check (it needs the DFTracer profile: "
-                        + absent_reason(run, "dftracer") + ", or Darshan with DXT: " + absent_reason(run, "darshan")
-                        + ")") + "."))
+                        "the verdict has no `similarity` check (it needs "
+                        + ", or ".join(f"{s.needs}: {run.absent_reason(name)}" for name, s in sims) + ")") + "."))
         return out
     for name, src, c in found:
         score = similarity_score(c)

@@ -416,6 +416,42 @@ def _rendered_with_echo(tmp_path: Path) -> dict:
     return parse_html(rd / "report" / "report.html").tables
 
 
+def test_the_shared_sections_name_the_profiles_by_their_declarations(declaring, tmp_path, monkeypatch):
+    """The report's sections several profiles feed name them by what they declare, never by a literal: the per-file
+    section's absent reason the profiles with a "<name>.per_file" claim (by label), the similarity section's each
+    Similarity (its row, source and needs), the runtime section's the writer of tables/timing.json (writes), each in
+    the profiles' order (strace's per-file row compares system calls, not the data files' POSIX I/O: not named).
+    Negative control: without the declarations the echo profile is not named, and the texts are the built-in
+    profiles' alone."""
+    import profiles
+    from common.rundir import TIMING
+    from profiles import Similarity
+    from reports import sections
+    from reports.rundir import RunData
+
+    def said(fn) -> str:
+        run = RunData(tmp_path, {"profiles": ["logvfd"], "steps": {}, "status": "complete", "workload": {}},
+                      {"checks": []})
+        return " ".join(b.text for b in fn(run) if hasattr(b, "text") and not hasattr(b, "level"))
+    why = "not requested for this run (profiles: logvfd)"
+    declaring.label = "Echo"
+    declaring.claims = (("echo.said", touched("readv")), ("echo.per_file", touched("posix_data")))
+    declaring.covers = {"readv": "echo's words (PROFILES=echo)", "posix_data": "echo (PROFILES=echo)"}
+    declaring.similarity = Similarity("similarity.echo", "echo's words", "the echo profile")
+    declaring.writes = (TIMING,)
+    monkeypatch.setattr(profiles.get("timing"), "writes", ())
+    assert f"DFTracer {why}; Echo {why}; Darshan {why}." in said(sections.files_section)
+    assert f"(it needs the DFTracer profile: {why}, or the echo profile: {why}, or Darshan with DXT: {why})." in \
+        said(sections.similarity_section)
+    assert f"No timing: the echo profile did not run ({why})." in said(sections.runtime_section)
+    declaring.label, declaring.similarity, declaring.writes = "", None, ()   # negative control
+    declaring.claims, declaring.covers = (("echo.said", touched("readv")),), {"readv": "echo's words (PROFILES=echo)"}
+    monkeypatch.undo()
+    assert f"profiles): DFTracer {why}; Darshan {why}." in said(sections.files_section)
+    assert f"(it needs the DFTracer profile: {why}, or Darshan with DXT: {why})." in said(sections.similarity_section)
+    assert f"No timing: the timing profile did not run ({why})." in said(sections.runtime_section)
+
+
 def _section(md: str, title: str) -> str:
     """a report.md's section of that title, from its heading to the next one of its level"""
     i = md.index(f"\n## {title}\n")

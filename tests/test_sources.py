@@ -588,9 +588,6 @@ def test_no_literal_run_directory_name_outside_the_catalogue():
 PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
-    "reports/sections.py": "the absent reasons of the runtime, per-file and similarity sections name the timing, "
-                           "DFTracer and Darshan profiles: issue 38 item 1, next step (from the profiles' "
-                           "declarations)",
     "fidelity/matrix.py": "the matrix's check-family columns and the Log VFD's first differing block",
     "fidelity/mutants.py": "the profiles a mutant family's baselines ran, as mutants.json records them",
     "bench/perf/profilers.py": "the profilers' cost benchmark: one row per profiler by name",

@@ -19,6 +19,7 @@ from profiles import (
     Profile,
     ReportSection,
     Shape,
+    Similarity,
     Wrapped,
     checkpoint_dir,
     counted,
@@ -40,6 +41,8 @@ class Darshan(Profile):
     describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
     metadata_label = "Darshan"
     report_sections = (ReportSection(analyses_section),)  # after all of the report's own
+    label = "Darshan"
+    similarity = Similarity("similarity.darshan", "Darshan DXT read segments", "Darshan with DXT")
     holds_file_tables = True
     order = 40
     checks = (check_darshan, analyse)

@@ -27,6 +27,7 @@ from profiles import (
     Launch,
     Profile,
     ReportSection,
+    Similarity,
     Wrapped,
     checkpoint_dir,
     counted,
@@ -92,6 +93,8 @@ class DFTracer(Profile):
     # checkpoint calls against the model
     report_sections = (ReportSection(dftracer_section, after="mlperf"),)   # its timelines
     paper_sections = (paper_section,)
+    label = "DFTracer"
+    similarity = Similarity("similarity", "DFTracer POSIX events", "the DFTracer profile")
 
     def available(self, ctx: Context) -> Found:
         lib = preload_library(ctx.dlio_venv)
