@@ -64,3 +64,17 @@ Block = Heading | Para | Bullets | Pre | Table | Figure | Fold | EndFold
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def demote(blocks: list[Block], prefix: str) -> list[Block]:
+    """A run report's section shown inside another report (the paper's): each heading one level down, and the ids of
+    headings and tables made unique with prefix."""
+    out: list[Block] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(Heading(b.level + 1, b.text, f"{prefix}-{b.id or slug(b.text)}"))
+        elif isinstance(b, Table):
+            out.append(Table(f"{b.id}-{prefix}", b.columns, b.rows, b.caption, b.numeric))
+        else:
+            out.append(b)
+    return out

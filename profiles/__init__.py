@@ -18,8 +18,11 @@ A profile says, for a run:
   verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
   kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
   check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
-  of the report: functions of a ReportView returning common.blocks blocks); what fidelity/ and bench/perf read:
-  first_difference (its tables of per-open blocks) and baseline (the profile the others' cost is measured against).
+  of the report: functions of a ReportView returning common.blocks blocks, each placed after one of the report's own
+  sections: ReportSection) and paper_sections (its parts of the paper report, from the paper's runs); what the
+  sections several profiles feed say of it: label, similarity (its similarity row) and writes (a catalogue table its
+  collect writes); what fidelity/ and bench/perf read: first_difference (its tables of per-open blocks) and baseline
+  (the profile the others' cost is measured against).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
 profiler is its package and one line there. registry() imports them all; get(name) imports one. Importing a profile's
@@ -189,10 +192,38 @@ class ReportView(Protocol):
     def table(self, name: str) -> Any: ...          # tables/<name> parsed, None when absent
     def link(self, rel: str) -> str: ...            # [rel](href): a file of the run directory, linked from the report
     def absent_reason(self, profile: str) -> str: ...   # why a profile's tables are absent, from the manifest
+    def check(self, name: str) -> dict | None: ...  # verdict.json's row of that name, None when absent
+
+    @property
+    def checks(self) -> list[dict]: ...             # verdict.json's rows ([] when never validated)
+
+    @property
+    def config(self) -> dict: ...                   # the merged workload (manifest.json: workload.config)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """A profile's similarity row (the DLIO paper's cosine similarity of the two sides' I/O features,
+    profiles/shared/files.py) as the report's similarity section shows it."""
+    row: str                     # the row's name in verdict.json
+    source: str                  # what the features come from, in the report's words ("DFTracer POSIX events")
+    needs: str                   # what a run needs for the row, in the report's words ("the DFTracer profile")
 
 
 Check = Callable[[RunView], list]
 Section = Callable[[ReportView], list]   # -> common.blocks blocks, in the order they are shown
+# the paper report's part of a profile (reports/paper.py): (the paper's runs, how the paper names a run) -> blocks
+PaperSection = Callable[[list, Callable[[ReportView], str]], list]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A profile's section of the run's report and where it goes: right after the report's own section `after` (a
+    key of reports/sections.py SECTIONS: verdict, workload, runtime, checkpoints, mlperf, files, similarity), or after
+    all of them when "" (the default). Sections placed at the same point follow each other in the profiles' order, a
+    profile's own in the order it lists them; a place the report does not have is refused (ValueError naming it)."""
+    section: Section | str       # a str ".module:function" inside Deferred (imported when the report reads it)
+    after: str = ""
 Claim = Callable[[RunView, dict], tuple]   # (run, a row) -> the classes of I/O the row compared (empty: none)
 
 
@@ -230,8 +261,9 @@ def per_file(profile: str) -> Claim:
 
 class Deferred:
     """A declaration naming functions of a profile's own modules (".checks:check_x": module relative to the package
-    that defines the Profile, then the function), imported when it is first read: a Profile's checks and
-    report_sections, so that registry() imports no check module. Reads as the tuple of those functions."""
+    that defines the Profile, then the function; or a ReportSection holding such a name), imported when it is first
+    read: a Profile's checks, report_sections and paper_sections, so that registry() imports no check or report
+    module. Reads as the tuple of those functions (and ReportSections of them)."""
 
     def __init__(self, *targets: str):
         self.targets = targets
@@ -243,9 +275,13 @@ class Deferred:
 
     def __get__(self, obj: Any, owner: type | None = None) -> tuple:
         if self.resolved is None:
-            pairs = [t.split(":") for t in self.targets]
-            self.resolved = tuple(getattr(importlib.import_module(m, self.package), f) for m, f in pairs)
+            self.resolved = tuple(ReportSection(self._function(t.section), t.after) if isinstance(t, ReportSection)
+                                  else self._function(t) for t in self.targets)
         return self.resolved
+
+    def _function(self, target: str) -> Callable:
+        module, name = target.split(":")
+        return getattr(importlib.import_module(module, self.package), name)
 
 
 def exports(package: str, names: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:
@@ -291,8 +327,20 @@ class Profile:
     # tables/<name>-<side>.json carry the metadata rate (profiles.features.metadata_rate), the label of its rows
     describes: ClassVar[str] = ""
     metadata_label: ClassVar[str] = ""
-    # its sections of the run's report, after reports/'s own (reports/sections.py SECTIONS), in the profiles' order
-    report_sections: ClassVar[tuple[Section, ...] | Deferred] = ()
+    # its sections of the run's report, each placed after one of reports/'s own (ReportSection: reports/sections.py
+    # SECTIONS) or after all of them; in a package, Deferred(ReportSection(".report:fn", after=...), ...)
+    report_sections: ClassVar[tuple[ReportSection, ...] | Deferred] = ()
+    # read by the report's sections that several profiles feed, which name a profile by these: label, the profiler's
+    # name in the report's prose (its name when empty; the per-file section names the profiles with a
+    # "<name>.per_file" claim); similarity, its similarity row (Similarity); writes, the tables of the run directory's
+    # catalogue (common.rundir) its collect writes beside its own "<name>-*.json" (the runtime section says why
+    # tables/timing.json is absent through its writer)
+    label: ClassVar[str] = ""
+    similarity: ClassVar[Similarity | None] = None
+    writes: ClassVar[tuple[str, ...]] = ()
+    # its parts of the paper report (make paper: reports/paper.py), after the paper's comparison of the runs, in the
+    # profiles' order (the Log VFD's thesis Table 6.1 from the first run that ran it)
+    paper_sections: ClassVar[tuple[PaperSection, ...] | Deferred] = ()
 
     def check_environment(self) -> None:
         """Before validate's checks: raise ValueError naming an environment variable of its own that is bad input."""

@@ -1,44 +1,16 @@
 """Figures: each plot function takes its rows (plain dicts built by the sections) and an optional ax, returns the
-matplotlib Figure it drew on, and uses only fig/ax methods. Figures are created without pyplot (no global figure
-registry to leak into) on an explicit Agg canvas, rendered to PNG bytes and cleared (`png`)."""
+matplotlib Figure it drew on, and uses only fig/ax methods. The figure itself (FigureSpec, new_figure, png, pdf) is
+common/figures.py's, shared with the profiles' report sections."""
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from reports.doc import Figure as FigureBlock
+from common.figures import FigureSpec, new_figure, pdf, png  # noqa: F401  (the sections take them from here)
 
 COLORS = {"dlio": "#d9822b", "kernel": "#2b5797"}
-KIND_COLORS = {"read": "#2b8a3e", "compute": "#9aa5b1", "open": "#c92a2a", "close": "#e67700", "other": "#7048e8"}
 LINE_COLORS = ["#2b5797", "#d9822b", "#2b8a3e", "#c92a2a", "#7048e8", "#0c8599"]
-
-
-@dataclass
-class FigureSpec:
-    """A declared figure: file name (figures/<name>.png), caption, and how to draw it."""
-    name: str
-    caption: str
-    draw: Callable[[], Figure]
-
-    def render(self) -> FigureBlock:
-        fig = self.draw()
-        raster = png(fig, clear=False)
-        vector = pdf(fig)
-        fig.clear()
-        return FigureBlock(id=f"fig-{self.name}", path=f"figures/{self.name}.png", caption=self.caption,
-                           png=raster, pdf=vector)
-
-
-def new_figure(width: float = 8.0, height: float = 4.2, nrows: int = 1, ncols: int = 1, **kw):
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
-    return fig, axes
 
 
 def _fig_ax(ax, width=8.0, height=4.2):
@@ -46,25 +18,6 @@ def _fig_ax(ax, width=8.0, height=4.2):
         return ax.figure, ax
     fig, axes = new_figure(width, height)
     return fig, axes[0][0]
-
-
-def png(fig: Figure, clear: bool = True) -> bytes:
-    """The PNG bytes (no software or date stamp); clears the figure unless told not to."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    if clear:
-        fig.clear()
-    return buf.getvalue()
-
-
-def pdf(fig: Figure) -> bytes:
-    """The same figure as vector PDF for LaTeX: TrueType (Type 42) fonts, which publishers'
-    checks accept where matplotlib's default Type 3 fonts fail, and no date or producer stamp, so a re-rendering of the
-    same data gives the same bytes."""
-    buf = io.BytesIO()
-    with rc_context({"pdf.fonttype": 42}):
-        fig.savefig(buf, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None})
-    return buf.getvalue()
 
 
 def runtime_bars(rows: list[dict], ax=None, title: str = "") -> Figure:
@@ -96,72 +49,6 @@ def runtime_bars(rows: list[dict], ax=None, title: str = "") -> Figure:
     ax.legend(loc="upper left", ncols=2, fontsize=9)
     if title:
         ax.set_title(title, fontsize=11)
-    return fig
-
-
-# the most events one lane of a timeline draws: beyond it, every k-th (a lane is ~900 pixels wide: more bars than
-# that draw nothing more, and a PDF of 10^5 bars takes seconds)
-LANE_POINTS = 2000
-
-
-def thin(lane: dict) -> tuple[list, str]:
-    """A lane's events to draw and its label: at most LANE_POINTS (every k-th in trace order), the label saying
-    which part of the lane's events is shown when it is not all of them."""
-    ev = lane.get("events", [])
-    total = int((lane.get("sampled") or {}).get("events", len(ev)))
-    k = -(-len(ev) // LANE_POINTS) if len(ev) > LANE_POINTS else 1
-    shown = ev[::k]
-    label = lane.get("label", "")
-    if len(shown) < total:
-        label += f" ({len(shown)} of {total} events)"
-    return shown, label
-
-
-def timelines(sides: list[dict]) -> Figure:
-    """sides: {title, lanes: [{label, events: [{t, d, kind}], sampled?}]}; one panel per side (each on its own time
-    range, as start-up differs by seconds), one lane per rank/worker; compute as a low grey band, I/O events drawn
-    over it with a minimum visible width so that sub-millisecond reads still show. A lane draws at most
-    LANE_POINTS events (every k-th beyond that); a lane shown in part says so in its label ("1/k of N events"),
-    counting the sampling the trace's table already did."""
-    n_lanes = [max(1, len(s["lanes"])) for s in sides]
-    fig, axes = new_figure(9.0, 1.2 + 0.45 * sum(n_lanes) + 0.7 * len(sides), nrows=len(sides), ncols=1,
-                           gridspec_kw={"height_ratios": n_lanes})
-    seen: set = set()
-    order = ["compute", "open", "read", "close", "other"]
-    for ax, s in zip((a[0] for a in axes), sides, strict=True):
-        lo, hi = float("inf"), 0.0
-        labels = []
-        for y, lane in enumerate(s["lanes"]):
-            by_kind: dict[str, list] = {}
-            events, label = thin(lane)
-            labels.append(label)
-            for e in events:
-                t, d = float(e["t"]), max(float(e["d"]), 0.0)
-                by_kind.setdefault(e.get("kind", "other"), []).append((t, d))
-                lo, hi = min(lo, t), max(hi, t + d)
-            for kind in sorted(by_kind, key=lambda k: order.index(k) if k in order else len(order)):
-                io = kind != "compute"
-                color = KIND_COLORS.get(kind, KIND_COLORS["other"])
-                ax.broken_barh(by_kind[kind], (y - 0.4, 0.8) if io else (y - 0.1, 0.5), facecolors=color,
-                               edgecolors=color if io else "none", linewidth=0.7 if io else 0, zorder=3 if io else 1,
-                               label=kind if kind not in seen else None)
-                seen.add(kind)
-        ax.set_yticks(range(len(s["lanes"])), labels, fontsize=8)
-        ax.set_ylim(-0.6, len(s["lanes"]) - 0.4)
-        ax.invert_yaxis()
-        if hi > lo:
-            pad = 0.02 * (hi - lo)
-            ax.set_xlim(lo - pad, hi + pad)
-        ax.set_title(s["title"], fontsize=10, loc="left")
-        ax.set_xlabel("seconds since launch start", fontsize=9)
-        ax.grid(axis="x", alpha=0.3)
-    handles, labels = [], []
-    for a in axes:
-        h, lab = a[0].get_legend_handles_labels()
-        handles += h
-        labels += lab
-    if handles:
-        fig.legend(handles, labels, loc="outside upper right", ncols=len(labels), fontsize=8)
     return fig
 
 

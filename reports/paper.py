@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 
 from common.rundir import REPORT
-from reports import doc, figures, sections
+from profiles import registry
+from reports import figures, sections
 from reports.doc import Block, Bullets, Heading, Para, Table
 from reports.rundir import PaperData, RunData, ScalingConfig, Sweep
 from reports.tables import f1, f3, ms, plain, ratio, runtime_rows, scaling_rows
@@ -76,18 +77,6 @@ def run_label(run: RunData) -> str:
     return f"{config_letter(name)} rt{rt}" if name.startswith("thesis-") else f"{name} rt{rt}"
 
 
-def _demote(blocks: list[Block], prefix: str) -> list[Block]:
-    out: list[Block] = []
-    for b in blocks:
-        if isinstance(b, Heading):
-            out.append(Heading(b.level + 1, b.text, f"{prefix}-{b.id or doc.slug(b.text)}"))
-        elif isinstance(b, Table):
-            out.append(Table(f"{b.id}-{prefix}", b.columns, b.rows, b.caption, b.numeric))
-        else:
-            out.append(b)
-    return out
-
-
 def comparison_section(runs: list[RunData], out_dir: Path) -> list[Block]:
     out: list[Block] = [Heading(2, "Kernel vs DLIO: configurations A-C", "comparison")]
     if not runs:
@@ -143,33 +132,6 @@ def comparison_section(runs: list[RunData], out_dir: Path) -> list[Block]:
                                        f"{r.manifest['workload']['name']}: seconds per phase, min/max/mean/stdev "
                                        f"over repetitions (n per side)"))
     return out
-
-
-def table61_section(runs: list[RunData]) -> list[Block]:
-    out: list[Block] = [Heading(2, "Log VFD records per open (thesis Table 6.1)", "table-6-1")]
-    src = next((r for r in runs if r.table("logvfd-dlio.json") or r.table("logvfd-kernel.json")), None)
-    if src is None:
-        out.append(Para("No run of this paper ran the Log VFD profile (`PAPER_WORKLOADS` gives each workload its "
-                        "profiles; the default runs it for configuration A with 4 read threads)."))
-        return out
-    out.append(Para(f"From the run of `{src.manifest['workload']['name']}` ({run_label(src)}), as the thesis "
-                    "measured configuration A."))
-    return out + _demote(sections.logvfd_section(src)[1:], "t61")
-
-
-def timeline_section(runs: list[RunData]) -> list[Block]:
-    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer")]
-    src = next((r for r in runs if r.table("dftracer-timeline-dlio.json") or r.table("dftracer-timeline-kernel.json")),
-               None)
-    if src is None:
-        out.append(Para("No run of this paper ran the DFTracer profile (`PAPER_WORKLOADS` gives each workload its "
-                        "profiles; the default runs it for configuration A with 4 read threads)."))
-        return out
-    out.append(Para(f"From the run of `{src.manifest['workload']['name']}` ({run_label(src)}, "
-                    f"{src.config.get('reader', {}).get('read_threads', 1)} reader processes per rank), as the "
-                    "thesis traced configuration A. Lanes are as the DFTracer profile attributes events (its "
-                    "`tables/dftracer-timeline-<side>.json`)."))
-    return out + _demote(sections.dftracer_section(src)[1:], "dft")
 
 
 def _scaling_config(c: ScalingConfig) -> tuple[list[Block], dict | None]:
@@ -284,8 +246,9 @@ def build(paper: PaperData, out_dir: Path) -> tuple[str, list[Block]]:
     blocks.append(Table("tbl-paper", ["item", "value"], [[k, plain(v)] for k, v in meta.items()],
                         "What `make paper` was asked to run (paper.json)"))
     blocks += comparison_section(paper.runs, out_dir)
-    blocks += table61_section(paper.runs)
-    blocks += timeline_section(paper.runs)
+    for prof in registry().values():   # each profile's own part (Profile.paper_sections), in the profiles' order
+        for part in prof.paper_sections:
+            blocks += part(paper.runs, run_label)
     blocks += scaling_section(paper.sweep)
     blocks += environment_section(paper)
     return f"h5dlio paper report: {d.name}", blocks

@@ -1,7 +1,8 @@
-"""The sections of a run's report, in order: verdict, workload and environment, Log VFD records (thesis Table 6.1),
-counts against the analytic model, runtime (thesis Tables C.1-C.4) with the metadata rate, DFTracer timelines,
-per-file comparison, similarity, Darshan's own analyses (pydarshan's job summary, drishti). Each section is a
-function RunData -> blocks: its rows come from reports.tables, its figures are declared as FigureSpecs and drawn by
+"""The sections of a run's report, in order: verdict, workload and environment, runtime (thesis Tables C.1-C.4) with
+the metadata rate, checkpoints, what MLPerf would report, per-file comparison, similarity; with each profile's own
+sections (Profile.report_sections: the Log VFD's records and counts after the workload section, DFTracer's timelines
+after the MLPerf section, Darshan's own analyses after all) placed among them by `placed`. Each section is a function
+RunData -> blocks: its rows come from reports.tables, its figures are declared as FigureSpecs and drawn by
 reports.figures; reports.doc writes the blocks."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections import Counter
 
 import profiles
 from common.coreconfig import line as comparability_line
-from common.rundir import SIDES, verdict_label
+from common.rundir import SIDES, TIMING, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
 from reports.rundir import RunData, timing_reps
@@ -17,22 +18,18 @@ from reports.tables import (
     FILE_FIELDS,
     SIDE_LABEL,
     checkpoint_rows,
-    counts_rows,
     f3,
     family_rows,
     file_rows,
     file_summary,
     flatten,
     headline_ratios,
-    kind_rows,
-    lane_rows,
     metadata_rows,
     metric_rows,
     mlperf_rows,
     mlperf_train_rows,
     plain,
     ratio,
-    record_rows,
     runtime_rows,
     similarity_score,
     status_cell,
@@ -117,61 +114,6 @@ def workload_section(run: RunData) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- 3. Log VFD records (thesis Table 6.1)
-
-
-def logvfd_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "Log VFD records (thesis Table 6.1)", "log-vfd-records")]
-    rt = run.config.get("reader", {}).get("read_threads", 1)
-    variants = [("logvfd", f"the workload's {rt} read threads", int(rt) > 0), ("logvfd-rt0", "read threads 0", False)]
-    any_ = False
-    for prof, what, interleaved in variants:
-        t = {s: run.table(f"{prof}-{s}.json") for s in SIDES}
-        if t["dlio"] is None and t["kernel"] is None:
-            continue
-        any_ = True
-        out.append(Heading(3, f"`{prof}`: {what}", f"log-vfd-{prof}"))
-        out.append(Para(f"Each side read the other side's dataset through the HDF5 Log VFD ({what}). Every "
-                        "H5Fopen starts a per-open block; the superblock probe, whose read sizes differ between "
-                        "HDF5 versions, is one `SUPER-PROBE` record. Counts are over all ranks."
-                        + (" Reader processes write their records to the rank's stderr concurrently, so records "
-                           "interleave: the comparison is of the multiset of records (validate's `logvfd.multiset.*`)."
-                           if interleaved else " Without reader processes the blocks are compared in order "
-                           "(validate's `logvfd.sequence.*`).")
-                        + ("" if all(t.values()) else " One side's table is missing: its launch failed.")))
-        out.append(Table(f"tbl-logvfd-{prof}", ["record (normalized, in block order)", "DLIO", "kernel", "match"],
-                         record_rows(t, interleaved), f"Log VFD records per open, {prof}",
-                         [False, True, True, False]))
-        out.append(Table(f"tbl-logvfd-kinds-{prof}", ["raw record kind", "DLIO", "kernel", "match"], kind_rows(t),
-                         f"Raw Log VFD record kinds and bytes (before normalization), {prof}",
-                         [False, True, True, False]))
-    if not any_:
-        out.append(Para("The Log VFD profile did not run: " + absent_reason(run, "logvfd") + "."))
-    return out
-
-
-# ---------------------------------------------------------------- 4. counts against the analytic model
-
-
-def counts_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "Counts against the analytic model", "counts-against-the-analytic-model")]
-    rows = counts_rows(run)
-    if not rows:
-        out.append(Para("No `counts.*` checks in the verdict: " + (
-            "the run was not validated" if run.verdict is None else
-            "the Log VFD profile did not run (" + absent_reason(run, "logvfd") + ")") + "."))
-        return out
-    out.append(Para("Opens, raw reads (H5FD_MEM_DRAW) and raw bytes per rank, as the Log VFD recorded them, against "
-                    "the analytic model computed from the workload alone (DLIO's sampler, step and prefetch rules, "
-                    "per-file dimensions). Per-phase segments: epoch and evaluation segments whose sample sizes "
-                    "match the model in order (read threads 0 only, where the order is deterministic)."))
-    cols = ["side", "variant", "rank", "opens model", "opens seen", "raw reads model", "raw reads seen",
-            "raw bytes model", "raw bytes seen", "per-phase segments (seen/model)", "status"]
-    out.append(Table("tbl-counts", cols, rows, "The `counts.*` checks of verdict.json",
-                     [False, False, True] + [True] * 7 + [False]))
-    return out
-
-
 # ---------------------------------------------------------------- 5. runtime (thesis Tables C.1-C.4)
 
 
@@ -215,7 +157,8 @@ def runtime_section(run: RunData) -> list[Block]:
     rows = runtime_rows(run)
     reps = timing_reps(run)
     if not any(reps[s] for s in SIDES) and not any(r["dlio"] or r["kernel"] for r in rows):
-        out.append(Para("No timing: the timing profile did not run (" + absent_reason(run, "timing") + ")."))
+        writer = next(p for p in profiles.registry().values() if TIMING in p.writes)
+        out.append(Para(f"No timing: the {writer.name} profile did not run (" + run.absent_reason(writer.name) + ")."))
         return out + metadata_blocks(run)
     n = {s: len(reps[s]) for s in SIDES}
     out.append(Para(f"Seconds over {n['dlio']} DLIO and {n['kernel']} kernel training launch(es) (`REPEAT=N` "
@@ -319,39 +262,14 @@ def metadata_blocks(run: RunData) -> list[Block]:
     return out
 
 
-# ---------------------------------------------------------------- 6. DFTracer timelines
-
-def absent_reason(run: RunData, profile: str) -> str:
-    """why a profile's tables are absent (RunData.absent_reason)"""
-    return run.absent_reason(profile)
-
-
-def dftracer_section(run: RunData) -> list[Block]:
-    out: list[Block] = [Heading(2, "DFTracer timelines", "dftracer-timelines")]
-    t = {s: run.table(f"dftracer-timeline-{s}.json") for s in SIDES}
-    present = [s for s in SIDES if t[s] is not None]
-    if not present:
-        out.append(Para("The DFTracer profile did not run: " + absent_reason(run, "dftracer") + "."))
-        return out
-    if len(present) < len(SIDES):
-        miss = [SIDE_LABEL[s] for s in SIDES if s not in present]
-        out.append(Para(f"No timeline for {', '.join(miss)}: " + absent_reason(run, "dftracer") + "."))
-    rows = lane_rows(t, present)
-    long = any(ln.get("sampled") or len(ln.get("events", [])) > figures.LANE_POINTS
-               for s in present for ln in t[s].get("lanes", []))
-    out.append(Para("One lane per rank and reader process (worker); events on the time axis since the launch "
-                    "started: reads, emulated compute, opens and closes." +
-                    (f" A lane of more than {figures.LANE_POINTS} events is drawn in part (every k-th event; its "
-                     "label says how many of how many); the table counts every event." if long else "")))
-    sides = [{"title": f"{SIDE_LABEL[s]}", "lanes": t[s].get("lanes", [])} for s in present]
-    out.append(figures.FigureSpec("dftracer-timeline", "DFTracer timeline per side: one lane per rank/worker, "
-                                  "colour = event kind", lambda: figures.timelines(sides)).render())
-    out.append(Table("tbl-dftracer", ["side", "lane", "rank", "pid", "kind", "events", "total s"], rows,
-                     "Events per lane and kind", [False, False, True, True, False, True, True]))
-    return out
-
-
 # ---------------------------------------------------------------- 7. per-file comparison
+
+
+def per_file_profiles() -> list[profiles.Profile]:
+    """the system-level profiles this section's absent reason names: those whose "<name>.per_file" row compares
+    the POSIX I/O on the data files (a claim of that row, and posix_data in their covers)"""
+    return [p for p in profiles.registry().values()
+            if "posix_data" in p.covers and any(pat == f"{p.name}.per_file" for pat, _ in p.claims)]
 
 
 def files_section(run: RunData) -> list[Block]:
@@ -359,8 +277,8 @@ def files_section(run: RunData) -> list[Block]:
     names = run.table_names("files-")
     if not names:
         out.append(Para("No per-file comparison (validate writes `tables/files-<profile>.json` from the system-level "
-                        "profiles): DFTracer " + absent_reason(run, "dftracer") + "; Darshan "
-                        + absent_reason(run, "darshan") + "."))
+                        "profiles): " + "; ".join(f"{p.label or p.name} {run.absent_reason(p.name)}"
+                                                  for p in per_file_profiles()) + "."))
         return out
     for name in names:
         prof = name[len("files-"):-len(".json")]
@@ -421,17 +339,14 @@ def _difference_tables(prof: str, tab: dict, total: int) -> list[Block]:
 # ---------------------------------------------------------------- 8. similarity
 
 
-SIMILARITY = (("similarity", "DFTracer POSIX events"), ("similarity.darshan", "Darshan DXT read segments"))
-
-
 def similarity_section(run: RunData) -> list[Block]:
     out: list[Block] = [Heading(2, "Similarity score", "similarity")]
-    found = [(name, src, run.check(name)) for name, src in SIMILARITY if run.check(name) is not None]
+    sims = [(name, p.similarity) for name, p in profiles.registry().items() if p.similarity]  # Profile.similarity
+    found = [(s.row, s.source, run.check(s.row)) for _, s in sims if run.check(s.row) is not None]
     if not found:
         out.append(Para("No similarity score: " + ("the run was not validated" if run.verdict is None else
-                        "the verdict has no `similarity` check (it needs the DFTracer profile: "
-                        + absent_reason(run, "dftracer") + ", or Darshan with DXT: " + absent_reason(run, "darshan")
-                        + ")") + "."))
+                        "the verdict has no `similarity` check (it needs "
+                        + ", or ".join(f"{s.needs}: {run.absent_reason(name)}" for name, s in sims) + ")") + "."))
         return out
     for name, src, c in found:
         score = similarity_score(c)
@@ -453,9 +368,24 @@ def similarity_section(run: RunData) -> list[Block]:
     return out
 
 
-SECTIONS = [verdict_section, workload_section, logvfd_section, counts_section, runtime_section, checkpoint_section,
-            mlperf_section,
-            dftracer_section, files_section, similarity_section]
+# the report's own sections, in order, by the name a profile's section is placed after (profiles.ReportSection.after)
+SECTIONS: dict[str, profiles.Section] = {
+    "verdict": verdict_section, "workload": workload_section, "runtime": runtime_section,
+    "checkpoints": checkpoint_section, "mlperf": mlperf_section, "files": files_section,
+    "similarity": similarity_section}
+
+
+def placed(own: dict[str, profiles.Section], declared: list[tuple[str, profiles.ReportSection]]) -> list:
+    """The report's sections in order: each of its own (own: SECTIONS), then the profiles' sections placed after it
+    (declared: (profile, ReportSection) in the profiles' order), then those placed after all of them. A place that is
+    not one of own's names is refused, naming the profile and the place."""
+    at: dict[str, list] = {name: [] for name in [*own, ""]}
+    for prof, rs in declared:
+        if rs.after not in at:
+            raise ValueError(f"profile {prof}: report section {getattr(rs.section, '__name__', rs.section)} placed "
+                             f"after {rs.after!r}, not a section of the report ({', '.join(own)})")
+        at[rs.after].append(rs.section)
+    return [fn for name, sec in own.items() for fn in [sec, *at[name]]] + at[""]
 
 
 def build(run: RunData) -> tuple[str, list[Block]]:
@@ -464,9 +394,7 @@ def build(run: RunData) -> tuple[str, list[Block]]:
         f"Kernel (h5dlio) against DLIO Benchmark for workload `{wl.get('name')}` at scale `{wl.get('scale')}`, "
         f"{run.manifest.get('ranks')} ranks per side; run `{run.manifest.get('run_id', run.path.name)}`. "
         f"Rendered from the run directory alone; render again with `python -m reports <run directory>`.")]
-    for fn in SECTIONS:
+    declared = [(name, rs) for name, p in profiles.registry().items() for rs in p.report_sections]
+    for fn in placed(SECTIONS, declared):
         blocks += fn(run)
-    for prof in profiles.registry().values():  # then each profile's own (Profile.report_sections), in their order
-        for fn in prof.report_sections:
-            blocks += fn(run)
     return f"h5dlio report: {run.manifest.get('run_id', run.path.name)}", blocks

@@ -5,14 +5,14 @@ blocks (reports.sections, reports.paper) and reports.doc writes them."""
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
 import profiles
+from common.cells import f1, f3, ms, ratio, value, yes  # noqa: F401  (the sections take them from here)
 from common.rundir import SIDE_LABEL, SIDES, TABLES  # noqa: F401  (SIDE_LABEL: the sections take it from here)
 from reports.rundir import RunData, timing_reps
 
-# ---------------------------------------------------------------- the number rules
+# ---------------------------------------------------------------- the number rules (and common/cells.py)
 
 def stats(xs: list[float]) -> dict | None:
     """min/max/mean and the population standard deviation (as validate's runtime checks), n values."""
@@ -22,45 +22,6 @@ def stats(xs: list[float]) -> dict | None:
     n = len(xs)
     m = sum(xs) / n
     return {"n": n, "min": min(xs), "max": max(xs), "mean": m, "stdev": math.sqrt(sum((x - m) ** 2 for x in xs) / n)}
-
-
-def f3(x) -> str:
-    """seconds, percentages, samples/s and other measured floats: 3 decimals; '-' when absent"""
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.3f}"
-
-
-def f1(x) -> str:
-    """rates (MiB/s): 1 decimal"""
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.1f}"
-
-
-def ms(seconds) -> str:
-    """seconds as milliseconds, 3 decimals; '-' when absent"""
-    return "-" if seconds is None else f3(float(seconds) * 1000.0)
-
-
-def ratio(a, b) -> str:
-    """a/b as '2.50x' ('-' if either is missing or b is 0)"""
-    if a is None or b is None or not b:
-        return "-"
-    return f"{a / b:.2f}x"
-
-
-def value(v) -> str:
-    """A verdict's expected/observed value: ints exact, floats 3 decimals, dicts 'key=value, ...', lists '[...]'."""
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return f3(v)
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={value(x)}" for k, x in v.items())
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(value(x) for x in v) + "]"
-    return str(v)
 
 
 def plain(v) -> str:
@@ -101,11 +62,6 @@ def flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
         else:
             out.append((key, v))
     return out
-
-
-def yes(ok: bool) -> str:
-    """a match cell: 'yes', or 'NO' (the HTML writer colours both)"""
-    return "yes" if ok else "NO"
 
 
 # ---------------------------------------------------------------- the verdict
@@ -159,117 +115,6 @@ def headline_ratios(checks: list[dict]) -> list[tuple[str, float]]:
         if isinstance(d, int | float) and isinstance(k, int | float) and k > 0:
             out.append((what, d / k))
     return out
-
-
-# ---------------------------------------------------------------- Log VFD records (thesis Table 6.1)
-
-MAX_EXTENTS = 8          # a record kind with more distinct extents than this is one row (per-file sizes differ)
-
-
-def _kind(rec: str) -> str:
-    return "SUPER-PROBE" if rec.startswith("SUPER-PROBE") else " ".join(rec.split()[1:])
-
-
-def record_rows(tables: dict[str, dict | None], interleaved: bool = False,
-                max_extents: int = MAX_EXTENTS) -> list[list[str]]:
-    """Thesis Table 6.1: each normalized record of the per-open blocks, in block order, with its count over all
-    ranks on each side. A kind with more than max_extents distinct extents (files of different sizes) is one row
-    whose match means: the same multiset of extents on both sides. interleaved (reader processes share a rank's
-    stderr): superblock probe records cannot be attributed to their open, so the probes are one row whose match is
-    that of the raw SUPER records (as validate's multiset check, which leaves them out)."""
-    counts = {s: Counter() for s in SIDES}
-    order: dict[str, None] = {}
-    opens = {s: 0 for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            blocks = r.get("blocks", [])
-            opens[s] += len(blocks)
-            # a compact table's equal blocks are one shared list (common.rundir.loads_table): each distinct block
-            # counted once, times the opens it stands for (the same counts and first-seen order as block by block)
-            first: dict[int, list] = {}
-            for b in blocks:
-                first.setdefault(id(b), b)
-            times = Counter(map(id, blocks))
-            for i, b in first.items():
-                for x in b:
-                    counts[s][x] += times[i]
-                    order.setdefault(x, None)
-    distinct: dict[str, set] = {}
-    for x in order:
-        distinct.setdefault(_kind(x), set()).add(x)
-    rows = [["opens (per-open blocks)", str(opens["dlio"]), str(opens["kernel"]),
-             yes(opens["dlio"] == opens["kernel"])]]
-    done: set = set()
-    for x in order:
-        k = _kind(x)
-        if interleaved and k == "SUPER-PROBE":
-            if k in done:
-                continue
-            done.add(k)
-            xs = distinct[k]
-            raw = {s: Counter() for s in SIDES}
-            for s in SIDES:
-                for r in (tables.get(s) or {}).get("ranks", {}).values():
-                    raw[s].update({kk: v for kk, v in r.get("record_kinds", {}).items() if kk.startswith("SUPER")})
-            rows.append(["SUPER-PROBE (all probes; interleaved records, matched as raw SUPER records)",
-                         str(sum(counts["dlio"][t] for t in xs)), str(sum(counts["kernel"][t] for t in xs)),
-                         yes(raw["dlio"] == raw["kernel"])])
-        elif len(distinct[k]) > max_extents:
-            if k in done:
-                continue
-            done.add(k)
-            xs = distinct[k]
-            d, kn = sum(counts["dlio"][t] for t in xs), sum(counts["kernel"][t] for t in xs)
-            ok = all(counts["dlio"][t] == counts["kernel"][t] for t in xs)
-            rows.append([f"{k} ({len(xs)} distinct extents)", str(d), str(kn), yes(ok)])
-        else:
-            d, kn = counts["dlio"][x], counts["kernel"][x]
-            rows.append([x, str(d), str(kn), yes(d == kn)])
-    return rows
-
-
-def kind_rows(tables: dict[str, dict | None]) -> list[list[str]]:
-    """raw record kinds (before normalization, superblock records included) summed over ranks"""
-    c = {s: Counter() for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            c[s].update(r.get("record_kinds", {}))
-    kinds = sorted(set(c["dlio"]) | set(c["kernel"]))
-    rows = [[k, str(c["dlio"][k]), str(c["kernel"][k]), yes(c["dlio"][k] == c["kernel"][k])] for k in kinds]
-    tot = {s: {"raw_reads": 0, "raw_read_bytes": 0, "read_bytes": 0} for s in SIDES}
-    for s in SIDES:
-        for r in (tables.get(s) or {}).get("ranks", {}).values():
-            for key in tot[s]:
-                tot[s][key] += int(r.get(key, 0))
-    for key, label in (("raw_reads", "raw reads (DRAW Read)"), ("raw_read_bytes", "raw bytes read"),
-                       ("read_bytes", "all bytes read")):
-        d, k = tot["dlio"][key], tot["kernel"][key]
-        rows.append([label, str(d), str(k), yes(d == k)])
-    return rows
-
-
-# ---------------------------------------------------------------- counts against the analytic model
-
-# the Log VFD's counts.<side>.<variant>.rank<r> (values: dicts of opens, raw reads, raw bytes); not DFTracer's
-# counts.dftracer.<side>.rank<r> (integers: opens of DLIO 3.x's whole-file reads, shown with the other checks)
-_COUNT_RE = re.compile(r"^counts\.(" + "|".join(SIDES) + r")\.([\w-]+)\.rank(\d+)$")
-
-
-def counts_rows(run: RunData) -> list[list[str]]:
-    rows = []
-    for c in run.checks:
-        m = _COUNT_RE.match(c["name"])
-        if not m:
-            continue
-        side, prof, rank = m.groups()
-        e, o = c.get("expected") or {}, c.get("observed") or {}
-        pp = run.check(c["name"] + ".per_phase")
-        seg = f"{value(pp.get('observed'))}/{value(pp.get('expected'))}" if pp else "-"
-        ok = c["status"] == "pass" and (pp is None or pp["status"] == "pass")
-        rows.append([SIDE_LABEL.get(side, side), prof, rank] +
-                    [value(d.get(k)) for k in ("opens", "raw_reads", "raw_bytes") for d in (e, o)] +
-                    [seg, "PASS" if ok else "FAIL"])
-    return rows
 
 
 # ---------------------------------------------------------------- runtime, metrics, metadata rate
@@ -336,7 +181,7 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     return rows, old
 
 
-# ---------------------------------------------------------------- checkpoints, DFTracer timelines
+# ---------------------------------------------------------------- checkpoints
 
 def checkpoint_rows(first: dict[str, list[dict]]) -> tuple[list[list[str]], list[dict]]:
     """Per checkpoint (epoch, step) of each side's first timing launch: the table's row and the figure's bars (MiB/s
@@ -354,26 +199,6 @@ def checkpoint_rows(first: dict[str, list[dict]]) -> tuple[list[list[str]], list
                      ratio(rate["dlio"], rate["kernel"])])
         bars.append({"label": f"e{e} s{st}", **rate})
     return body, bars
-
-
-def lane_rows(t: dict[str, dict], present: list[str]) -> list[list[str]]:
-    """DFTracer timelines (side -> tables/dftracer-timeline-<side>.json): events and their summed seconds per lane
-    and kind."""
-    rows = []
-    for s in present:
-        for lane in t[s].get("lanes", []):
-            c: Counter = Counter()
-            dur: Counter = Counter()
-            if lane.get("sampled"):  # a long lane keeps a sample of its events and its exact counts beside them
-                c.update(lane["sampled"].get("counts", {}))
-                dur.update({k: float(v) for k, v in lane["sampled"].get("seconds", {}).items()})
-            for e in [] if lane.get("sampled") else lane.get("events", []):
-                c[e.get("kind", "other")] += 1
-                dur[e.get("kind", "other")] += float(e.get("d", 0.0))
-            for k in sorted(c):
-                rows.append([SIDE_LABEL[s], lane.get("label", ""), str(lane.get("rank", "")), str(lane.get("pid", "")),
-                             k, str(c[k]), f3(dur[k])])
-    return rows
 
 
 # ---------------------------------------------------------------- per-file comparison, similarity

@@ -416,6 +416,49 @@ def _rendered_with_echo(tmp_path: Path) -> dict:
     return parse_html(rd / "report" / "report.html").tables
 
 
+def test_the_shared_sections_name_the_profiles_by_their_declarations(declaring, tmp_path, monkeypatch):
+    """The report's sections several profiles feed name them by what they declare, never by a literal: the per-file
+    section's absent reason the profiles with a "<name>.per_file" claim (by label), the similarity section's each
+    Similarity (its row, source and needs), the runtime section's the writer of tables/timing.json (writes), each in
+    the profiles' order (strace's per-file row compares system calls, not the data files' POSIX I/O: not named).
+    Negative control: without the declarations the echo profile is not named, and the texts are the built-in
+    profiles' alone."""
+    import profiles
+    from common.rundir import TIMING
+    from profiles import Similarity
+    from reports import sections
+    from reports.rundir import RunData
+
+    def said(fn) -> str:
+        run = RunData(tmp_path, {"profiles": ["logvfd"], "steps": {}, "status": "complete", "workload": {}},
+                      {"checks": []})
+        return " ".join(b.text for b in fn(run) if hasattr(b, "text") and not hasattr(b, "level"))
+    why = "not requested for this run (profiles: logvfd)"
+    declaring.label = "Echo"
+    declaring.claims = (("echo.said", touched("readv")), ("echo.per_file", touched("posix_data")))
+    declaring.covers = {"readv": "echo's words (PROFILES=echo)", "posix_data": "echo (PROFILES=echo)"}
+    declaring.similarity = Similarity("similarity.echo", "echo's words", "the echo profile")
+    declaring.writes = (TIMING,)
+    monkeypatch.setattr(profiles.get("timing"), "writes", ())
+    assert f"DFTracer {why}; Echo {why}; Darshan {why}." in said(sections.files_section)
+    assert f"(it needs the DFTracer profile: {why}, or the echo profile: {why}, or Darshan with DXT: {why})." in \
+        said(sections.similarity_section)
+    assert f"No timing: the echo profile did not run ({why})." in said(sections.runtime_section)
+    declaring.label, declaring.similarity, declaring.writes = "", None, ()   # negative control
+    declaring.claims, declaring.covers = (("echo.said", touched("readv")),), {"readv": "echo's words (PROFILES=echo)"}
+    monkeypatch.undo()
+    assert f"profiles): DFTracer {why}; Darshan {why}." in said(sections.files_section)
+    assert f"(it needs the DFTracer profile: {why}, or Darshan with DXT: {why})." in said(sections.similarity_section)
+    assert f"No timing: the timing profile did not run ({why})." in said(sections.runtime_section)
+
+
+def _section(md: str, title: str) -> str:
+    """a report.md's section of that title, from its heading to the next one of its level"""
+    i = md.index(f"\n## {title}\n")
+    j = md.find("\n## ", i + 1)
+    return md[i:j if j > 0 else len(md)]
+
+
 def echo_section(run) -> list:
     """the echo profile's report section: what it said, from its table (a ReportView: the run directory only)"""
     from common.blocks import Heading, Table
@@ -428,16 +471,30 @@ def test_a_profiles_report_declarations_reach_the_rendered_report(tmp_path, decl
     """What a profile declares for the report (reports/ reads the registry, never the profile's package): its
     report section, after reports/'s own, in the profiles' order (before Darshan's analyses); describes, its check
     family's line in the verdict's table of families; metadata_label, its metadata-rate rows under that label.
-    Negative control: the same run rendered without the declarations has none of them."""
+    Its section goes where it is placed (ReportSection.after): by default after all of reports/'s own; placed after
+    the workload section, there, after the sections placed there by profiles before it (the Log VFD's, order 20).
+    Negative controls: the same run rendered without the declarations has none of them; placed elsewhere, the section
+    moves; a place the report does not have is refused, naming it."""
+    from profiles import ReportSection
+    from reports.__main__ import main as reports_main
     declaring.describes = "the words the echo profile said, one by one"
     declaring.metadata_label = "Echo"
-    declaring.report_sections = (echo_section,)
+    declaring.report_sections = (ReportSection(echo_section),)
     tabs = _rendered_with_echo(tmp_path / "with")
     assert tabs["tbl-echo"] == [["side", "said"], ["kernel", "hello"]]   # its own section, from its table
     md = (tmp_path / "with" / "run" / "report" / "report.md").read_text()
     # after reports/'s own sections, then in the profiles' order: echo (35) before Darshan's analyses (40)
     assert md.index("## Similarity score") < md.index("## Echo said") < md.index("## Darshan's own analyses")
     assert md.count("## Echo said") == 1
+    declaring.report_sections = (ReportSection(echo_section, after="workload"),)   # placed elsewhere: it moves
+    assert reports_main([str(tmp_path / "with" / "run")]) == 0
+    moved = (tmp_path / "with" / "run" / "report" / "report.md").read_text()
+    assert moved.index("## Workload and environment") < moved.index("## Counts against the analytic model") < \
+        moved.index("## Echo said") < moved.index("## Runtime per phase") and moved.count("## Echo said") == 1
+    assert moved.replace(_section(moved, "Echo said"), "") == md.replace(_section(md, "Echo said"), "")  # only it
+    declaring.report_sections = (ReportSection(echo_section, after="nowhere"),)
+    with pytest.raises(ValueError, match="profile echo: report section echo_section placed after 'nowhere'"):
+        reports_main([str(tmp_path / "with" / "run")])
     fam = {r[0]: r[1:] for r in tabs["tbl-families"][1:]}
     assert fam["echo.*"] == ["the words the echo profile said, one by one", "1", "0", "0"]
     assert fam["logvfd.*"][0].endswith("(Log VFD)")   # a built-in profile's own line, as before

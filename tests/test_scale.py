@@ -256,7 +256,7 @@ def test_a_long_timeline_lane_keeps_every_sth_event_and_its_exact_counts(monkeyp
 
 
 def test_the_report_draws_a_bounded_part_of_a_lane_and_says_so():
-    from reports import figures
+    from profiles.dftracer import report as figures
 
     lane = {"label": "rank 0 pid 7", "events": [{"t": i, "d": 0.1, "kind": "read"} for i in range(5000)]}
     shown, label = figures.thin(lane)

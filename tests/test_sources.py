@@ -588,10 +588,6 @@ def test_no_literal_run_directory_name_outside_the_catalogue():
 PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
-    "reports/sections.py": "the report sections of the Log VFD, timing, DFTracer and Darshan: to move into their "
-                           "packages as Darshan's analyses did (profiles/darshan/report.py, Profile.report_sections; "
-                           "the blocks in common/blocks.py): issue 38 item 1, next step",
-    "reports/paper.py": "the paper's Log VFD and DFTracer sections, built from those run sections (same step)",
     "bench/perf/validation.py": "the validation-cost benchmark parses the Log VFD's and DFTracer's traces, named in "
                                 "one table (LOGVFD, DFTRACER), also on saved copies of older revisions that have no "
                                 "registry or not this one; for this tree it checks profiles.KNOWN has both",

@@ -18,7 +18,9 @@ from profiles import (
     LaunchSpec,
     Option,
     Profile,
+    ReportSection,
     Shape,
+    Similarity,
     Wrapped,
     checkpoint_dir,
     counted,
@@ -39,7 +41,9 @@ class Darshan(Profile):
     name = "darshan"
     describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
     metadata_label = "Darshan"
-    report_sections = Deferred(".report:analyses_section")
+    report_sections = Deferred(ReportSection(".report:analyses_section"))  # after all of the report's own
+    label = "Darshan"
+    similarity = Similarity("similarity.darshan", "Darshan DXT read segments", "Darshan with DXT")
     holds_file_tables = True
     order = 40
     checks = Deferred(".checks:check_darshan", ".analyses:analyse")

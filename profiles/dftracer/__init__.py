@@ -29,6 +29,8 @@ from profiles import (
     Found,
     Launch,
     Profile,
+    ReportSection,
+    Similarity,
     Wrapped,
     checkpoint_dir,
     counted,
@@ -99,6 +101,10 @@ class DFTracer(Profile):
               ("dftracer.order.*", counted("open_order", "readers")))  # expected: the rank's data-file opens on DLIO's
     kernel_only = ("counts.dftracer.kernel.", "counts.checkpoint_io.kernel")   # the kernel's traced opens and
     # checkpoint calls against the model
+    report_sections = Deferred(ReportSection(".report:dftracer_section", after="mlperf"))   # its timelines
+    paper_sections = Deferred(".report:paper_section")
+    label = "DFTracer"
+    similarity = Similarity("similarity", "DFTracer POSIX events", "the DFTracer profile")
 
     def available(self, ctx: Context) -> Found:
         lib = preload_library(ctx.dlio_venv)

@@ -12,7 +12,19 @@ from __future__ import annotations
 
 import json
 
-from profiles import Deferred, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, counted, exports, register
+from profiles import (
+    Deferred,
+    Done,
+    Launch,
+    LaunchSpec,
+    Profile,
+    ReportSection,
+    Shape,
+    Wrapped,
+    counted,
+    exports,
+    register,
+)
 
 __all__ = ["RECORD_RE", "LogVFD", "check_counts", "check_logvfd", "compact", "normalize_block", "parse", "parse_dir",
            "rank_stderr_files", "rank_table", "record_table", "split_blocks"]
@@ -38,6 +50,9 @@ class LogVFD(Profile):
               ("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
     kernel_only = ("counts.kernel.",)   # the kernel's records per rank against the model
     first_difference = ("logvfd-rt0", "logvfd")   # its launches' per-open blocks, the ordered variant first
+    report_sections = Deferred(ReportSection(".report:logvfd_section", after="workload"),
+                               ReportSection(".report:counts_section", after="workload"))
+    paper_sections = Deferred(".report:paper_section")
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log

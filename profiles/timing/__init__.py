@@ -25,6 +25,7 @@ class Timing(Profile):
     checks = Deferred(".checks:check_metrics")
     covers = {"metrics": "the timing profile on both sides (PROFILES=timing)"}
     kernel_only = ("metrics.formula.kernel",)   # the kernel's AU and throughput against DLIO's formula
+    writes = (TIMING,)   # the report's runtime section says why it is absent through this profile
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         return [LaunchSpec("timing")] + [LaunchSpec(f"timing-{k}") for k in range(2, shape.repeat + 1)]
