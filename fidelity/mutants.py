@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
-from common.rundir import MANIFEST, VERDICT, read_manifest
+from common.rundir import RunDir
 from pipeline import named_run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def _validate(run: Path, log: Path) -> tuple[int, dict | None, float]:
         rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
                             stderr=subprocess.STDOUT).returncode
     try:
-        v = json.loads((run / VERDICT).read_text())
+        v = RunDir(run).verdict
     except (OSError, ValueError):
         v = None
     return rc, v, time.time() - t0
@@ -130,7 +130,7 @@ def _failed(v: dict | None) -> list[str]:
 
 
 def _dlio_wall(run: Path) -> float:
-    m = read_manifest(run / MANIFEST)
+    m = RunDir(run).manifest
     return sum(r.get("wall_s", 0.0) for n, r in m["steps"].items() if n.startswith("dlio."))
 
 
@@ -171,7 +171,7 @@ def baseline(fam: str, a, say) -> dict:
     given = a.baselines.get(fam)
     if given:
         say(f"mutants: {fam}: baseline {given} (given)")
-        m = read_manifest(given / MANIFEST)
+        m = RunDir(given).manifest
         rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
             r.get("wall_s", 0.0) for r in m["steps"].values())
         why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
@@ -193,7 +193,7 @@ def baseline(fam: str, a, say) -> dict:
     if run is None or rc != 0:
         return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
     vrc, v, vwall = _validate(run, runs / "baseline.log")
-    man = read_manifest(run / MANIFEST)
+    man = RunDir(run).manifest
     row.update(validate_rc=vrc, validate_s=round(vwall, 1), verdict=(v or {}).get("verdict", "error"),
                failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"),
                dlio=(man.get("dlio") or {}).get("version") or man.get("versions", {}).get("dlio", "unknown"),
@@ -225,7 +225,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     status = outcome(injected, verdict, vrc, hits)
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
                injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
-               failed_steps=[n for n, r in read_manifest(run / MANIFEST)["steps"].items()
+               failed_steps=[n for n, r in RunDir(run).manifest["steps"].items()
                              if r.get("status") != "ok"])
     say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
         f"intended {' '.join(mut['checks'])}; failed {', '.join(failed) or 'none'}) in {row['total_s']} s")
@@ -438,7 +438,7 @@ def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
     a.baselines = {}
     for x in a.baseline:
         fam, _, run = x.partition("=")
-        if fam not in FAMILIES or not (Path(run) / MANIFEST).exists():
+        if fam not in FAMILIES or not RunDir(run).manifest_path.exists():
             raise Refused(f"MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
                           f"{', '.join(FAMILIES)} and a run directory (manifest.json)")
         a.baselines[fam] = Path(run).resolve()
@@ -472,9 +472,9 @@ def _describe_sides(m: dict) -> None:
     """m's "dlio", "profiles" and "profiles_note" from its baselines (each family's DLIO and its profiles, read from
     its manifest when the baseline row predates those fields)."""
     for b in m["baselines"]:
-        man = Path(b["run"]) / MANIFEST if b.get("run") else None
-        if "dlio" not in b and man and man.exists():
-            mm = json.loads(man.read_text())
+        man = RunDir(b["run"]) if b.get("run") else None
+        if "dlio" not in b and man and man.manifest_path.exists():
+            mm = man.manifest
             b.update(dlio=mm.get("versions", {}).get("dlio", "unknown"), profiles=mm.get("profiles", []),
                      skipped_profiles=mm.get("skipped_profiles") or {})
         elif "dlio" not in b and b.get("verdict") == "pass" and m.get("profiles_note"):

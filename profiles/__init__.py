@@ -158,7 +158,9 @@ class Done:
 
 
 class RunView(Protocol):
-    """What a profile's check may read of the run being validated (validate.checks.Run)."""
+    """What a profile's check may read of the run being validated: a narrow view, not a reader. Satisfied by
+    validate.checks.Run, the run directory's one reader (common.rundir.RunDir: manifest, step, cfg, ranks, release,
+    table) with validate's own analytic model and derived tables (tests/test_sources.py holds it to this)."""
     path: Path                   # the run directory (raw outputs a check may analyse: <side>/<step>/...)
     manifest: dict
     ranks: int
@@ -174,8 +176,10 @@ class RunView(Protocol):
 
 
 class ReportView(Protocol):
-    """What a profile's report section may read of the run being rendered (reports.rundir.RunData): the run
-    directory's files only, never a trace to parse."""
+    """What a profile's report section may read of the run being rendered: the run directory's files only, never a
+    trace to parse. A narrow view, not a reader: satisfied by reports.rundir.RunData, the run directory's one reader
+    (common.rundir.RunDir: manifest, verdict, table, table_part, table_names, absent_reason, ...) with the report's
+    links (tests/test_sources.py holds it to this)."""
     path: Path
     manifest: dict
     verdict: dict | None         # None: never validated
