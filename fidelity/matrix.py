@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from common.rundir import RunDir
+from profiles import registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -82,12 +83,22 @@ def update(matrix: dict, rows: list[dict]) -> dict:
     return {"rows": [by[k] for k in order]}
 
 
-# check families shown as matrix columns (each cell: pass/fail/skip counts of that family)
-FAMILIES = ["dlio.version", "steps", "dataset", "logvfd", "counts", "dftracer", "darshan", "runtime"]
+# validate's own check families shown as matrix columns, before and after the profiles' (each cell: pass/fail/skip
+# counts of that family)
+LEADING, TRAILING = ("dlio.version", "steps", "dataset"), ("runtime",)
 
 
 def family(name: str) -> str:
     return "dlio.version" if name == "dlio.version" else name.split(".", 1)[0]
+
+
+def families(rows: list[dict]) -> list[str]:
+    """The matrix's columns: validate's leading families, each profile's (in the registry's order: its name, then the
+    families its claims and kernel-only rows name) that some row holds, then validate's runtime."""
+    held = {family(n) for r in rows for n in r.get("checks", {})}
+    named = [f for p in registry().values() for f in (p.name, *(family(c) for c, _ in p.claims),
+                                                      *(family(k) for k in p.kernel_only))]
+    return [*LEADING, *dict.fromkeys(f for f in named if f in held), *TRAILING]
 
 
 def family_counts(checks: dict[str, str], fam: str) -> dict[str, int]:
@@ -105,18 +116,19 @@ def cell(row: dict, fam: str) -> str:
 
 
 def render_md(matrix: dict, reports: dict[str, str]) -> str:
+    fams = families(matrix["rows"])
     lines = ["# DLIO version matrix", "",
              "Written by `make fidelity` from run directories (`runs/*/verdict.json`); one row per DLIO version, the "
              "newest run of each. Columns: pass/fail counts per check family (docs/validation.md, the verdict).", "",
              "| DLIO | source | kernel entry | date | kernel rev | workload | verdict | "
-             + " | ".join(FAMILIES) + " |",
-             "|" + "---|" * (7 + len(FAMILIES))]
+             + " | ".join(fams) + " |",
+             "|" + "---|" * (7 + len(fams))]
     for r in matrix["rows"]:
         src = r["dlio_source"] if r["dlio_source"] == "pypi" else f"git {r['dlio_revision'][:7]}"
         entry = (r["entry"] or "none") + (" (nearest)" if r["nearest"] else "")
         verdict = r["verdict"].upper() + (f" ([report]({reports[r['version']]}))" if r["version"] in reports else "")
         lines.append(f"| {r['version']} | {src} | {entry} | {r['date']} | {r['kernel_revision']} | {r['workload']} "
-                     f"x{r['ranks']} | {verdict} | " + " | ".join(cell(r, f) for f in FAMILIES) + " |")
+                     f"x{r['ranks']} | {verdict} | " + " | ".join(cell(r, f) for f in fams) + " |")
     lines += ["", "Failed checks:", ""]
     for r in matrix["rows"]:
         lines.append(f"- {r['version']}: " + (", ".join(r["failed"]) if r["failed"] else "none"))
@@ -144,9 +156,10 @@ def config_diff(cfg: dict, ref: dict | None) -> list[tuple[str, object, object]]
 
 
 def first_block_diffs(run: Path) -> list[dict]:
-    """Per rank of the deterministic Log VFD variant: the first differing per-open block, both sides."""
+    """Per rank of the deterministic Log VFD variant: the first differing per-open block, both sides (the steps
+    whose tables hold per-open blocks: Profile.first_difference, the ordered one first)."""
     out = []
-    for prof in ("logvfd-rt0", "logvfd"):
+    for prof in (s for p in registry().values() for s in p.first_difference):
         d, k = _read(run, "table", f"{prof}-dlio.json"), _read(run, "table", f"{prof}-kernel.json")
         if not d or not k:
             continue

@@ -101,28 +101,31 @@ def outcome(injected: bool, verdict: str, vrc: int, hits: list[str]) -> str:
     return "survived"
 
 
-def _harness(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log: Path, env: dict,
-             extra: list[str]) -> tuple[int, Path | None, float]:
-    """One `python -m harness run`, in a process of its own (its environment: the mutant); its exit status, the run
-    directory it named in its log (pipeline.named_run; None: none made) and wall time."""
-    argv = [sys.executable, "-m", "harness", "run", "--workload", workload, "--scale", scale, "--ranks", str(ranks),
-            "--runs-dir", str(runs), "--dlio-venv", str(venv), *extra]
+def _pipeline(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log: Path, env: dict,
+              extra: list[str]) -> dict:
+    """One pass of the pipeline (`python -m pipeline --no-report`: run both sides, validate the run it made) in a
+    process of its own (its environment: the mutant and its kernel), its output in `log`. Its outcome (pipeline
+    --outcome): "run" (None: none named), "harness" and "validate" (each step's status; validate None: not run),
+    "harness_s" and "validate_s" (each step's wall time as the pipeline timed it), "verdict" (verdict.json; None:
+    none). A pipeline that stopped before writing its outcome (interrupted, crashed): its exit status as the
+    harness's, the run its log named (pipeline.named_run), validate not run."""
+    res = log.with_suffix(".outcome.json")
+    res.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "pipeline", "--no-report", "--outcome", str(res), "--workload", workload,
+            "--scale", scale, "--ranks", str(ranks), "--runs-dir", str(runs), "--dlio-venv", str(venv), *extra]
     t0 = time.time()
     with open(log, "w") as out:
         rc = subprocess.run(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
-    return rc, named_run(log.read_text(errors="replace")), time.time() - t0
-
-
-def _validate(run: Path, log: Path) -> tuple[int, dict | None, float]:
-    t0 = time.time()
-    with open(log, "a") as out:
-        rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
-                            stderr=subprocess.STDOUT).returncode
     try:
-        v = RunDir(run).verdict
+        o = json.loads(res.read_text())
     except (OSError, ValueError):
-        v = None
-    return rc, v, time.time() - t0
+        o = {"run": (lambda r: str(r) if r else None)(named_run(log.read_text(errors="replace"))), "harness": rc,
+             "validate": None, "harness_s": round(time.time() - t0, 1), "validate_s": None}
+    try:
+        o["verdict"] = RunDir(o["run"]).verdict if o["validate"] is not None else None
+    except (OSError, ValueError):
+        o["verdict"] = None
+    return o
 
 
 def _failed(v: dict | None) -> list[str]:
@@ -164,19 +167,42 @@ def _given_vol(fam: str, m: dict) -> str:
     return "" if want == got else f"its kernel side ran with VOL={got}, the {fam} family needs VOL={want}"
 
 
+def _revalidate(run: Path, log: Path) -> dict:
+    """A given baseline (nothing to run: it was made before) validated again, `python -m validate RUN` in a process of
+    its own, its output added to `log`: its status, wall time and verdict as _pipeline gives them."""
+    t0 = time.time()
+    with open(log, "a") as out:
+        rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
+                            stderr=subprocess.STDOUT).returncode
+    try:
+        v = RunDir(run).verdict
+    except (OSError, ValueError):
+        v = None
+    return {"validate": rc, "validate_s": round(time.time() - t0, 1), "verdict": v}
+
+
+def _given(fam: str, given: Path, a) -> tuple[dict, str]:
+    """A given baseline's outcome as far as its manifest says it (its launches' wall time as the run's), and why it is
+    not the family's baseline ("" when it is)."""
+    wl = FAMILIES[fam][0]
+    m = RunDir(given).manifest
+    o = {"run": str(given), "harness": 0 if m.get("status") == "complete" else 1, "validate": None,
+         "harness_s": round(sum(r.get("wall_s", 0.0) for r in m["steps"].values()), 1)}
+    why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
+        f"a run at SCALE={m['workload'].get('scale')}, the {fam} family runs at {scale_for(fam, a)}" \
+        if m["workload"].get("scale") != scale_for(fam, a) else _given_vol(fam, m)
+    return o, why
+
+
 def baseline(fam: str, a, say) -> dict:
     wl = FAMILIES[fam][0]
     runs = a.runs_dir / fam
     runs.mkdir(parents=True, exist_ok=True)
+    log = runs / "baseline.log"
     given = a.baselines.get(fam)
     if given:
         say(f"mutants: {fam}: baseline {given} (given)")
-        m = RunDir(given).manifest
-        rc, run, wall = (0 if m.get("status") == "complete" else 1), given, sum(
-            r.get("wall_s", 0.0) for r in m["steps"].values())
-        why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
-            f"a run at SCALE={m['workload'].get('scale')}, the {fam} family runs at {scale_for(fam, a)}" \
-            if m["workload"].get("scale") != scale_for(fam, a) else _given_vol(fam, m)
+        o, why = _given(fam, given, a)
         if why:
             return {"family": fam, "workload": wl, "run": str(given), "verdict": "error",
                     "detail": f"--baseline {fam}={given}: {why}"}
@@ -184,17 +210,19 @@ def baseline(fam: str, a, say) -> dict:
         extra, fenv = family_launch(fam, a)
         env = {**{k: v for k, v in os.environ.items() if k != "H5DLIO_MUTATE"}, **fenv}
         say(f"mutants: {fam}: baseline {wl} (both sides{', kernel VOL=' + FAMILY_VOL[fam] if extra else ''}) ...")
-        rc, run, wall = _harness(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), runs / "baseline.log", env,
-                                 extra)
+        o = _pipeline(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), log, env, extra)
+    rc = o["harness"]
     row = {"family": fam, "workload": wl, "scale": scale_for(fam, a), "vol": FAMILY_VOL.get(fam, "native"),
-           "harness_rc": rc,
-           "run": str(run) if run else None,
-           "harness_s": round(wall, 1), "given": bool(given)}
-    if run is None or rc != 0:
-        return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {runs / 'baseline.log'}"}
-    vrc, v, vwall = _validate(run, runs / "baseline.log")
+           "harness_rc": rc, "run": o["run"], "harness_s": o["harness_s"], "given": bool(given)}
+    if o["run"] is None or rc != 0:
+        return {**row, "verdict": "error", "detail": f"the harness exited {rc}: see {log}"}
+    if given:
+        o.update(_revalidate(given, log))
+    if o["validate"] is None:
+        return {**row, "verdict": "error", "detail": f"the run was not validated (the pipeline stopped): see {log}"}
+    v, run = o["verdict"], Path(o["run"])
     man = RunDir(run).manifest
-    row.update(validate_rc=vrc, validate_s=round(vwall, 1), verdict=(v or {}).get("verdict", "error"),
+    row.update(validate_rc=o["validate"], validate_s=o["validate_s"], verdict=(v or {}).get("verdict", "error"),
                failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"),
                dlio=(man.get("dlio") or {}).get("version") or man.get("versions", {}).get("dlio", "unknown"),
                profiles=man.get("profiles", []),
@@ -211,20 +239,23 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     extra, fenv = family_launch(fam, a)
     env = {**os.environ, **fenv, "H5DLIO_MUTATE": mut["name"]}
     t0 = time.time()
-    rc, run, wall = _harness(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), log, env,
-                             ["--reuse-dlio", str(base), *extra])
+    o = _pipeline(wl, scale_for(fam, a), a.ranks, runs, venv_for(fam, a), log, env,
+                  ["--reuse-dlio", str(base), *extra])
+    rc, run = o["harness"], o["run"]
     row = {"mutant": mut["name"], "family": fam, "workload": wl, "intended": mut["checks"], "harness_rc": rc,
-           "run": str(run) if run else None, "kernel_s": round(wall, 1)}
+           "run": run, "kernel_s": o["harness_s"]}
     if run is None:
         return {**row, "status": "error", "detail": f"no run directory (harness exit {rc}): see {log}"}
-    vrc, v, vwall = _validate(run, log)
+    if o["validate"] is None:  # the pipeline validates a run whose harness exited 0 or 1 (it was not stopped)
+        return {**row, "status": "error", "detail": f"not validated (harness exit {rc}): see {log}"}
+    vrc, v = o["validate"], o["verdict"]
     failed = _failed(v)
     hits = killed_by(failed, mut["checks"])
     verdict = (v or {}).get("verdict", "error")
-    injected = _injected(run, mut["name"])
+    injected = _injected(Path(run), mut["name"])
     status = outcome(injected, verdict, vrc, hits)
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
-               injected=injected, validate_s=round(vwall, 1), total_s=round(time.time() - t0, 1),
+               injected=injected, validate_s=o["validate_s"], total_s=round(time.time() - t0, 1),
                failed_steps=[n for n, r in RunDir(run).manifest["steps"].items()
                              if r.get("status") != "ok"])
     say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
@@ -483,8 +514,8 @@ def _describe_sides(m: dict) -> None:
             b.update(dlio=m.get("dlio", "unknown"), profiles=m.get("profiles", []),
                      skipped_profiles={k: v for k, sep, v in note if sep})
     ran = [b for b in m["baselines"] if "dlio" in b]
-    if not ran:
-        m["profiles_note"] = "no baseline ran"
+    if not ran:  # the profiles are what the baselines' manifests name: none ran, none named
+        m["profiles"], m["profiles_note"] = [], "no baseline ran"
         return
     by: dict[str, list[str]] = {}
     for b in ran:
@@ -505,7 +536,7 @@ def _document(a: argparse.Namespace, table: list[dict], chosen: list[dict], matr
            "families": [b["family"] for b in baselines], "mutants": [t["name"] for t in chosen],
            "baselines_given": sorted(a.baselines)}
     m = {"kernel_revision": inv["kernel_revision"], "dlio": "2.0.0", "scale": a.scale, "ranks": a.ranks,
-         "profiles": ["timing", "logvfd", "dftracer"], "started": started, "finished": inv["finished"],
+         "profiles": [], "started": started, "finished": inv["finished"],
          "wall_s": inv["wall_s"], "invocations": [inv], "table": chosen, "baselines": baselines, "results": results,
          "not_run": not_run, "findings": json.loads(a.findings.read_text()) if a.findings else []}
     if a.merge and (a.out / "mutants.json").exists():

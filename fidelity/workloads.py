@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
-from fidelity.matrix import FAMILIES, family_counts, row_of
+from fidelity.matrix import families, family_counts, row_of
 from harness.workload import REFERENCE_CONFIGS, WorkloadError, dlio_config_dir, load
 from pipeline import named_run
 
@@ -119,7 +119,7 @@ def build(names: list[str], scale: str, ranks: int, runs_dir: Path, command: str
 
 
 def render_md(m: dict) -> str:
-    fams = [f for f in FAMILIES if f != "dlio.version"]
+    fams = [f for f in families(m["rows"]) if f != "dlio.version"]
     others = sorted({r["dlio"] for r in m["rows"] if r.get("dlio", m["dlio"]) != m["dlio"]})
     L = ["# Workload matrix", "",
          f"Written by `make workloads` on {m['date']} (kernel {m['kernel_revision']}, DLIO {m['dlio']}"

@@ -27,26 +27,13 @@ report: venv
 	@[ -d "$(RUN)" ] || { echo "make report: RUN=$(RUN): no such directory" >&2; exit 2; }
 	@$(VENV)/bin/python -m reports "$(RUN)" || { rc=$$?; echo "make report: RUN=$(RUN) was not rendered (exit $$rc)" >&2; exit $$rc; }
 
-# Every launch goes through the harness: the paper directory (sweep init), kernel vs DLIO (harness run; a failed run
-# still gets its report: its verdict says what failed), the kernel-only strong scaling (sweep scaling); then one
-# report over everything under PAPER_DIR (python -m reports only renders). Only runs this invocation made are judged
-# and shown: sweep init moves an earlier invocation's runs/ aside, and each kernel-vs-DLIO pair is one pass of the
-# pipeline (python -m pipeline --no-report: it validates the run it made, none if the harness stopped before making
-# one). Exit status 1 if a run, a verdict or a scaling launch failed (after rendering the report), 130 if interrupted.
+# The thesis experiment set (pipeline/paper.py says each step and the exit status: a kernel-vs-DLIO pair is one pass
+# of the pipeline; 1 after the report is rendered if a pass or the scaling failed, naming them; 130 if interrupted).
 ## the thesis experiment set at PAPER_SCALE (default tiny), rendered as one report
 paper: build venv dlio-venv
-	@set -u; d="$(abspath $(PAPER_DIR))"; venv="$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"; t0=$$(date +%s); failed=""; \
-	$(VENV)/bin/python -m harness sweep init "$$d" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
-	  --repeat $(PAPER_REPEAT) --scaling-ranks $(PAPER_SCALING_RANKS) || exit $$?; \
-	for wp in $(PAPER_WORKLOADS); do w=$${wp%%:*}; p=$${wp#*:}; \
-	  $(VENV)/bin/python -m pipeline --no-report --quiet --workload $$w --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
-	    --repeat $(PAPER_REPEAT) --profiles $$p --dlio-venv "$$venv" --runs-dir "$$d/runs"; \
-	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed $$w"; \
-	done; \
-	$(VENV)/bin/python -m harness sweep scaling "$$d" --dlio-venv "$$venv" --configs $(PAPER_SCALING); \
-	  rc=$$?; [ $$rc -eq 130 ] && exit 130; [ $$rc -eq 0 ] || failed="$$failed scaling"; \
-	$(VENV)/bin/python -m reports "$$d" || exit $$?; \
-	echo "make paper: $$(( $$(date +%s) - t0 )) s$${failed:+; failed:$$failed}"; [ -z "$$failed" ]
+	@$(VENV)/bin/python -m pipeline paper "$(abspath $(PAPER_DIR))" --scale $(PAPER_SCALE) --ranks $(PAPER_RANKS) \
+	  --repeat $(PAPER_REPEAT) --scaling-ranks $(PAPER_SCALING_RANKS) --workloads "$(PAPER_WORKLOADS)" \
+	  --scaling $(PAPER_SCALING) --dlio-venv "$$(cat $(or $(DLIO_STAMP),build/.dlio-venv))"
 
 ## headless Chromium (Debian) for the report's browser tests
 chromium:

@@ -14,8 +14,9 @@ import contextlib
 import os
 import re
 import sys
+import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,12 +33,21 @@ class BadInput(ValueError):
 
 @dataclass
 class Outcome:
-    """What one pass made: the run directory (None: the harness stopped before naming one) and each step's status
-    (None: the step did not run)."""
+    """What one pass made: the run directory (None: the harness stopped before naming one), each step's status
+    (None: the step did not run) and its wall time in s, timed in this process around the step (`--outcome FILE`
+    writes them: the mutation matrix's run and validate times)."""
     run: Path | None
     harness: int
     validate: int | None = None
     report: int | None = None
+    harness_s: float | None = None
+    validate_s: float | None = None
+    report_s: float | None = None
+
+    def as_json(self) -> dict:
+        """The outcome as `--outcome FILE` writes it (the run directory a string or null)."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "status": self.status,
+                "run": str(self.run) if self.run else None}
 
     @property
     def status(self) -> int:
@@ -125,17 +135,22 @@ def one_pass(harness_argv: list[str], darshan_analyses: str | None = None, repor
              runs_db: Path | None = None) -> Outcome:
     """Run, then validate and report the run this pass made (none made, or the harness refused or was stopped: nothing
     is validated, no earlier run is shown)."""
+    t0 = time.monotonic()
     rc, rd = run(harness_argv)
-    out = Outcome(rd, rc)
+    out = Outcome(rd, rc, harness_s=round(time.monotonic() - t0, 1))
     if rc not in (0, 1):
         return out
     if rd is None:
         print(f"pipeline: the harness (exit {rc}) named no run directory", file=sys.stderr)
         out.harness = 1
         return out
+    t0 = time.monotonic()
     out.validate = validate(rd, quiet, darshan_analyses)
+    out.validate_s = round(time.monotonic() - t0, 1)
     if report_it:
+        t0 = time.monotonic()
         out.report = report(rd)
+        out.report_s = round(time.monotonic() - t0, 1)
     if runs_db:
         keep(rd, runs_db)
     return out

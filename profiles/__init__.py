@@ -18,10 +18,15 @@ A profile says, for a run:
   verdict's `not compared ... (needs ...)`), claims (what its rows that do not say so themselves compared) and
   kernel_only (the prefixes of its rows a kernel-only run keeps); and what the report reads of it: describes (its
   check family in one line), metadata_label (its tables carry the metadata rate) and report_sections (its sections
-  of the report: functions of a ReportView returning common.blocks blocks).
+  of the report: functions of a ReportView returning common.blocks blocks); what fidelity/ and bench/perf read:
+  first_difference (its tables of per-open blocks) and baseline (the profile the others' cost is measured against).
 
 The registry (KNOWN below) is the one place outside a profile's own module or package that names it: adding a
-profiler is its package and one line there. registry() imports them all; get(name) imports one.
+profiler is its package and one line there. registry() imports them all; get(name) imports one. Importing a profile's
+package is cheap: its __init__ holds the Profile and its declarations only; its parse and check modules (numpy, yaml,
+a tracer's reader) are imported when first used: its checks and report_sections are Deferred (imported when validate
+or the report reads them), its methods import what they call, and the names it re-exports are resolved on first use
+(exports(): the package's module __getattr__). tests/test_profiles_lazy.py holds that to it.
 
 Where this sits: profiles import only common/ (and the standard library); the harness (wrap, collect) and validate
 (checks) import profiles, and reports/ this registry only (the declarations above, never a profile's package).
@@ -30,6 +35,7 @@ of validate (the analytic model) it gets through the RunView it is handed."""
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,11 +232,46 @@ def per_file(profile: str) -> Claim:
     return claim
 
 
+class Deferred:
+    """A declaration naming functions of a profile's own modules (".checks:check_x": module relative to the package
+    that defines the Profile, then the function), imported when it is first read: a Profile's checks and
+    report_sections, so that registry() imports no check module. Reads as the tuple of those functions."""
+
+    def __init__(self, *targets: str):
+        self.targets = targets
+        self.package = ""
+        self.resolved: tuple | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.package = owner.__module__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> tuple:
+        if self.resolved is None:
+            pairs = [t.split(":") for t in self.targets]
+            self.resolved = tuple(getattr(importlib.import_module(m, self.package), f) for m, f in pairs)
+        return self.resolved
+
+
+def exports(package: str, names: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:
+    """A profile package's module __getattr__ (PEP 562): the names it re-exports ({".module": (name, ...)}, module
+    relative to the package) and its modules, each imported when a caller first asks for it."""
+    where = {n: m for m, ns in names.items() for n in ns}
+    folder = Path(sys.modules[package].__file__ or "").parent
+
+    def __getattr__(name: str) -> Any:
+        if name in where:
+            return getattr(importlib.import_module(where[name], package), name)
+        if not name.startswith("_") and (folder / f"{name}.py").is_file():
+            return importlib.import_module(f".{name}", package)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    return __getattr__
+
+
 class Profile:
     name: ClassVar[str] = ""
     order: ClassVar[int] = 50          # listing order (--profiles, the manifest) and the order of its checks
     launch_order: ClassVar[int | None] = None  # order of its launches in a run, if not `order`
-    checks: ClassVar[tuple[Check, ...]] = ()
+    checks: ClassVar[tuple[Check, ...] | Deferred] = ()   # a Deferred(".checks:check_x", ...) in a package
     # its collect() holds a table per data file (~1-1.5 KB each): collection parses one such launch at a time
     holds_file_tables: ClassVar[bool] = False
     # it also wraps and collects the generate launches (step "generate", no LaunchSpec of its own); launches() still
@@ -239,17 +280,23 @@ class Profile:
     # it needs nothing beyond the kernel and the reference DLIO (no tracer to install): the profiles of Options built
     # in code (harness.plan.Options' default: the sweep's kernel checks, tests)
     builtin: ClassVar[bool] = False
+    # its launches run the programs under no profiler, timed: the baseline a profiler's cost is measured against and
+    # the launch bench/perf times (baseline() below: exactly one profile says so)
+    baseline: ClassVar[bool] = False
     options: ClassVar[tuple[Option, ...]] = ()       # its command-line flags (harness run), in Context.options
     covers: ClassVar[dict[str, str]] = {}            # class of I/O (validate's CLASSES) -> how its checks compare it
     claims: ClassVar[tuple[tuple[str, Claim], ...]] = ()  # (fnmatch pattern of its row names, what such a row compared)
     kernel_only: ClassVar[tuple[str, ...]] = ()      # its rows (name prefixes) a kernel-only run keeps
+    # its steps whose tables (<step>-<side>.json) hold each rank's per-open blocks (ranks.<r>.blocks), the ordered one
+    # first: the DLIO version matrix's divergence report shows the first block that differs (fidelity/matrix.py)
+    first_difference: ClassVar[tuple[str, ...]] = ()
     # read by the report (reports/ imports this registry, never a profile's package): what its family of checks (rows
     # "<name>.*") compares, in one line (the verdict section's table of families), and, for a profile whose
     # tables/<name>-<side>.json carry the metadata rate (profiles.features.metadata_rate), the label of its rows
     describes: ClassVar[str] = ""
     metadata_label: ClassVar[str] = ""
     # its sections of the run's report, after reports/'s own (reports/sections.py SECTIONS), in the profiles' order
-    report_sections: ClassVar[tuple[Section, ...]] = ()
+    report_sections: ClassVar[tuple[Section, ...] | Deferred] = ()
 
     def check_environment(self) -> None:
         """Before validate's checks: raise ValueError naming an environment variable of its own that is bad input."""
@@ -323,6 +370,15 @@ def get(name: str) -> Profile:
         return _REGISTRY[name]
     except KeyError:
         raise KeyError(f"unknown profile '{name}' (known: {', '.join(KNOWN)})") from None
+
+
+def baseline() -> Profile:
+    """The profile whose launches run the programs under no profiler (Profile.baseline)."""
+    found = [p for p in registry().values() if p.baseline]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} baseline profiles ({', '.join(p.name for p in found)}): exactly one declares "
+                          "Profile.baseline")
+    return found[0]
 
 
 def owner(step: str) -> Profile | None:

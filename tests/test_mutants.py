@@ -175,6 +175,83 @@ def test_a_family_left_out_of_an_explicit_list_is_not_listed_as_not_run(tmp_path
         ("prewarm-dropped", "dlio3"), ("prewarm-dropped", "dlio3-jpeg")]
 
 
+RUN_TINY = Path(__file__).resolve().parent / "data" / "run-tiny"
+
+
+@pytest.fixture
+def passes(monkeypatch, tmp_path):
+    """A stand-in for the one `python -m pipeline --no-report --outcome FILE` process a baseline or mutant runs: it
+    makes a run directory (run-tiny's manifest, a kernel output.json naming H5DLIO_MUTATE, the planted verdict),
+    writes the planted outcome (st["outcome"]; None: none written, as a pipeline that crashed) and exits st["rc"]."""
+    import shutil
+    st = {"rc": 1, "outcome": {"harness": 0, "validate": 1, "harness_s": 12.5, "validate_s": 3.5},
+          "verdict": {"verdict": "fail", "checks": [{"name": "dataset.structure", "status": "fail"}]}, "argv": []}
+
+    def fake(argv, cwd=None, env=None, stdout=None, stderr=None, **kw):
+        st["argv"].append(argv)
+        assert argv[1:5] == ["-m", "pipeline", "--no-report", "--outcome"], argv
+        run = Path(argv[argv.index("--runs-dir") + 1]) / f"run-{len(st['argv'])}"
+        shutil.copytree(RUN_TINY, run)
+        out = run / "kernel" / "timing" / "out"
+        out.mkdir(parents=True)
+        (out / "output.json").write_text(json.dumps({"mutant": (env or {}).get("H5DLIO_MUTATE")}))
+        (run / "verdict.json").write_text(json.dumps(st["verdict"]))
+        stdout.write(f"harness: run directory {run}\n")
+        if st["outcome"] is not None:
+            Path(argv[5]).write_text(json.dumps({"run": str(run), **st["outcome"]}))
+        return subprocess.CompletedProcess(argv, st["rc"])
+    monkeypatch.setattr(fm.subprocess, "run", fake)
+    a = fm.argparse.Namespace(ranks=2, scale="tiny", runs_dir=tmp_path / "runs", dlio_venv=tmp_path / "v2",
+                              baselines={})
+    (a.runs_dir / "pytorch").mkdir(parents=True)
+    return st, a
+
+
+MUT = {"name": "gen-size", "checks": ["dataset.*"]}
+
+
+@pytest.mark.parametrize("validate_rc,verdict,status", [
+    (1, "fail", "killed"), (2, "fail", "killed"), (1, "pass", "survived"), (0, "fail", "survived")])
+def test_a_mutant_is_one_pipeline_pass_whose_validate_step_decides(passes, validate_rc, verdict, status):
+    """The mutant row takes the validate step's exit status and the step times from the pipeline's outcome (not the
+    pass's own exit status, which is the harness's when it failed), and the outcome rules as they were: killed only
+    when the verdict FAILs and validate exits non-zero (planted: exit 0 on a FAIL, a PASS WITH MUTANT exit 1)."""
+    st, a = passes
+    st["outcome"]["validate"], st["verdict"]["verdict"] = validate_rc, verdict
+    st["rc"] = 7  # the process's own status is not the validate step's
+    row = fm.one("pytorch", Path("/base"), MUT, a, lambda s: None)
+    assert (row["status"], row["validate_rc"], row["kernel_s"], row["validate_s"]) == (status, validate_rc, 12.5, 3.5)
+    argv = st["argv"][0]
+    assert argv[argv.index("--reuse-dlio") + 1] == "/base" and argv[argv.index("--workload") + 1] == "unet3d"
+
+
+def test_a_mutant_pass_that_did_not_validate_is_an_error_not_a_survivor(passes):
+    """No outcome written (the pipeline crashed or was stopped): the run its log named, the process's status as the
+    harness's, validation not run: error. The same when the outcome says validate did not run."""
+    st, a = passes
+    st["outcome"], st["rc"] = None, 130
+    row = fm.one("pytorch", Path("/base"), MUT, a, lambda s: None)
+    assert row["status"] == "error" and "not validated (harness exit 130)" in row["detail"]
+    assert row["run"] and row["run"].endswith("run-1")
+    st["outcome"], st["rc"] = {"harness": 2, "validate": None, "harness_s": 0.4, "validate_s": None}, 2
+    assert fm.one("pytorch", Path("/base"), MUT, a, lambda s: None)["status"] == "error"
+
+
+def test_a_baseline_is_one_pipeline_pass_without_a_mutant(passes, monkeypatch):
+    """The baseline's pass runs without H5DLIO_MUTATE (even when the caller's environment has one); its verdict,
+    validate status and times are the pipeline's; a failed harness step is an error whatever validate said."""
+    st, a = passes
+    monkeypatch.setenv("H5DLIO_MUTATE", "gen-size")
+    st["outcome"]["validate"], st["verdict"] = 0, {"verdict": "pass", "checks": [], "summary": {"pass": 3}}
+    row = fm.baseline("pytorch", a, lambda s: None)
+    assert (row["verdict"], row["validate_rc"], row["harness_s"], row["validate_s"]) == ("pass", 0, 12.5, 3.5)
+    out = Path(row["run"]) / "kernel" / "timing" / "out" / "output.json"
+    assert json.loads(out.read_text())["mutant"] is None
+    st["outcome"]["harness"] = 1
+    row = fm.baseline("pytorch", a, lambda s: None)
+    assert row["verdict"] == "error" and "the harness exited 1" in row["detail"]
+
+
 def test_the_async_mutant_is_meant_for_the_read_checks_of_the_in_rank_launch():
     """async-lost-read's row names the checks that see one lost read of rank 0 in the launch that reads in-rank (the
     Log VFD's in-order records, and its counts against the model): the failures measured in docs/vol.md kill it."""

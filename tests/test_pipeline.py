@@ -128,3 +128,96 @@ def test_named_run_reads_the_harness_line():
     out = "harness: profile x skipped: y\nharness: run directory /r/unet3d-tiny-1\nstep 1\nharness: complete: /r/u\n"
     assert pipeline.named_run(out) == Path("/r/unet3d-tiny-1")
     assert pipeline.named_run("harness: error: WORKLOAD=nosuch: unknown\n") is None  # refused: no run named
+
+
+@pytest.mark.parametrize("harness,validate_rc,want", [
+    ((0, "run"), 0, {"status": 0, "harness": 0, "validate": 0}),
+    ((1, "run"), 2, {"status": 1, "harness": 1, "validate": 2}),
+    ((0, "run"), 1, {"status": 1, "harness": 0, "validate": 1}),
+    ((130, None), 0, {"status": 130, "harness": 130, "validate": None, "run": None})])
+def test_outcome_file_holds_each_steps_status_and_time(steps, tmp_path, harness, validate_rc, want):
+    """--outcome FILE (fidelity.mutants reads it): each step's own status, not only the pass's (a failed launch's
+    run still validated: validate's status kept beside the harness's; a stopped harness: validate null), the run
+    directory, and a wall time per step that ran (null for one that did not)."""
+    steps["harness"] = (harness[0], steps["run"] if harness[1] else None)
+    steps["validate"] = validate_rc
+    f = tmp_path / "o" / "outcome.json"
+    f.parent.mkdir()
+    assert main(["--no-report", "--outcome", str(f)]) == want["status"]
+    o = __import__("json").loads(f.read_text())
+    assert {k: o[k] for k in want} == {**want, **({"run": None} if harness[1] is None else {})}
+    if harness[1]:
+        assert o["run"] == str(steps["run"])
+    assert isinstance(o["harness_s"], float) and (o["validate_s"] is None) == (want["validate"] is None)
+    assert o["report"] is None and o["report_s"] is None  # --no-report
+
+
+@pytest.fixture
+def paper_steps(monkeypatch, tmp_path):
+    """make paper's steps (python -m pipeline paper) as stand-ins: each returns the planted status of the first
+    planted key found in its argv (st["rc"]: word -> status), else 0; st["ran"] records each step's argv."""
+    import pipeline.paper as pp
+    st = {"rc": {}, "ran": []}
+
+    def fake(args):
+        st["ran"].append(args)
+        return next((rc for w, rc in st["rc"].items() if w in args), 0)
+    monkeypatch.setattr(pp, "step", fake)
+    argv = ["paper", str(tmp_path / "paper-1"), "--scale", "tiny", "--ranks", "2", "--repeat", "2",
+            "--scaling-ranks", "1,2", "--workloads", "thesis-a-rt0:timing thesis-b:timing,logvfd",
+            "--scaling", "thesis-d", "--dlio-venv", "/v"]
+    return st, argv
+
+
+def _what(ran: list[list[str]]) -> list[str]:
+    return [" ".join(a[:3]) if a[0] == "harness" else a[0] if a[0] == "reports" else a[a.index("--workload") + 1]
+            for a in ran]
+
+
+def test_paper_runs_each_step_once_in_order(paper_steps, capsys, tmp_path):
+    st, argv = paper_steps
+    assert main(argv) == 0
+    assert _what(st["ran"]) == ["harness sweep init", "thesis-a-rt0", "thesis-b", "harness sweep scaling", "reports"]
+    b = st["ran"][2]
+    assert b[:3] == ["pipeline", "--no-report", "--quiet"] and b[b.index("--profiles") + 1] == "timing,logvfd"
+    assert b[b.index("--runs-dir") + 1] == str(tmp_path / "paper-1" / "runs")
+    assert "failed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("planted,status,ran,failed", [
+    ({"thesis-b": 1}, 1, 5, "thesis-b"),                  # a failed pass: the report still rendered, then exit 1
+    ({"thesis-a-rt0": 2, "scaling": 1}, 1, 5, "thesis-a-rt0 scaling"),
+    ({"thesis-a-rt0": 130}, 130, 2, None),               # interrupted: nothing after it
+    ({"scaling": 130}, 130, 4, None),
+    ({"init": 2}, 2, 1, None),                           # sweep init's status; nothing runs
+    ({"thesis-b": 1, "reports": 3}, 3, 5, None)])         # the report's status when it is not rendered
+def test_paper_exit_status(paper_steps, capsys, planted, status, ran, failed):
+    st, argv = paper_steps
+    st["rc"] = planted
+    assert main(argv) == status
+    assert len(st["ran"]) == ran
+    out = capsys.readouterr().out
+    if failed:
+        assert out.strip().splitlines()[-1].endswith(f"; failed: {failed}"), out
+    else:
+        assert "failed:" not in out
+
+
+def test_paper_refuses_a_workload_without_profiles(paper_steps, capsys):
+    st, argv = paper_steps
+    argv[argv.index("--workloads") + 1] = "thesis-a-rt0:timing thesis-b"
+    assert main(argv) == 2
+    assert "PAPER_WORKLOADS=thesis-a-rt0:timing thesis-b: 'thesis-b' is not WORKLOAD:PROFILES" in \
+        capsys.readouterr().err
+    assert st["ran"] == []
+
+
+def test_paper_step_gives_the_process_status_and_130_when_interrupted(monkeypatch):
+    import pipeline.paper as pp
+    assert pp.step(["json.tool", "/no/such/file.json"]) != 0          # a real process that fails
+    assert pp.step(["json.tool", "--help"]) == 0
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pp.subprocess, "run", interrupted)
+    assert pp.step(["json.tool", "--help"]) == 130

@@ -553,7 +553,7 @@ COMMANDS = {
     },
     "docs/reports.md": {
         "make report RUN=runs/<id>": case_make_report,
-        "make paper": case_make_dry(["python -m harness", "python -m pipeline", "--scale tiny", "python -m reports"]),
+        "make paper": case_make_dry(["python -m pipeline paper", "--scale tiny", "--workloads \"thesis-a-rt0:timing"]),
         "make paper PAPER_SCALE=small PAPER_REPEAT=3": case_make_dry(["--scale small", "--repeat 3"]),
         ".venv/bin/python -m reports runs/paper-<time>": case_reports_paper_dir,
     },

@@ -701,14 +701,9 @@ PROFILE_NAMES_ALLOWED: dict[str, str] = {
                            "packages as Darshan's analyses did (profiles/darshan/report.py, Profile.report_sections; "
                            "the blocks in common/blocks.py): issue 38 item 1, next step",
     "reports/paper.py": "the paper's Log VFD and DFTracer sections, built from those run sections (same step)",
-    "fidelity/matrix.py": "the matrix's check-family columns and the Log VFD's first differing block",
-    "fidelity/mutants.py": "the profiles a mutant family's baselines ran, as mutants.json records them",
-    "bench/perf/profilers.py": "the profilers' cost benchmark: one row per profiler by name",
-    "bench/perf/plots.py": "that benchmark's plot, a colour per profiler",
-    "bench/perf/validation.py": "the validation-cost benchmark times each profile's parse by name, also on saved "
-                                "copies of older revisions that have no registry",
-    "bench/perf/dlio.py": "DLIO's per-launch cost, timed under the timing profile",
-    "bench/perf/scale.py": "the scale bench's side-by-side runs under the timing profile",
+    "bench/perf/validation.py": "the validation-cost benchmark parses the Log VFD's and DFTracer's traces, named in "
+                                "one table (LOGVFD, DFTRACER), also on saved copies of older revisions that have no "
+                                "registry or not this one; for this tree it checks profiles.KNOWN has both",
 }
 
 

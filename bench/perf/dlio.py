@@ -23,11 +23,13 @@ from bench.perf.common import BenchError, Context, load_snapshot, ratio, summary
 
 
 def _harness():
+    """The harness's pieces a bench launches with, and the profile it times launches under: the baseline (no
+    profiler; Profile.baseline)."""
     from harness import run as hrun
     from harness.launch import Step, execute
     from harness.workload import dlio_config_dir, load
-    from profiles import timing
-    return hrun, Step, execute, dlio_config_dir, load, timing
+    from profiles import baseline
+    return hrun, Step, execute, dlio_config_dir, load, baseline()
 
 
 def log_times(out: Path) -> dict:
@@ -64,8 +66,12 @@ def _exec(execute, step, progress) -> dict:
 
 
 def _parse(timing, step, res: dict) -> dict:
+    """A timed launch's row: its wall time, and the in-program times the baseline profile collects of it."""
+    from common.rundir import TIMING
+    from profiles import Done
     out = step.workdir / "out"
-    t = timing.parse(out, step.side)
+    done = Done(step.name, step.side, step.profile, step.workdir, res["wall_s"], Path(), Path())
+    t = timing.collect(done)[TIMING]
     rec = {"wall_s": res["wall_s"], "train_epoch_s": t["train_epoch_s"], "eval_s": t["eval_s"],
            "epochs_s": sum(t["train_epoch_s"]) + sum(t["eval_s"])}
     if step.side == "dlio":
@@ -170,7 +176,7 @@ def _dataset(b: _Bench, key: str, wname: str, scale: str, workloads):
         # when evaluation is off, and divides by samples-per-rank // read_threads (ZeroDivisionError below 4)
         wl = wl.with_overrides({"dataset": {"num_files_eval": max(nf // 4 // b.ranks, 4) * b.ranks}})
     base = b.ctx.work / f"dlio-{key}"
-    opt = b.hplan.Options(ranks=b.ranks, profiles=["timing"], repeat=1, timeout=b.p["timeout"])
+    opt = b.hplan.Options(ranks=b.ranks, profiles=[b.timing.name], repeat=1, timeout=b.p["timeout"])
     plan = b.hplan.build(wl, opt, b.venv)
     b.hrun.prepare(base, plan)
     steps = {s.name: s for s in b.hplan.launches(base, plan)}
@@ -216,7 +222,7 @@ def _empty_launch(b: _Bench, scale: str, steps: dict, base: Path) -> dict:
     for i in range(b.p["empty_repeat"]):
         for side in ("dlio", "kernel"):
             b.ctx.say(f"dlio: {scale}: {side} launch with ~0 work {i + 1}/{b.p['empty_repeat']}")
-            st = steps[f"{side}.timing"]
+            st = steps[f"{side}.{b.timing.name}"]
             if side == "dlio":
                 argv = [a.replace("workflow.train=True", "workflow.train=False") for a in st.argv]
             else:
@@ -238,7 +244,7 @@ def _variant(b: _Bench, v: dict, wl, wname: str, scale: str, nf: int, base: Path
     wv = wl.with_overrides(_variant_overrides(v, nf))
     rd = b.ctx.work / f"dlio-{name}"
     vreps = int(v.get("repeat", b.reps))
-    optv = b.hplan.Options(ranks=b.ranks, profiles=["timing"], repeat=vreps, timeout=b.p["timeout"])
+    optv = b.hplan.Options(ranks=b.ranks, profiles=[b.timing.name], repeat=vreps, timeout=b.p["timeout"])
     plan = b.hplan.build(wv, optv, b.venv)
     b.hrun.prepare(rd, plan)
     for side in ("dlio", "kernel"):
@@ -256,7 +262,7 @@ def _variant(b: _Bench, v: dict, wl, wname: str, scale: str, nf: int, base: Path
     try:
         for i in range(vreps):
             for side in sides:
-                nm = f"{side}.timing" + (f"-{i + 1}" if i else "")
+                nm = f"{side}.{b.timing.name}" + (f"-{i + 1}" if i else "")
                 b.ctx.say(f"dlio: {name}: {side} training {i + 1}/{vreps}")
                 st = vsteps[nm]
                 recs[side].append(_parse(b.timing, st, b.run(st)))

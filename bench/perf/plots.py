@@ -179,7 +179,9 @@ def scaling(sec: dict) -> Figure:
 def profilers(sec: dict, ax=None) -> Figure:
     fig, ax = _fig_ax(ax)
     sides = list(sec["profiles"])
-    profs = [p for p in ("logvfd", "dftracer", "strace", "darshan") if any(p in sec["profiles"][s] for s in sides)]
+    from profiles import baseline, registry
+    # the profilers measured, in the registry's order (the baseline is each bar's 1.0)
+    profs = [p for p in registry() if p != baseline().name and any(p in sec["profiles"][s] for s in sides)]
     colors = {"dlio": C_DLIO, "kernel": C_KERNEL}
     series = []
     for s in sides:

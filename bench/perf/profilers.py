@@ -1,7 +1,7 @@
 """(6) Profiler overhead: each profile of the harness (logvfd, dftracer, strace; darshan is not: see measure())
-against `timing` (no profiler), on both sides, with the harness's own argv and environment for each profile, on
-unet3d (PyTorch, 4 read threads) at each scale of the preset (tiny; small adds small), repetitions interleaved
-(timing, logvfd, dftracer, strace, timing, ...).
+against the baseline profile (Profile.baseline: timing, no profiler), on both sides, with the harness's own argv and
+environment for each profile, on unet3d (PyTorch, 4 read threads) at each scale of the preset (tiny; small adds
+small), repetitions interleaved (timing, logvfd, dftracer, strace, timing, ...).
 
 Measured: the launch's wall time and the in-program training time (sum of the epochs as each program times
 them). The logvfd launches read the other side's dataset (the harness's cross-read; same shapes and sizes)."""
@@ -21,26 +21,35 @@ def measure(ctx: Context) -> dict:
     p = ctx.preset["profilers"]
     scales = p.get("scales") or [p["scale"]]
     venv = ctx.dlio_venv
-    profs = ["timing", "logvfd"]
     res: dict = {"scale": scales[0], "ranks": p["ranks"], "repeat": p["repeat"], "sides": p["sides"],
                  "skipped": {}, "profiles": {}, "scales": {}, "load": {"before": wait_for_quiet(ctx)}}
-    reg, pctx = registry(), Context(venv, hrun.KERNEL_BIN)
-    found = {name: reg[name].available(pctx) for name in ("dftracer", "strace", "darshan")}
-    for name in ("dftracer", "strace"):
-        if found[name].ok:
-            profs.append(name)
+    pctx = Context(venv, hrun.KERNEL_BIN)
+    # the baseline and the builtin profiles (nothing to install), then every other one available here
+    profs = [timing.name] + [q.name for q in registry().values() if q.builtin and q is not timing]
+    found = {q.name: q.available(pctx) for q in registry().values() if not q.builtin}
+    for name, f in found.items():
+        if not f.ok:
+            res["skipped"][name] = f.reason
+        elif in_ranks_only(registry()[name]):
+            # its launches read with read_threads=0 (Darshan does not follow DLIO's PyTorch workers), so the baseline's
+            # launches at 4 read threads are no baseline for them
+            res["skipped"][name] = (f"{name} launches read with read_threads=0 (it does not follow DLIO's PyTorch "
+                                    f"workers): no {timing.name} baseline at 4 read threads for them; not measured")
         else:
-            res["skipped"][name] = found[name].reason
-    # not "darshan" here even when installed: its launches read with read_threads=0 (Darshan does not follow DLIO's
-    # PyTorch workers), so the timing launches at 4 read threads are no baseline for them
-    res["skipped"]["darshan"] = found["darshan"].reason if not found["darshan"].ok else (
-        "Darshan launches read with read_threads=0 (Darshan does not follow DLIO's PyTorch workers): no timing "
-        "baseline at 4 read threads for them; not measured")
+            profs.append(name)
     for scale in scales:
         res["scales"][scale] = _scale(ctx, p, scale, profs, found, venv)
     res["profiles"] = res["scales"][scales[0]]
     res["load"]["after"] = load_snapshot()
     return res
+
+
+def in_ranks_only(prof) -> bool:
+    """Whether every launch of a profile reads in the ranks (read_threads=0) on a workload with read threads, as the
+    bench's (unet3d at 4): the baseline's launches are then no baseline for them."""
+    from profiles import Shape
+    specs = prof.launches(Shape({"reader": {"read_threads": 4}}))
+    return bool(specs) and all(s.read_threads_0 for s in specs)
 
 
 def _scale(ctx: Context, p: dict, scale: str, profs: list[str], found: dict, venv) -> dict:
@@ -82,14 +91,14 @@ def _scale(ctx: Context, p: dict, scale: str, profs: list[str], found: dict, ven
                 recs[side][pr].append(_parse(timing, st, _exec(execute, st, progress)))
     res: dict = {}
     for side in p["sides"]:
-        t = recs[side]["timing"]
+        t = recs[side][profs[0]]   # the baseline's
         out = {}
         for pr in profs:
             rs = recs[side][pr]
             if not rs:
                 continue
             out[pr] = {"wall_s": summary([r["wall_s"] for r in rs]), "epochs_s": summary([r["epochs_s"] for r in rs])}
-            if pr != "timing":
+            if pr != profs[0]:
                 out[pr]["ratio_wall"] = ratio([r["wall_s"] for r in rs], [r["wall_s"] for r in t])
                 out[pr]["ratio_epochs"] = ratio([r["epochs_s"] for r in rs], [r["epochs_s"] for r in t])
         res[side] = out

@@ -38,15 +38,35 @@ LOGVFD_OPENS = 12  # per rank in tests/data/logvfd/{dlio-pytorch-rt0,kernel-rt0}
 FILE_RE = re.compile(r"img_(\d+)_of_28\.hdf5")
 TS_RE = re.compile(r'"ts":"?(\d+)"?')
 
+# The two profiles this benchmark parses, by name: every name it spells of them (its synthetic run's raw/<name>
+# folders, the tables/<name>-<side>.json each tree's parser writes and validate reads, the modules its parse scripts
+# import, the results' parse.<name>.<side> steps) is made from this one table. Literal, not the registry's: the same
+# steps run on saved copies of older revisions (export_tree), which have no registry or not this one; for this tree,
+# measure() checks its registry still knows both (this_tree_knows).
+LOGVFD, DFTRACER = "logvfd", "dftracer"
+LOGVFD_RT0 = f"{LOGVFD}-rt0"                   # the read_threads=0 launch's Log VFD tables: the same replayed trace
+DFTRACER_TIMELINE = f"{DFTRACER}-timeline"     # the DFTracer parse's timeline, a table of its own
+FILES_DFTRACER = f"files-{DFTRACER}"           # validate's per-file table of the DFTracer traces (derived)
+
 # one measured step: python code run with the tree on PYTHONPATH; {run} is the synthetic run directory
-PARSE_LOGVFD = ("import json,sys; from profiles import logvfd; from pathlib import Path; "
-                "t = logvfd.parse_dir(Path(sys.argv[1])); "
-                "Path(sys.argv[2]).write_text(json.dumps(getattr(logvfd, 'compact', lambda t: t)(t)))")
-PARSE_DFTRACER = ("import json,sys; from profiles import dftracer; from pathlib import Path; "
-                  "t = dftracer.parse(Path(sys.argv[1]), sys.argv[3], Path(sys.argv[4])); tl = t.pop('timeline'); "
+PARSE_LOGVFD = (f"import json,sys; from profiles import {LOGVFD} as p; from pathlib import Path; "
+                "t = p.parse_dir(Path(sys.argv[1])); "
+                "Path(sys.argv[2]).write_text(json.dumps(getattr(p, 'compact', lambda t: t)(t)))")
+PARSE_DFTRACER = (f"import json,sys; from profiles import {DFTRACER} as p; from pathlib import Path; "
+                  "t = p.parse(Path(sys.argv[1]), sys.argv[3], Path(sys.argv[4])); tl = t.pop('timeline'); "
                   "Path(sys.argv[2]).write_text(json.dumps(t)); "
-                  "Path(sys.argv[2]).with_name('dftracer-timeline-' + sys.argv[3] + '.json')"
+                  f"Path(sys.argv[2]).with_name('{DFTRACER_TIMELINE}-' + sys.argv[3] + '.json')"
                   ".write_text(json.dumps(tl))")
+
+
+def this_tree_knows() -> None:
+    """This tree's registry (profiles.KNOWN) has both profiles the benchmark parses; RuntimeError naming the missing
+    one (a profile renamed here: the table above follows it, while older revisions keep their names)."""
+    from profiles import KNOWN
+    missing = [n for n in (LOGVFD, DFTRACER) if n not in KNOWN]
+    if missing:
+        raise RuntimeError(f"bench.perf.validation: this tree's profiles.KNOWN has no {', '.join(missing)} "
+                           f"(known: {', '.join(KNOWN)})")
 
 
 def replay_dftracer(src: Path, dst: Path, files: int) -> int:
@@ -77,7 +97,8 @@ def replay_dftracer(src: Path, dst: Path, files: int) -> int:
 
 def replay_logvfd(src: Path, dst: Path, files: int) -> int:
     """Each rank's Log VFD stderr written files/12 times (module docstring); returns the number of records."""
-    from profiles.logvfd import RECORD_RE
+    from importlib import import_module
+    RECORD_RE = import_module(f"profiles.{LOGVFD}").RECORD_RE
 
     k = max(1, files // LOGVFD_OPENS)
     n = 0
@@ -97,10 +118,10 @@ def make_run(run: Path, files: int) -> dict:
     if run.exists():
         shutil.rmtree(run)
     shutil.copytree(RUN_TINY, run, ignore=shutil.ignore_patterns(VERDICT, REPORT, "README.md"))
-    for t in ("logvfd", "logvfd-rt0", "dftracer", "dftracer-timeline", "files-dftracer"):
+    for t in (LOGVFD, LOGVFD_RT0, DFTRACER, DFTRACER_TIMELINE, FILES_DFTRACER):
         for p in (run / TABLES).glob(f"{t}-*.json"):
             p.unlink()
-    (run / TABLES / "files-dftracer.json").unlink(missing_ok=True)
+    (run / TABLES / f"{FILES_DFTRACER}.json").unlink(missing_ok=True)
     rd = RunDir(run)
     m = rd.manifest
     m["workload"]["config"]["dataset"]["num_files_train"] = files
@@ -108,13 +129,13 @@ def make_run(run: Path, files: int) -> dict:
     raw = run / "raw"
     sizes = {"files": files, "dftracer_events": {}, "logvfd_records": {}, "bytes": 0}
     for side in ("dlio", "kernel"):
-        d = raw / "dftracer" / side
+        d = raw / DFTRACER / side
         d.mkdir(parents=True)
         sizes["dftracer_events"][side] = sum(replay_dftracer(p, d / p.name.replace(f"{side}-", "").replace(".gz", ""),
                                                              files)
-                                             for p in sorted((DATA / "dftracer").glob(f"{side}-*.pfw.gz")))
-        tmpl = DATA / "logvfd" / ("dlio-pytorch-rt0" if side == "dlio" else "kernel-rt0")
-        sizes["logvfd_records"][side] = replay_logvfd(tmpl, raw / "logvfd" / side, files)
+                                             for p in sorted((DATA / DFTRACER).glob(f"{side}-*.pfw.gz")))
+        tmpl = DATA / LOGVFD / ("dlio-pytorch-rt0" if side == "dlio" else "kernel-rt0")
+        sizes["logvfd_records"][side] = replay_logvfd(tmpl, raw / LOGVFD / side, files)
     sizes["bytes"] = sum(p.stat().st_size for p in raw.rglob("*") if p.is_file())
     return sizes
 
@@ -147,26 +168,26 @@ def measure_tree(tree: Path, run: Path, mem_limit: int, stash: Path) -> dict:
     py = sys.executable
     env = {"PYTHONPATH": str(tree), "MPLBACKEND": "Agg"}
     tabs, raw = run / TABLES, run / "raw"
-    for p in (*tabs.glob("logvfd*.json"), *tabs.glob("dftracer*.json"), tabs / "files-dftracer.json",
+    for p in (*tabs.glob(f"{LOGVFD}*.json"), *tabs.glob(f"{DFTRACER}*.json"), tabs / f"{FILES_DFTRACER}.json",
               run / VERDICT):
         p.unlink(missing_ok=True)
     shutil.rmtree(run / REPORT, ignore_errors=True)
     steps: dict = {}
     for side in ("dlio", "kernel"):
         # the Log VFD tables of both launches (logvfd and logvfd-rt0) come from the same replayed trace
-        steps[f"parse.logvfd.{side}"] = timed([py, "-c", PARSE_LOGVFD, str(raw / "logvfd" / side),
-                                               str(tabs / f"logvfd-{side}.json")], env, mem_limit, tree)
-        if (tabs / f"logvfd-{side}.json").exists():
-            shutil.copy(tabs / f"logvfd-{side}.json", tabs / f"logvfd-rt0-{side}.json")
+        steps[f"parse.{LOGVFD}.{side}"] = timed([py, "-c", PARSE_LOGVFD, str(raw / LOGVFD / side),
+                                                 str(tabs / f"{LOGVFD}-{side}.json")], env, mem_limit, tree)
+        if (tabs / f"{LOGVFD}-{side}.json").exists():
+            shutil.copy(tabs / f"{LOGVFD}-{side}.json", tabs / f"{LOGVFD_RT0}-{side}.json")
         data = f"{RUN_ROOT}/{side}/data"
-        steps[f"parse.dftracer.{side}"] = timed([py, "-c", PARSE_DFTRACER, str(raw / "dftracer" / side),
-                                                 str(tabs / f"dftracer-{side}.json"), side, data], env, mem_limit,
-                                                tree)
+        steps[f"parse.{DFTRACER}.{side}"] = timed([py, "-c", PARSE_DFTRACER, str(raw / DFTRACER / side),
+                                                   str(tabs / f"{DFTRACER}-{side}.json"), side, data], env,
+                                                  mem_limit, tree)
     # validate exits 1 on a failing verdict
     borrowed = []
     for side in ("dlio", "kernel"):
-        names = (f"dftracer-{side}.json", f"dftracer-timeline-{side}.json")
-        if steps[f"parse.dftracer.{side}"]["rc"] == 0:
+        names = (f"{DFTRACER}-{side}.json", f"{DFTRACER_TIMELINE}-{side}.json")
+        if steps[f"parse.{DFTRACER}.{side}"]["rc"] == 0:
             stash.mkdir(exist_ok=True)
             for n in names:
                 shutil.copy(tabs / n, stash / n)
@@ -198,6 +219,8 @@ def export_tree(rev: str, dst: Path) -> Path:
 def measure(ctx: Context) -> dict:
     p = ctx.preset["validation"]
     load = {"before": wait_for_quiet(ctx)}
+    if p.get("this", True):
+        this_tree_knows()
     trees = {"this": REPO} if p.get("this", True) else {}
     if p.get("baseline"):
         trees[f"baseline {p['baseline']}"] = export_tree(p["baseline"], ctx.work / "validation-baseline")
@@ -222,7 +245,7 @@ def measure(ctx: Context) -> dict:
     return res
 
 
-PARSES = ("parse.logvfd.dlio", "parse.logvfd.kernel", "parse.dftracer.dlio", "parse.dftracer.kernel")
+PARSES = tuple(f"parse.{n}.{side}" for n in (LOGVFD, DFTRACER) for side in ("dlio", "kernel"))
 
 
 def records(point: dict) -> int:

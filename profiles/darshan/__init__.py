@@ -11,6 +11,7 @@ from pathlib import Path
 
 from profiles import (
     Context,
+    Deferred,
     Done,
     Found,
     Launch,
@@ -21,14 +22,14 @@ from profiles import (
     Wrapped,
     checkpoint_dir,
     counted,
+    exports,
     per_file,
     register,
     touched,
 )
-from profiles.darshan import parse, runtime
-from profiles.darshan.analyses import analyse, mode
-from profiles.darshan.checks import check_darshan
-from profiles.darshan.report import analyses_section
+
+# its modules (runtime, parse, checks, analyses, report) are imported when first used: registry() imports none
+__getattr__ = exports(__name__, {})
 
 
 @register
@@ -38,10 +39,10 @@ class Darshan(Profile):
     name = "darshan"
     describes = "POSIX, H5F/H5D and DXT per data and checkpoint file; every other file, classified (Darshan)"
     metadata_label = "Darshan"
-    report_sections = (analyses_section,)
+    report_sections = Deferred(".report:analyses_section")
     holds_file_tables = True
     order = 40
-    checks = (check_darshan, analyse)
+    checks = Deferred(".checks:check_darshan", ".analyses:analyse")
     options = (Option("--darshan-prefix", "a Darshan install (else DARSHAN_PREFIX, darshan-config)"),)
     covers = {"data_reads": "Darshan", "posix_data": "Darshan (PROFILES=darshan)",
               "traced_other": "Darshan (PROFILES=darshan)",
@@ -54,9 +55,11 @@ class Darshan(Profile):
     # Darshan's own reports of the kernel's logs (info only)
 
     def check_environment(self) -> None:
+        from profiles.darshan.analyses import mode
         mode()   # H5DLIO_DARSHAN_ANALYSES (make validate DARSHAN_ANALYSES=): refused before any check
 
     def available(self, ctx: Context) -> Found:
+        from profiles.darshan import runtime
         info = runtime.detect(ctx.options.get("darshan_prefix"))
         return Found(info["available"], info["reason"], info)
 
@@ -73,6 +76,7 @@ class Darshan(Profile):
         return None
 
     def prepare(self, ctx: Context, found: Found) -> dict[str, str]:
+        from profiles.darshan import runtime
         found.info["sides"] = runtime.plan_sides(found.info, ctx.dlio_venv, ctx.kernel_bin)
         return {k: v["skip"] for k, v in found.info["sides"].items() if "skip" in v}
 
@@ -85,6 +89,7 @@ class Darshan(Profile):
         at launch: Darshan writes nothing into a missing folder, a warning only), the configuration (config_text)
         in <workdir>/darshan.conf. DXT on. Every process writes its own log (DARSHAN_ENABLE_NONMPI), so the kernel's
         reader processes, forked before MPI_Init, are logged."""
+        from profiles.darshan import runtime
         info, wd = launch.info, launch.workdir
         preload = info.get("sides", {}).get(launch.side, {}).get("preload") or [info["lib"]]
         env = {**launch.env, "LD_PRELOAD": ":".join(preload), "DARSHAN_LOG_DIR_PATH": str(wd / "logs"),
@@ -95,7 +100,9 @@ class Darshan(Profile):
                        files=((wd / "darshan.conf", runtime.config_text(launch.data, checkpoint_dir(wd), files)),))
 
     def refuse(self, shape: Shape, data_dir: Path) -> str | None:
+        from profiles.darshan import runtime
         return runtime.refuse_records(shape.config, shape.ranks, data_dir)
 
     def collect(self, done: Done) -> dict:
+        from profiles.darshan import parse
         return {f"darshan-{done.side}.json": parse.parse(done.workdir, done.side, done.data)}

@@ -13,15 +13,18 @@ The kernel runs under the same venv's preload library (POSIX calls) plus the reg
 (epoch, step, load_batch, read_sample, compute, and rank_info, which maps each process to its rank).
 The package by job: traces (the trace files read and normalized), tables and measures (the per-launch tables, fed one
 event at a time), collect (a launch's traces into its tables: the harness's collection), checks and order (the
-checks validate runs); here the Profile itself, and the names the other modules and the tests use.
+checks validate runs); here the Profile itself, where the tracer is installed, and the names the other modules and
+the tests use (each imported from its module when first asked for).
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from common.rundir import BIG_TABLE
 from profiles import (
     Context,
+    Deferred,
     Done,
     Found,
     Launch,
@@ -29,23 +32,10 @@ from profiles import (
     Wrapped,
     checkpoint_dir,
     counted,
+    exports,
     per_file,
     register,
     touched,
-)
-from profiles.compute import check_compute
-from profiles.dftracer.checks import SHARED, check_checkpoint_io, check_dftracer, prewarm_prefetch
-from profiles.dftracer.collect import parse, parse_json
-from profiles.dftracer.measures import Features, Timeline, features, metadata, timeline
-from profiles.dftracer.order import check_model_opens, check_order, check_workers
-from profiles.dftracer.tables import FileTable, ProcessOpens, checkpoint_table, file_table, process_opens, process_order
-from profiles.dftracer.traces import (
-    iter_events,
-    normalize,
-    preload_library,
-    pydftracer_version,
-    read_events,
-    trace_files,
 )
 
 __all__ = ["SHARED", "UNBUFFERED_TRACE", "DFTracer", "Features", "FileTable", "ProcessOpens", "Timeline",
@@ -53,6 +43,27 @@ __all__ = ["SHARED", "UNBUFFERED_TRACE", "DFTracer", "Features", "FileTable", "P
            "file_table", "iter_events", "metadata", "normalize", "parse", "parse_json", "preload_library",
            "prewarm_prefetch", "process_opens", "process_order", "pydftracer_version", "read_events", "timeline",
            "trace_files"]
+# the names the callers take from here, each imported from its module when first used (registry() imports none)
+__getattr__ = exports(__name__, {
+    ".checks": ("SHARED", "check_checkpoint_io", "check_dftracer", "prewarm_prefetch"),
+    ".collect": ("parse", "parse_json"),
+    ".measures": ("Features", "Timeline", "features", "metadata", "timeline"),
+    ".order": ("check_model_opens", "check_order", "check_workers"),
+    ".tables": ("FileTable", "ProcessOpens", "checkpoint_table", "file_table", "process_opens", "process_order"),
+    ".traces": ("iter_events", "normalize", "read_events", "trace_files")})
+
+
+def preload_library(dlio_venv: Path) -> Path | None:
+    """DFTracer's preload library as shipped in the reference venv: pydftracer 1.0's wheel (dftracer/lib) or the
+    dftracer 2.x core wheel (dftracer/lib64)."""
+    hits = sorted(dlio_venv.glob("lib/python3*/site-packages/dftracer/lib*/libdftracer_preload.so"))
+    return hits[0] if hits else None
+
+
+def pydftracer_version(dlio_venv: Path) -> str | None:
+    """The venv's pydftracer release (the Python side DLIO imports), from its dist-info folder."""
+    hits = sorted(dlio_venv.glob("lib/python3*/site-packages/pydftracer-*.dist-info"))
+    return hits[0].name[len("pydftracer-"):-len(".dist-info")] if hits else None
 
 
 # DLIO's spawned readers under DFTracer 2.x: each event written to the trace as it is logged, uncompressed. torch
@@ -74,7 +85,7 @@ class DFTracer(Profile):
     metadata_label = "DFTracer"
     holds_file_tables = True
     order = 30
-    checks = (check_dftracer, check_checkpoint_io, check_compute)
+    checks = Deferred(".checks:check_dftracer", ".checks:check_checkpoint_io", "profiles.compute:check_compute")
     covers = {"data_reads": "DFTracer", "posix_data": "DFTracer (PROFILES=dftracer)",
               "traced_other": "DFTracer (PROFILES=dftracer)",
               "open_order": "DFTracer's opens by name (PROFILES=dftracer; a PyTorch loader of DLIO: dftracer.order)",
@@ -114,6 +125,7 @@ class DFTracer(Profile):
     def collect(self, done: Done) -> dict:
         """The launch's table as its JSON text (parse_json: the bytes json.dumps gives, without holding the rows as
         dicts), or parsed back under BIG_TABLE bytes (which the run directory writes indented), and its timeline."""
+        from profiles.dftracer.collect import parse_json
         text, timeline = parse_json(done.workdir, done.side, done.data)
         return {f"dftracer-timeline-{done.side}.json": timeline,
                 f"dftracer-{done.side}.json": text if len(text) >= BIG_TABLE else json.loads(text)}

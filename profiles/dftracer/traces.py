@@ -1,6 +1,5 @@
-"""DFTracer's trace files read: the tracer's installation in the reference venv, its .pfw[.gz] files decoded
-one event at a time, the events normalized (rank, pid, call, file, times, offset, count, return value).
-"""
+"""DFTracer's trace files read: its .pfw[.gz] files decoded one event at a time, the events normalized (rank, pid,
+call, file, times, offset, count, return value). Where the tracer is installed: the package (profiles.dftracer)."""
 from __future__ import annotations
 
 import gzip
@@ -20,19 +19,6 @@ CANON = {"open64": "open", "pread64": "pread", "pwrite64": "pwrite", "read64": "
          "lstat64": "lstat", "__xstat": "stat", "__xstat64": "stat", "stat64": "stat", "openat64": "openat",
          "posix_fadvise64": "posix_fadvise"}
 READS = {"pread", "read"}
-
-
-def preload_library(dlio_venv: Path) -> Path | None:
-    """DFTracer's preload library as shipped in the reference venv: pydftracer 1.0's wheel (dftracer/lib) or the
-    dftracer 2.x core wheel (dftracer/lib64)."""
-    hits = sorted(dlio_venv.glob("lib/python3*/site-packages/dftracer/lib*/libdftracer_preload.so"))
-    return hits[0] if hits else None
-
-
-def pydftracer_version(dlio_venv: Path) -> str | None:
-    """The venv's pydftracer release (the Python side DLIO imports), from its dist-info folder."""
-    hits = sorted(dlio_venv.glob("lib/python3*/site-packages/pydftracer-*.dist-info"))
-    return hits[0].name[len("pydftracer-"):-len(".dist-info")] if hits else None
 
 
 # the file name DLIO gives its trace (utils/utility.py get_trace_name in 2.0.0 and 3.x): the rank of the process

@@ -6,27 +6,19 @@ The only normalization is the one that differs by HDF5 version: the superblock p
 e.g. 0-15/16-95 up to 1.14.2, 0-47/48-95 from 1.14.5) collapses into one token with its overall extent.
 
 The package: records.py reads each rank's stderr into the tables (the harness's collect), checks.py compares them
-(validate's checks); here the Profile and the names the callers take from `profiles.logvfd`."""
+(validate's checks); here the Profile and the names the callers take from `profiles.logvfd` (each imported from its
+module when first asked for)."""
 from __future__ import annotations
 
 import json
 
-from profiles import Done, Launch, LaunchSpec, Profile, Shape, Wrapped, counted, register
-from profiles.logvfd.checks import check_counts, check_logvfd
-from profiles.logvfd.records import (
-    RECORD_RE,
-    compact,
-    normalize_block,
-    parse,
-    parse_dir,
-    rank_stderr_files,
-    rank_table,
-    record_table,
-    split_blocks,
-)
+from profiles import Deferred, Done, Launch, LaunchSpec, Profile, Shape, Wrapped, counted, exports, register
 
 __all__ = ["RECORD_RE", "LogVFD", "check_counts", "check_logvfd", "compact", "normalize_block", "parse", "parse_dir",
            "rank_stderr_files", "rank_table", "record_table", "split_blocks"]
+__getattr__ = exports(__name__, {".checks": ("check_counts", "check_logvfd"),
+                                 ".records": ("RECORD_RE", "compact", "normalize_block", "parse", "parse_dir",
+                                              "rank_stderr_files", "rank_table", "record_table", "split_blocks")})
 
 
 @register
@@ -38,13 +30,14 @@ class LogVFD(Profile):
     order = 20
     builtin = True
     launch_order = 50  # after every other profile's launches, as runs have always been ordered
-    checks = (check_logvfd, check_counts)
+    checks = Deferred(".checks:check_logvfd", ".checks:check_counts")
     covers = {"data_reads": "the Log VFD (logvfd)",
               "read_order": "the Log VFD where the order is deterministic: its read_threads=0 launch",
               "model_reads": "the Log VFD (PROFILES=logvfd; DLIO 2.x's HDF5 reads)"}
     claims = (("logvfd.sequence.*", counted("data_reads", "read_order")), ("logvfd.multiset.*", counted("data_reads")),
               ("counts.dlio.*", counted("model_reads")), ("counts.kernel.*", counted("model_reads")))
     kernel_only = ("counts.kernel.",)   # the kernel's records per rank against the model
+    first_difference = ("logvfd-rt0", "logvfd")   # its launches' per-open blocks, the ordered variant first
 
     def launches(self, shape: Shape) -> list[LaunchSpec]:
         if not shape.reads_data:  # a checkpoint-only workload opens no HDF5 file: nothing to log
@@ -65,4 +58,5 @@ class LogVFD(Profile):
         return Wrapped(list(launch.argv), {**launch.env, "HDF5_DRIVER": "log"})
 
     def collect(self, done: Done) -> dict:
+        from profiles.logvfd.records import compact, parse_dir
         return {f"{done.step}-{done.side}.json": json.dumps(compact(parse_dir(done.workdir / "ranks")))}

@@ -18,19 +18,34 @@ order where the rank reads in its own process), strace.preload (an fsync or posi
 library that never reaches the kernel).
 
 The package: traces.py reads the traces into the tables (the harness's collect), checks.py compares them (validate's
-checks); here the Profile, its wrapper and the names the callers take from `profiles.strace`."""
+checks); here the Profile, its wrapper, the calls it traces and the names the callers take from `profiles.strace`
+(each imported from its module when first asked for)."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
 
-from profiles import Context, Done, Found, Launch, Profile, Wrapped, counted, register
-from profiles.strace.checks import check_discovery, check_generate, check_per_file, check_preload, check_ranks
-from profiles.strace.traces import GEN_SYSCALLS, STRACE_OPTS, SYSCALLS, Parser, new_row, parse, strace_binary
+from profiles import Context, Deferred, Done, Found, Launch, Profile, Wrapped, counted, exports, register
 
 __all__ = ["GEN_SYSCALLS", "STRACE_OPTS", "SYSCALLS", "WRAPPER", "Parser", "Strace", "check_discovery",
            "check_generate", "check_per_file", "check_preload", "check_ranks", "new_row", "parse", "strace_binary"]
+__getattr__ = exports(__name__, {".checks": ("check_discovery", "check_generate", "check_per_file", "check_preload",
+                                             "check_ranks"),
+                                 ".traces": ("Parser", "new_row", "parse")})
+
+# the calls traced (strace -e trace=?...) in every launch
+SYSCALLS = ("open", "openat", "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
+            "pwritev", "pwritev2", "lseek", "close", "fsync", "fdatasync", "fadvise64", "newfstatat", "statx", "fstat",
+            "stat", "lstat", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mmap")
+# the generate launches' calls besides those (a file's and a folder's metadata: creating, linking, truncating)
+GEN_SYSCALLS = ("creat", "mkdir", "mkdirat", "rmdir", "link", "linkat", "symlink", "symlinkat", "truncate",
+                "ftruncate", "fallocate")
+STRACE_OPTS = ("-f", "-ff", "-qq", "-y", "-ttt", "-s", "16", "--seccomp-bpf")
+
+
+def strace_binary() -> str | None:
+    return shutil.which("strace")
 
 
 # the rank's command under strace; the rank from the launcher's environment (traces.RANK_VARS), its LD_PRELOAD recorded
@@ -49,7 +64,8 @@ class Strace(Profile):
     order = 45
     holds_file_tables = True
     traces_generation = True
-    checks = (check_per_file, check_discovery, check_ranks, check_preload, check_generate)
+    checks = Deferred(".checks:check_per_file", ".checks:check_discovery", ".checks:check_ranks",
+                      ".checks:check_preload", ".checks:check_generate")
     covers = {k: HOW for k in ("open_flags", "readv", "sync_kernel", "stat", "stat_discovery")} | {
         "generation": "the strace profile on both generate launches (PROFILES=...,strace; on by default at tiny and "
                       "small scale)"}
@@ -89,6 +105,7 @@ class Strace(Profile):
     def collect(self, done: Done) -> dict:
         """A training launch's table (strace-<side>.json); a generate launch's (strace-generate-<side>.json), none when
         it ran without strace (a DLIO side reused from a run that did not trace its generation)."""
+        from profiles.strace.traces import parse
         if done.step == "generate":
             if not (done.workdir / "strace").is_dir():
                 return {}

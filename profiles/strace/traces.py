@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,13 +11,6 @@ from pathlib import Path
 from profiles import checkpoint_dir
 from profiles.shared.paths import GEN_RECORD, PARTIAL
 
-SYSCALLS = ("open", "openat", "read", "pread64", "readv", "preadv", "preadv2", "write", "pwrite64", "writev",
-            "pwritev", "pwritev2", "lseek", "close", "fsync", "fdatasync", "fadvise64", "newfstatat", "statx", "fstat",
-            "stat", "lstat", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mmap")
-# the generate launches' calls besides those (a file's and a folder's metadata: creating, linking, truncating)
-GEN_SYSCALLS = ("creat", "mkdir", "mkdirat", "rmdir", "link", "linkat", "symlink", "symlinkat", "truncate",
-                "ftruncate", "fallocate")
-STRACE_OPTS = ("-f", "-ff", "-qq", "-y", "-ttt", "-s", "16", "--seccomp-bpf")
 # the open flags that change no I/O of a regular file (descriptor inheritance, 64-bit offsets, terminals)
 IGNORED_FLAGS = {"O_CLOEXEC", "O_LARGEFILE", "O_NOCTTY"}
 READ_CALLS = {"read", "pread64"}
@@ -52,10 +44,6 @@ def _failed(row: dict, call: str) -> None:
     """A metadata call that failed (an unlink of a name that is not there, a mkdir of a folder that is): counted by
     call in the row's "failed" (a generate launch's: each one still reached the file system's metadata server)."""
     row.setdefault("failed", Counter())[CALL_FAMILY.get(call, call)] += 1
-
-
-def strace_binary() -> str | None:
-    return shutil.which("strace")
 
 
 def _unescape(s: str) -> str:
