@@ -1,16 +1,18 @@
-"""A run directory's shared files: manifest.json (written by the harness after every launch) and tables/ (written by
-the harness's collection and by validate). The one writer of both: each file is replaced whole (common.fileio), so
-an interrupted run or validation never leaves half a table."""
+"""A run directory's shared files: manifest.json (written by the harness after every launch), verdict.json (by
+validate) and tables/ (by the harness's collection and by validate). RunDir is their one reader and one writer (who
+writes what: docs/validation.md "Reading a run directory"): each file is replaced whole (common.fileio), so an
+interrupted run or validation never leaves half a table."""
 from __future__ import annotations
 
 import json
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from common.fileio import write_json_atomic, write_text_atomic
 
-# the names of a run directory, spelled here only (docs/runs.md "The run directory"; tests/test_sources.py holds
+# the names of a run directory, spelled here only (docs/validation.md "The run directory"; tests/test_sources.py holds
 # every product folder to it: RUN_NAMES)
 MANIFEST = "manifest.json"   # what the harness ran (written after every launch)
 VERDICT = "verdict.json"     # what validate judged
@@ -140,23 +142,139 @@ def read_manifest(path: Path) -> dict:
 
 
 class RunDir:
+    """A run directory, the one reader (and writer) of its shared files (docs/validation.md "Reading a run
+    directory"): validate.checks.Run and reports.rundir.RunData are this class and what only they add (the analytic
+    model and the derived tables; the report's links), and the narrow views a profile sees (profiles.RunView,
+    ReportView) are satisfied by them. Reading: the manifest once (read_manifest), the verdict once, tables/ (kept
+    when `cache`: a report reads a table from several sections; validate reads each once and keeps none). Writing:
+    save (manifest.json), write_verdict, write_provenance, write_table: each file replaced whole."""
+    cache = False          # keep every table read (reports); validate's tables are too large to keep
+
     def __init__(self, path: Path):
         self.path = Path(path)
         self.manifest_path = self.path / MANIFEST
         self.verdict_path = self.path / VERDICT
         self.tables = self.path / TABLES
 
+    # ---------------------------------------------------------------- manifest.json and verdict.json
     def load(self) -> dict:
-        """The manifest (read_manifest: a schema newer than SCHEMA raises SchemaError)."""
+        """The manifest read now (read_manifest: a schema newer than SCHEMA raises SchemaError); `manifest` keeps it."""
         return read_manifest(self.manifest_path)
 
+    @cached_property
+    def manifest(self) -> dict:
+        """manifest.json, read once (load): OSError when absent, ValueError when not JSON or of a newer schema."""
+        return self.load()
+
     def save(self, m: dict) -> None:
+        """manifest.json written (the harness, after every launch) and kept as `manifest`."""
         write_json_atomic(self.manifest_path, m)
+        self.__dict__["manifest"] = m
+
+    @cached_property
+    def verdict(self) -> dict | None:
+        """verdict.json, read once; None when the run was never validated (ValueError when not JSON)."""
+        return json.loads(self.verdict_path.read_text()) if self.verdict_path.exists() else None
+
+    @property
+    def checks(self) -> list[dict]:
+        """The verdict's rows ([] for a run never validated)."""
+        return (self.verdict or {}).get("checks", [])
+
+    def check(self, name: str) -> dict | None:
+        """The verdict's row of that name, or None."""
+        return next((c for c in self.checks if c["name"] == name), None)
+
+    def write_verdict(self, v: dict) -> None:
+        """verdict.json written (validate) and kept as `verdict`."""
+        write_json_atomic(self.verdict_path, v)
+        self.__dict__["verdict"] = v
+
+    def write_provenance(self, p: dict) -> None:
+        """provenance.json written (the harness: MLPerf Storage's stamp of the run, common/coreconfig.py)."""
+        write_json_atomic(self.path / PROVENANCE, p)
+
+    # ---------------------------------------------------------------- what the manifest says
+    def step(self, name: str) -> dict | None:
+        """The manifest's record of launch `name` (status, rc, wall_s, workdir, ...), None when it did not run."""
+        return self.manifest.get("steps", {}).get(name)
+
+    @property
+    def cfg(self) -> dict:
+        """The merged workload the run ran (manifest workload.config; KeyError when the manifest has none)."""
+        return self.manifest["workload"]["config"]
+
+    @property
+    def config(self) -> dict:
+        """cfg, {} when the manifest has none (a report renders what there is)."""
+        return self.manifest.get("workload", {}).get("config", {})
+
+    @property
+    def ranks(self) -> int:
+        return int(self.manifest["ranks"])
+
+    @property
+    def release(self) -> str:
+        """The kernel entry the run used (manifests from before the dlio block: 2.0.0)."""
+        return (self.manifest.get("dlio") or {}).get("entry") or "2.0.0"
+
+    def absent_reason(self, profile: str) -> str:
+        """Why a profile's tables are absent, from the manifest (skipped_profiles, the launches, the run status)."""
+        m = self.manifest
+        skipped = m.get("skipped_profiles") or {}
+        if profile in skipped:
+            return f"skipped by the harness: {skipped[profile]}"
+        profiles = m.get("profiles", [])
+        if profile not in profiles:
+            return f"not requested for this run (profiles: {', '.join(profiles) or 'none'})"
+        failed = [(n, r) for n, r in m.get("steps", {}).items()
+                  if n.split(".", 1)[-1].startswith(profile) and r.get("status") != "ok"]
+        if failed:
+            n, r = failed[0]
+            return f"launch `{n}` {r.get('status')}: {str(r.get('detail', ''))[:300]}"
+        if m.get("status") != "complete":
+            return f"the run is {m.get('status')}; its launches did not all finish"
+        return "requested, but its tables were not written (see the launches in the workload section)"
+
+    # ---------------------------------------------------------------- tables/
+    def _kept(self) -> dict:
+        return self.__dict__.setdefault("_tables", {})
 
     def table(self, name: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any:
-        """tables/<name> parsed, or None when there is no such table (shared, skip: loads_table)."""
+        """tables/<name> parsed, or None when there is no such table (shared, skip: loads_table); kept when
+        `cache` (as first read: shared and skip of a later call do not apply)."""
+        if self.cache and name in self._kept():
+            return self._kept()[name]
+        t = self._read(name, shared, skip)
+        if self.cache:
+            self._kept()[name] = t
+        return t
+
+    def _read(self, name: str, shared: bool = False, skip: tuple[str, ...] = ()) -> Any:
         p = self.tables / name
         return loads_table(p.read_text(), shared, skip) if p.exists() else None
+
+    def has_table(self, name: str) -> bool:
+        return (self.tables / name).exists()
+
+    def table_names(self, prefix: str) -> list[str]:
+        """The names of the tables whose name starts with prefix (tables/<prefix>*.json), sorted."""
+        return sorted(p.name for p in self.tables.glob(f"{prefix}*.json"))
+
+    def table_part(self, name: str, key: str) -> Any:
+        """tables/<name>[key], or None: only that part read (table_member) and, when `cache`, kept (a profile's
+        per-file tables are the largest of a run: ~0.5 GB of JSON at 10^6 files, where the report needs their
+        summary); from the whole table when it was read already."""
+        kept = self._kept() if self.cache else {}
+        if name in kept:
+            return (kept[name] or {}).get(key)
+        part = f"{name}#{key}"
+        if part not in kept:
+            value = self.table_member(name, key)
+            if not self.cache:
+                return value
+            kept[part] = value
+        return kept[part]
 
     def table_member(self, name: str, key: str) -> Any:
         """tables/<name>[key], or None: read from the table's end when `key` is its last member (a per-file table's
@@ -175,7 +293,7 @@ class RunDir:
                 if n >= size or n >= TAIL_MAX:
                     break
                 n *= 2
-        t = self.table(name)
+        t = self._read(name)
         return t.get(key) if isinstance(t, dict) else None
 
     def write_table(self, name: str, obj: Any) -> None:
@@ -183,6 +301,7 @@ class RunDir:
         compact), anything else as JSON with indent 1, or compact from BIG_TABLE bytes on (indent takes json's
         Python encoder, ~10x slower than its C one: 3 s of a 10^4-file validation for files-dftracer.json)."""
         self.tables.mkdir(parents=True, exist_ok=True)
+        self.__dict__.pop("_tables", None)  # (what was kept of tables/ is stale)
         if isinstance(obj, str):
             write_text_atomic(self.tables / name, obj)
             return

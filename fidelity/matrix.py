@@ -9,15 +9,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common.rundir import MANIFEST, TABLES, VERDICT, loads_table
+from common.rundir import RunDir
 from profiles import registry
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _load(p: Path):
+def _read(run: Path, what: str, table: str = ""):
+    """RunDir(run)'s manifest, verdict or table `table` (a compact Log VFD table expanded: common.rundir), None when
+    absent or unreadable (not JSON, a manifest of a newer schema): the matrix leaves such a run out."""
+    rd = RunDir(run)
     try:
-        return loads_table(p.read_text())  # (a compact Log VFD table expanded: common.rundir)
+        return rd.table(table) if what == "table" else getattr(rd, what)
     except (OSError, ValueError):
         return None
 
@@ -34,7 +37,7 @@ def dlio_of(manifest: dict) -> dict:
 
 def row_of(run: Path) -> dict | None:
     """A matrix row from one run directory, or None if it has no verdict."""
-    m, v = _load(run / MANIFEST), _load(run / VERDICT)
+    m, v = _read(run, "manifest"), _read(run, "verdict")
     if not isinstance(m, dict) or not isinstance(v, dict):
         return None
     d = dlio_of(m)
@@ -54,10 +57,10 @@ def find_runs(paths: list[Path]) -> list[Path]:
     """Run directories among paths (each a run directory or a folder of them, searched one level deep)."""
     out = []
     for p in paths:
-        if (p / VERDICT).exists():
+        if RunDir(p).verdict_path.exists():
             out.append(p)
         elif p.is_dir():
-            out.extend(sorted(q for q in p.iterdir() if (q / VERDICT).exists()))
+            out.extend(sorted(q for q in p.iterdir() if RunDir(q).verdict_path.exists()))
     return out
 
 
@@ -157,7 +160,7 @@ def first_block_diffs(run: Path) -> list[dict]:
     whose tables hold per-open blocks: Profile.first_difference, the ordered one first)."""
     out = []
     for prof in (s for p in registry().values() for s in p.first_difference):
-        d, k = _load(run / TABLES / f"{prof}-dlio.json"), _load(run / TABLES / f"{prof}-kernel.json")
+        d, k = _read(run, "table", f"{prof}-dlio.json"), _read(run, "table", f"{prof}-kernel.json")
         if not d or not k:
             continue
         for r in sorted(set(d.get("ranks", {})) | set(k.get("ranks", {})), key=int):
@@ -186,7 +189,7 @@ def _h5dump(path: Path) -> str:
 
 def layout_diff(run: Path) -> dict | None:
     """The first file whose datasets differ between the sides: both h5py descriptions and h5dump -H -p -B."""
-    d, k = _load(run / TABLES / "dataset-dlio.json"), _load(run / TABLES / "dataset-kernel.json")
+    d, k = _read(run, "table", "dataset-dlio.json"), _read(run, "table", "dataset-kernel.json")
     if not d or not k:
         return None
     names = sorted(set(d["files"]) | set(k["files"]))
@@ -206,8 +209,8 @@ def layout_diff(run: Path) -> dict | None:
 
 
 def divergence_report(run: Path, row: dict, ref_cfg: dict | None, ref_version: str | None) -> str:
-    m = _load(run / MANIFEST) or {}
-    v = _load(run / VERDICT) or {}
+    m = _read(run, "manifest") or {}
+    v = _read(run, "verdict") or {}
     cfg = m.get("workload", {}).get("config", {})
     L = [f"# Divergence report: DLIO {row['version']}", "",
          f"Run `{run}` ({row['created']}), kernel {row['kernel_revision']}, DLIO {row['dlio_source']} "
@@ -254,13 +257,16 @@ def divergence_report(run: Path, row: dict, ref_cfg: dict | None, ref_version: s
 def write(out: Path, runs: list[Path], reference: str = "2.0.0") -> dict:
     """Update out/matrix.json and out/matrix.md from runs; write out/divergence-<version>.md for failing versions."""
     out.mkdir(parents=True, exist_ok=True)
-    old = _load(out / "matrix.json") or {"rows": []}
+    try:
+        old = json.loads((out / "matrix.json").read_text()) or {"rows": []}
+    except (OSError, ValueError):
+        old = {"rows": []}
     rows = [r for r in (row_of(p) for p in runs) if r]
     matrix = update(old, rows)
     run_of = {r["version"]: p for p, r in ((p, row_of(p)) for p in runs) if r}
     ref_run = next((run_of[r["version"]] for r in matrix["rows"] if r["version"] == reference
                     and r["version"] in run_of and r["run"] == run_of[r["version"]].name), None)
-    ref_cfg = (_load(ref_run / MANIFEST) or {}).get("workload", {}).get("config") if ref_run else None
+    ref_cfg = (_read(ref_run, "manifest") or {}).get("workload", {}).get("config") if ref_run else None
     reports = {}
     for r in matrix["rows"]:
         name = f"divergence-{r['version']}.md"

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from common.fileio import write_json_atomic, write_text_atomic
-from common.rundir import MANIFEST, VERDICT, read_manifest
+from common.rundir import RunDir
 from pipeline import named_run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,7 +122,7 @@ def _pipeline(workload: str, scale: str, ranks: int, runs: Path, venv: Path, log
         o = {"run": (lambda r: str(r) if r else None)(named_run(log.read_text(errors="replace"))), "harness": rc,
              "validate": None, "harness_s": round(time.time() - t0, 1), "validate_s": None}
     try:
-        o["verdict"] = json.loads((Path(o["run"]) / VERDICT).read_text()) if o["validate"] is not None else None
+        o["verdict"] = RunDir(o["run"]).verdict if o["validate"] is not None else None
     except (OSError, ValueError):
         o["verdict"] = None
     return o
@@ -133,7 +133,7 @@ def _failed(v: dict | None) -> list[str]:
 
 
 def _dlio_wall(run: Path) -> float:
-    m = read_manifest(run / MANIFEST)
+    m = RunDir(run).manifest
     return sum(r.get("wall_s", 0.0) for n, r in m["steps"].items() if n.startswith("dlio."))
 
 
@@ -175,7 +175,7 @@ def _revalidate(run: Path, log: Path) -> dict:
         rc = subprocess.run([sys.executable, "-m", "validate", str(run)], cwd=REPO, stdout=out,
                             stderr=subprocess.STDOUT).returncode
     try:
-        v = json.loads((run / VERDICT).read_text())
+        v = RunDir(run).verdict
     except (OSError, ValueError):
         v = None
     return {"validate": rc, "validate_s": round(time.time() - t0, 1), "verdict": v}
@@ -185,7 +185,7 @@ def _given(fam: str, given: Path, a) -> tuple[dict, str]:
     """A given baseline's outcome as far as its manifest says it (its launches' wall time as the run's), and why it is
     not the family's baseline ("" when it is)."""
     wl = FAMILIES[fam][0]
-    m = read_manifest(given / MANIFEST)
+    m = RunDir(given).manifest
     o = {"run": str(given), "harness": 0 if m.get("status") == "complete" else 1, "validate": None,
          "harness_s": round(sum(r.get("wall_s", 0.0) for r in m["steps"].values()), 1)}
     why = f"a run of {m['workload']['name']}, not {wl}" if m["workload"]["name"] != wl else \
@@ -221,7 +221,7 @@ def baseline(fam: str, a, say) -> dict:
     if o["validate"] is None:
         return {**row, "verdict": "error", "detail": f"the run was not validated (the pipeline stopped): see {log}"}
     v, run = o["verdict"], Path(o["run"])
-    man = read_manifest(run / MANIFEST)
+    man = RunDir(run).manifest
     row.update(validate_rc=o["validate"], validate_s=o["validate_s"], verdict=(v or {}).get("verdict", "error"),
                failed=_failed(v), dlio_side_s=round(_dlio_wall(run), 1), summary=(v or {}).get("summary"),
                dlio=(man.get("dlio") or {}).get("version") or man.get("versions", {}).get("dlio", "unknown"),
@@ -256,7 +256,7 @@ def one(fam: str, base: Path, mut: dict, a, say) -> dict:
     status = outcome(injected, verdict, vrc, hits)
     row.update(status=status, validate_rc=vrc, verdict=verdict, failed=failed, killed_by=hits,
                injected=injected, validate_s=o["validate_s"], total_s=round(time.time() - t0, 1),
-               failed_steps=[n for n, r in read_manifest(Path(run) / MANIFEST)["steps"].items()
+               failed_steps=[n for n, r in RunDir(run).manifest["steps"].items()
                              if r.get("status") != "ok"])
     say(f"mutants: {fam}: {mut['name']}: {status} (verdict {verdict}, validate exit {vrc}; "
         f"intended {' '.join(mut['checks'])}; failed {', '.join(failed) or 'none'}) in {row['total_s']} s")
@@ -469,7 +469,7 @@ def _chosen(a: argparse.Namespace) -> tuple[list[str], list[dict], list[dict]]:
     a.baselines = {}
     for x in a.baseline:
         fam, _, run = x.partition("=")
-        if fam not in FAMILIES or not (Path(run) / MANIFEST).exists():
+        if fam not in FAMILIES or not RunDir(run).manifest_path.exists():
             raise Refused(f"MUTANT_BASELINES: {x} (--baseline): expected FAMILY=RUN_DIR with FAMILY in "
                           f"{', '.join(FAMILIES)} and a run directory (manifest.json)")
         a.baselines[fam] = Path(run).resolve()
@@ -503,9 +503,9 @@ def _describe_sides(m: dict) -> None:
     """m's "dlio", "profiles" and "profiles_note" from its baselines (each family's DLIO and its profiles, read from
     its manifest when the baseline row predates those fields)."""
     for b in m["baselines"]:
-        man = Path(b["run"]) / MANIFEST if b.get("run") else None
-        if "dlio" not in b and man and man.exists():
-            mm = json.loads(man.read_text())
+        man = RunDir(b["run"]) if b.get("run") else None
+        if "dlio" not in b and man and man.manifest_path.exists():
+            mm = man.manifest
             b.update(dlio=mm.get("versions", {}).get("dlio", "unknown"), profiles=mm.get("profiles", []),
                      skipped_profiles=mm.get("skipped_profiles") or {})
         elif "dlio" not in b and b.get("verdict") == "pass" and m.get("profiles_note"):

@@ -13,9 +13,8 @@ from pathlib import Path
 import yaml
 
 from common.coreconfig import provenance
-from common.fileio import write_json_atomic
 from common.proc import command_output, venv_python
-from common.rundir import PROVENANCE, SCHEMA, WORKLOAD, RunDir, SchemaError
+from common.rundir import SCHEMA, WORKLOAD, RunDir, SchemaError
 from harness import vol as hvol
 from harness.collect import collect
 from harness.dlio import describe
@@ -89,7 +88,7 @@ def prepare(rd: Path, p: Plan) -> dict:
             "roots": {"python": venv_python(p.dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}
     # MLPerf Storage's stamp of what ran (its core-config hash, the DLIO revision), marked not a submission
-    write_json_atomic(rd / PROVENANCE, provenance(cfg, m["dlio"], m["versions"]))
+    RunDir(rd).write_provenance(provenance(cfg, m["dlio"], m["versions"]))
     return m
 
 

@@ -167,7 +167,9 @@ class Done:
 
 
 class RunView(Protocol):
-    """What a profile's check may read of the run being validated (validate.checks.Run)."""
+    """What a profile's check may read of the run being validated: a narrow view, not a reader. Satisfied by
+    validate.checks.Run, the run directory's one reader (common.rundir.RunDir: manifest, step, cfg, ranks, release,
+    table) with validate's own analytic model and derived tables (tests/test_sources.py holds it to this)."""
     path: Path                   # the run directory (raw outputs a check may analyse: <side>/<step>/...)
     manifest: dict
     ranks: int
@@ -183,13 +185,16 @@ class RunView(Protocol):
 
 
 class ReportView(Protocol):
-    """What a profile's report section may read of the run being rendered (reports.rundir.RunData): the run
-    directory's files only, never a trace to parse."""
+    """What a profile's report section may read of the run being rendered: the run directory's files only, never a
+    trace to parse. A narrow view, not a reader: satisfied by reports.rundir.RunData, the run directory's one reader
+    (common.rundir.RunDir: manifest, verdict, table, table_part, table_names, absent_reason, ...) with the report's
+    links (tests/test_sources.py holds it to this)."""
     path: Path
     manifest: dict
     verdict: dict | None         # None: never validated
 
     def table(self, name: str) -> Any: ...          # tables/<name> parsed, None when absent
+    def has_table(self, name: str) -> bool: ...     # whether tables/<name> exists (without reading it)
     def link(self, rel: str) -> str: ...            # [rel](href): a file of the run directory, linked from the report
     def absent_reason(self, profile: str) -> str: ...   # why a profile's tables are absent, from the manifest
     def check(self, name: str) -> dict | None: ...  # verdict.json's row of that name, None when absent

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 import yaml
 
-from common.rundir import MANIFEST, REPORT, SIDES, TIMING, WORKLOAD, RunDir, SchemaError, read_manifest
+from common.rundir import MANIFEST, REPORT, SIDES, TIMING, WORKLOAD, RunDir, SchemaError
 
 MIB = 1024 * 1024
 PAPER = "paper.json"   # what `make paper` was asked to run: a paper directory's mark
@@ -22,89 +22,39 @@ class NotARunDir(ValueError):
     """The directory holds no run (exit status 2)."""
 
 
-@dataclass
-class RunData:
-    path: Path
-    manifest: dict
-    verdict: dict | None                   # None: never validated
-    _tables: dict = field(default_factory=dict)
-    report_dir: Path | None = None         # where the report is written (links are relative to it): DIR/report
+class RunData(RunDir):
+    """The run being rendered (profiles.ReportView): a RunDir that keeps every table it read (several sections read
+    the same ones) and links the run's files from the report's folder (report_dir: DIR/report unless given)."""
+    cache = True
+
+    def __init__(self, path: Path, report_dir: Path | None = None):
+        super().__init__(path)
+        self.report_dir = report_dir
 
     def link(self, rel: str) -> str:
         """[path](href): a file of the run directory (path relative to it), linked from the report's folder."""
         href = os.path.relpath(self.path / rel, self.report_dir or self.path / REPORT)
         return f"[{rel}]({quote(href)})"
 
-    def table(self, name: str):
-        """tables/<name> parsed, or None when the profile did not produce it."""
-        if name not in self._tables:
-            self._tables[name] = RunDir(self.path).table(name)
-        return self._tables[name]
-
-    def table_part(self, name: str, key: str):
-        """tables/<name>[key], or None: only that part read and kept (a profile's per-file tables are the largest of
-        a run: ~0.5 GB of JSON at 10^6 files, where the report needs their summary; RunDir.table_member)"""
-        if name in self._tables:
-            return (self._tables[name] or {}).get(key)
-        part = f"{name}#{key}"
-        if part not in self._tables:
-            self._tables[part] = RunDir(self.path).table_member(name, key)
-        return self._tables[part]
-
-    def table_names(self, prefix: str) -> list[str]:
-        return sorted(p.name for p in RunDir(self.path).tables.glob(f"{prefix}*.json"))
-
-    @property
-    def config(self) -> dict:
-        return self.manifest.get("workload", {}).get("config", {})
-
-    @property
-    def checks(self) -> list[dict]:
-        return (self.verdict or {}).get("checks", [])
-
-    def check(self, name: str) -> dict | None:
-        return next((c for c in self.checks if c["name"] == name), None)
-
-    def step(self, name: str) -> dict | None:
-        return self.manifest.get("steps", {}).get(name)
-
-    def absent_reason(self, profile: str) -> str:
-        """why a profile's tables are absent, from the manifest (skipped_profiles, the launches, the run status)"""
-        m = self.manifest
-        skipped = m.get("skipped_profiles") or {}
-        if profile in skipped:
-            return f"skipped by the harness: {skipped[profile]}"
-        profiles = m.get("profiles", [])
-        if profile not in profiles:
-            return f"not requested for this run (profiles: {', '.join(profiles) or 'none'})"
-        failed = [(n, r) for n, r in m.get("steps", {}).items()
-                  if n.split(".", 1)[-1].startswith(profile) and r.get("status") != "ok"]
-        if failed:
-            n, r = failed[0]
-            return f"launch `{n}` {r.get('status')}: {str(r.get('detail', ''))[:300]}"
-        if m.get("status") != "complete":
-            return f"the run is {m.get('status')}; its launches did not all finish"
-        return "requested, but its tables were not written (see the launches in the workload section)"
-
 
 def load_run(path: Path) -> RunData:
-    path = Path(path)
-    if not path.is_dir():
+    """The run directory at path, its manifest and verdict read (RunDir: schema checked). Raises NotARunDir."""
+    run = RunData(Path(path))
+    if not run.path.is_dir():
         raise NotARunDir(f"{path}: not a directory")
-    mf = RunDir(path).manifest_path
+    mf = run.manifest_path
     if not mf.exists():
         raise NotARunDir(f"{path}: no {MANIFEST} (not a run directory made by `python -m harness run`)")
     try:
-        manifest = read_manifest(mf)
+        manifest = run.manifest
     except json.JSONDecodeError as e:
         raise NotARunDir(f"{mf}: not JSON ({e})") from None
     except SchemaError as e:  # a run of a newer tree (common.rundir.manifest_schema): refused, exit 2
         raise NotARunDir(str(e)) from None
     if not isinstance(manifest, dict) or "workload" not in manifest or "steps" not in manifest:
         raise NotARunDir(f"{mf}: no workload/steps (not a harness manifest)")
-    vf = RunDir(path).verdict_path
-    verdict = json.loads(vf.read_text()) if vf.exists() else None
-    return RunData(path, manifest, verdict)
+    run.verdict  # noqa: B018 (read now, as the manifest: a verdict that is not JSON fails here)
+    return run
 
 
 def timing_reps(run: RunData) -> dict[str, list[dict]]:

@@ -159,7 +159,7 @@ def metadata_rows(run: RunData) -> tuple[list[list[str]], list[str]]:
     rows, old = [], []
     for prof, label in metadata_sources():
         names = {s: f"{prof}-{s}.json" for s in SIDES}
-        if not any((run.path / TABLES / n).exists() for n in names.values()):
+        if not any(run.has_table(n) for n in names.values()):
             continue
         m = {s: run.table_part(names[s], "metadata") or {} for s in SIDES}
         if not any(m.values()):

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from common.coreconfig import flatten
-from common.rundir import MANIFEST, SIDES, TIMING, RunDir, verdict_label
+from common.rundir import MANIFEST, SIDES, TIMING, RunDir, SchemaError, verdict_label
 from store import BadInput
 
 KERNEL_OUTPUT = "output.json"
@@ -76,7 +76,7 @@ def _iso(t: float | str) -> str:
 def load(path: Path, workload: str | None = None) -> dict:
     """The record of the run at path: a run directory (manifest.json), a kernel output folder or its output.json."""
     path = Path(path)
-    if (path / MANIFEST).is_file():
+    if RunDir(path).manifest_path.is_file():
         return from_rundir(path)
     out = path if path.is_file() and path.name == KERNEL_OUTPUT else path / KERNEL_OUTPUT
     if out.is_file():
@@ -87,6 +87,20 @@ def load(path: Path, workload: str | None = None) -> dict:
 def _read_json(p: Path) -> dict:
     try:
         d = json.loads(p.read_text())
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{p}: not readable JSON ({e})") from e
+    if not isinstance(d, dict):
+        raise BadInput(f"{p}: not a JSON object")
+    return d
+
+
+def _read(rd: RunDir, what: str) -> dict:
+    """rd.manifest or rd.verdict (RunDir: the manifest's schema checked), unreadable or not an object: BadInput."""
+    p = rd.manifest_path if what == "manifest" else rd.verdict_path
+    try:
+        d = getattr(rd, what)
+    except SchemaError as e:
+        raise BadInput(str(e)) from e
     except (OSError, ValueError) as e:
         raise BadInput(f"{p}: not readable JSON ({e})") from e
     if not isinstance(d, dict):
@@ -136,7 +150,7 @@ def timing_metrics(t: dict | None, record_length: float | None) -> dict[str, lis
 def _verdict(rd: RunDir) -> dict:
     if not rd.verdict_path.is_file():
         return {}
-    v = _read_json(rd.verdict_path)
+    v = _read(rd, "verdict")
     s = v.get("summary") or {}
     return {"verdict": verdict_label(v) if v.get("verdict") else None, "checks_pass": s.get("pass", 0),
             "checks_fail": s.get("fail", 0), "checks_skip": s.get("skip", 0)}
@@ -146,7 +160,7 @@ def from_rundir(path: Path) -> dict:
     """A harness run directory's record (kind "validate"): identity from manifest.json, the verdict's counts from
     verdict.json (none yet: not validated), the numbers from tables/timing.json (none without the timing profile)."""
     rd = RunDir(path)
-    m = _read_json(rd.manifest_path)
+    m = _read(rd, "manifest")
     if not all(k in m for k in ("run_id", "created", "workload")):
         raise BadInput(f"{rd.manifest_path}: no run_id, created or workload: not a harness manifest")
     wl, v = m["workload"], m.get("versions") or {}

@@ -430,8 +430,9 @@ def test_the_shared_sections_name_the_profiles_by_their_declarations(declaring, 
     from reports.rundir import RunData
 
     def said(fn) -> str:
-        run = RunData(tmp_path, {"profiles": ["logvfd"], "steps": {}, "status": "complete", "workload": {}},
-                      {"checks": []})
+        run = RunData(tmp_path)
+        run.manifest = {"profiles": ["logvfd"], "steps": {}, "status": "complete", "workload": {}}
+        run.verdict = {"checks": []}
         return " ".join(b.text for b in fn(run) if hasattr(b, "text") and not hasattr(b, "level"))
     why = "not requested for this run (profiles: logvfd)"
     declaring.label = "Echo"

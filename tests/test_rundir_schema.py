@@ -85,3 +85,28 @@ def test_the_harness_writes_schema_1_and_resume_refuses_a_future_one(tmp_path, m
     run = _run(tmp_path, 2)
     why = hrun.check_resumable(run)
     assert why and "schema 2" in why and str(run / "manifest.json") in why, why
+
+
+def test_every_reader_reads_through_rundir_and_refuses_a_future_schema(tmp_path):
+    """The run store, the version matrix, the mutants and the report read a run through common.rundir.RunDir: a
+    manifest of schema 2 is refused by each (the store: bad input naming it; the matrix: the run left out; the
+    mutants: SchemaError); the same run at schema 1 is read by each (the control)."""
+    from fidelity import matrix, mutants
+    from reports.rundir import NotARunDir, load_run
+    from store import ingest
+    for schema in (1, 2):
+        run = _run(tmp_path, schema)
+        shutil.copy(RUN_TINY / "verdict.json", run / "verdict.json")
+        if schema == 1:
+            assert ingest.load(run)["workload"] == "unet3d"
+            assert matrix.row_of(run)["verdict"] == json.loads((RUN_TINY / "verdict.json").read_text())["verdict"]
+            assert mutants._dlio_wall(run) > 0
+            assert load_run(run).verdict is not None
+            continue
+        with pytest.raises(ingest.BadInput, match="schema 2"):
+            ingest.load(run)
+        assert matrix.row_of(run) is None
+        with pytest.raises(SchemaError):
+            mutants._dlio_wall(run)
+        with pytest.raises(NotARunDir, match="schema 2"):
+            load_run(run)

@@ -581,6 +581,113 @@ def test_no_literal_run_directory_name_outside_the_catalogue():
     assert not found, f"name these through common.rundir's constants: {found}"
 
 
+# ---------------------------------------------------------------- one reader (and writer) of a run directory
+
+RUN_FILE_NAMES = ("MANIFEST", "VERDICT", "TABLES")    # common.rundir's constants naming a run's shared files
+RUN_PATHS = ("manifest_path", "verdict_path", "tables")   # RunDir's paths to them
+FILE_OPS = {"read_text", "read_bytes", "open", "write_text", "write_bytes", "glob", "rglob", "iterdir", "unlink"}
+NOT_FILE_CALLS = {"str", "repr", "print", "relpath"}   # a call given RunDir's path that does not touch the file
+
+# Files that still reach a run's manifest.json, verdict.json or tables/ without RunDir, and why (the list only
+# shrinks: the test fails when a listed file no longer does).
+RUN_FILES_ALLOWED: dict[str, str] = {
+    "bench/perf/validation.py": "the validation-cost bench prepares a synthetic copy of a run: deletes and seeds "
+                                "tables/ and verdict.json between timed steps, run by the measured tree",
+}
+
+
+def _run_path_root(node):
+    """The expression a path is built from: a / b / c -> a."""
+    import ast
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.left
+    return node
+
+
+def _names(node) -> str | None:
+    import ast
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def run_file_access(root: Path = REPO) -> list[str]:
+    """'path:line: what' for every place in the product folders outside common/rundir.py that reaches a run's
+    manifest.json, verdict.json or tables/ itself: a path built with their constant (x / MANIFEST), or a file
+    operation (read, open, write, glob, unlink) on RunDir's path to them (rd.verdict_path.read_text()), or that
+    path handed to a function (open, write_json_atomic, a reader of the module's own).
+    Asking whether one exists (rd.verdict_path.exists()) is not reading it."""
+    import ast
+    out = []
+    for d in FUNCTION_DIRS:
+        for f in sorted((root / d).rglob("*.py")):
+            rel = f.relative_to(root).as_posix()
+            if rel == "common/rundir.py":
+                continue
+            for node in ast.walk(ast.parse(f.read_text())):
+                hit = None
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+                        _names(node.right) in RUN_FILE_NAMES:
+                    hit = f"/ {_names(node.right)}"
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr in FILE_OPS and _names(_run_path_root(node.func.value)) in RUN_PATHS:
+                    hit = f".{_names(_run_path_root(node.func.value))}...{node.func.attr}()"
+                elif isinstance(node, ast.Call) and _names(node.func) not in NOT_FILE_CALLS and \
+                        any(_names(_run_path_root(a)) in RUN_PATHS for a in node.args):
+                    hit = f"{_names(node.func)}(<a run file>)"  # (open, write_json_atomic, a reader of its own)
+                if hit:
+                    out.append(f"{rel}:{node.lineno}: {hit}")
+    return out
+
+
+def test_run_file_finder_names_planted_reads(tmp_path):
+    for d in FUNCTION_DIRS:
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "fidelity" / "a.py").write_text(
+        "from common.rundir import MANIFEST, RunDir\n"
+        "ok = RunDir(run).manifest\nok2 = RunDir(run).verdict_path.exists()\n"
+        "bad = json.loads((run / MANIFEST).read_text())\n"
+        "bad2 = rd.verdict_path.read_text()\n"
+        "write_json_atomic(rd.verdict_path, v)\nprint(rd.manifest_path)\n"
+        "names = list(rd.tables.glob('*.json'))\n")
+    (tmp_path / "common" / "rundir.py").write_text("x = (path / MANIFEST).read_text()\n")  # the one reader
+    found = run_file_access(tmp_path)
+    assert sorted(x.split(": ")[0] for x in found) == [f"fidelity/a.py:{n}" for n in (4, 5, 6, 8)]
+
+
+def test_run_files_are_read_and_written_through_rundir_only():
+    by_file: dict[str, list[str]] = {}
+    for x in run_file_access():
+        by_file.setdefault(x.split(":")[0], []).append(x)
+    new = [x for f, xs in by_file.items() if f not in RUN_FILES_ALLOWED for x in xs]
+    assert not new, f"read and write a run's manifest, verdict and tables through common.rundir.RunDir: {new}"
+    paid = sorted(set(RUN_FILES_ALLOWED) - set(by_file))
+    assert not paid, f"no longer reaches a run's files itself: remove from RUN_FILES_ALLOWED: {paid}"
+
+
+def missing_members(cls: type, protocol: type) -> list[str]:
+    """The members protocol declares (its annotations and methods) that instances of cls do not have as class
+    attributes, properties or attributes set by __init__ (read from its source: `self.<name> =`)."""
+    import inspect
+    declared = set(getattr(protocol, "__annotations__", {})) | {
+        n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")}
+    set_in_init = set()
+    for k in cls.__mro__:
+        if k is not object and "__init__" in vars(k):
+            set_in_init |= set(re.findall(r"self\.(\w+)\s*(?::[^=]*)?=", inspect.getsource(vars(k)["__init__"])))
+    return sorted(n for n in declared if not hasattr(cls, n) and n not in set_in_init)
+
+
+def test_the_profile_views_are_satisfied_by_rundir_and_its_readers(tmp_path):
+    from common.rundir import RunDir
+    from profiles import ReportView, RunView
+    from reports.rundir import RunData
+    from validate.checks import Run
+    assert issubclass(Run, RunDir) and issubclass(RunData, RunDir)
+    assert missing_members(Run, RunView) == []
+    assert missing_members(RunData, ReportView) == []
+    # negative control: a reader without the report's links does not satisfy the report's view
+    assert missing_members(RunDir, ReportView) == ["link"]
+
+
 # ---------------------------------------------------------------- a profile's name stays in its package
 
 # Files outside profiles/ that still name a profile, and why (issue 38 item 1: each entry is a debt, and the test

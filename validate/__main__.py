@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from common.coreconfig import comparability, line
-from common.fileio import write_json_atomic
 from common.rundir import MANIFEST, RunDir, SchemaError
 from profiles import registry
 from validate.checks import validate, verdict_label
@@ -49,16 +48,15 @@ def main(argv=None) -> int:
         print(f"validate: error: {a.run_dir}: no {MANIFEST} (not a run directory)", file=sys.stderr)
         return 2
     try:
-        rd.load()  # its schema: a run of a newer tree is refused before any check (common.rundir.manifest_schema)
+        m = rd.manifest  # its schema: a run of a newer tree is refused before any check (common.rundir.manifest_schema)
         for prof in registry().values():  # a profile's own environment (e.g. make validate DARSHAN_ANALYSES=)
             prof.check_environment()
     except (SchemaError, ValueError) as e:
         print(f"validate: error: {e}", file=sys.stderr)
         return 2
     v = validate(a.run_dir)
-    m = rd.load()
     v["comparability"] = comparability((m.get("workload") or {}).get("config") or {}, m.get("dlio"))  # not a check
-    write_json_atomic(rd.verdict_path, v)
+    rd.write_verdict(v)
     if not a.quiet:
         print_table(v)
     s = v["summary"]

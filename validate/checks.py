@@ -18,28 +18,13 @@ from validate import model
 
 
 class Run(RunDir):
-    """The run directory being validated, as checks see it (profiles.RunView)."""
+    """The run directory being validated, as checks see it (profiles.RunView): a RunDir (manifest, step, cfg, ranks,
+    release, tables) and what is validate's own: the analytic model of the run, the tables the checks derive."""
 
     def __init__(self, path: Path):
         super().__init__(path)
-        self.manifest = self.load()
+        self.manifest = self.load()  # read now: a manifest validate cannot read is refused before any check runs
         self.derived: dict[str, Any] = {}  # tables the checks derived: stored by store_tables()
-
-    def step(self, name: str) -> dict | None:
-        return self.manifest["steps"].get(name)
-
-    @property
-    def cfg(self) -> dict:
-        return self.manifest["workload"]["config"]
-
-    @property
-    def ranks(self) -> int:
-        return int(self.manifest["ranks"])
-
-    @property
-    def release(self) -> str:
-        """The kernel entry the run used (manifests from before the dlio block: 2.0.0)."""
-        return (self.manifest.get("dlio") or {}).get("entry") or "2.0.0"
 
     def model_reads(self, cfg: dict) -> dict:
         """The analytic model's reads of cfg (rank -> phase segments) for this run's ranks and DLIO release."""

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bench.perf.common import REPO, Context, load_snapshot, table, wait_for_quiet
-from common.rundir import MANIFEST, REPORT, TABLES, VERDICT
+from common.rundir import REPORT, TABLES, VERDICT, RunDir
 
 DATA = REPO / "tests" / "data"
 RUN_TINY = DATA / "run-tiny"
@@ -122,9 +122,10 @@ def make_run(run: Path, files: int) -> dict:
         for p in (run / TABLES).glob(f"{t}-*.json"):
             p.unlink()
     (run / TABLES / f"{FILES_DFTRACER}.json").unlink(missing_ok=True)
-    m = json.loads((run / MANIFEST).read_text())
+    rd = RunDir(run)
+    m = rd.manifest
     m["workload"]["config"]["dataset"]["num_files_train"] = files
-    (run / MANIFEST).write_text(json.dumps(m))
+    rd.save(m)
     raw = run / "raw"
     sizes = {"files": files, "dftracer_events": {}, "logvfd_records": {}, "bytes": 0}
     for side in ("dlio", "kernel"):
@@ -196,7 +197,7 @@ def measure_tree(tree: Path, run: Path, mem_limit: int, stash: Path) -> dict:
                 shutil.copy(stash / n, tabs / n)
     steps["validate"] = timed([py, "-m", "validate", "--quiet", str(run)], env, mem_limit, tree, (0, 1))
     steps["reports"] = timed([py, "-m", "reports", str(run)], env, mem_limit, tree)
-    v = json.loads((run / VERDICT).read_text()) if (run / VERDICT).exists() else None
+    v = RunDir(run).verdict
     tables = {p.name: p.stat().st_size for p in sorted(tabs.glob("*.json"))}
     return {"steps": steps, "dftracer_tables_of_this_tree": borrowed, "verdict": v and v["verdict"],
             "summary": v and v["summary"],

@@ -4,7 +4,7 @@ the run directory only, through the ReportView reports/ hands it."""
 from __future__ import annotations
 
 from common.blocks import Block, Bullets, Heading, Para, Table, slug
-from common.rundir import SIDE_LABEL, SIDES, TABLES
+from common.rundir import SIDE_LABEL, SIDES
 from profiles import ReportView
 
 
@@ -21,7 +21,7 @@ def analyses_section(run: ReportView) -> list[Block]:
     out: list[Block] = [Heading(2, "Darshan's own analyses", "darshan-analyses")]
     t = run.table("darshan-analyses.json")
     if t is None:
-        has_logs = any((run.path / TABLES / f"darshan-{s}.json").exists() for s in SIDES)
+        has_logs = any(run.has_table(f"darshan-{s}.json") for s in SIDES)
         out.append(Para("No pydarshan job summary or drishti report: " + (
             "the run has Darshan logs but was validated before h5dlio analysed them; run `python -m validate "
             f"{run.path.name}` and render again" if has_logs else "no Darshan log (the Darshan profile: "
