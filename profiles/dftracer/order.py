@@ -140,7 +140,10 @@ def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
     segs = run.model_reads(run.cfg)
     if d is None or not all("workers" in s for ss in segs.values() for s in ss):
         return []
-    rt = int((run.cfg.get("reader") or {}).get("read_threads", 1))
+    asked = rt = int((run.cfg.get("reader") or {}).get("read_threads", 1))
+    if rt > 0 and segs.get(0):  # the model's workers: DLIO 3.x sizes read_threads 1 by the machine (model.dlio3_sized)
+        rt = len(segs[0][0]["workers"])
+    sized = f"read_threads {asked} sized to {rt} by the machine (DLIO 3.x; both sides): " if rt != asked else ""
     out = []
     for r in range(run.ranks):
         want = [x for x in ([f for s in segs[r] for f in s["workers"][w]] for w in range(max(rt, 1))) if x]
@@ -158,10 +161,10 @@ def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
                        f"{', '.join(missing[:3]) or 'none'}" +
                        (f" (DLIO read with more processes than read_threads {rt}: DLIO 3.x sizes its readers by the "
                         "machine, utils/config.py derive_configurations; the kernel reads with read_threads as given)"
-                        if len(d_lists) > sum(bool(s['workers_max'][w]) for s in segs[r]
+                        if not sized and len(d_lists) > sum(bool(s['workers_max'][w]) for s in segs[r]
                                               for w in range(max(rt, 1))) else ""))
         n = sum(map(len, want))
-        what = f"read_threads {rt}: " + ("the rank reads every batch itself" if rt == 0 else
+        what = (sized or f"read_threads {rt}: ") + ("the rank reads every batch itself" if rt == 0 else
                                          f"{rt} worker{'s' * (rt > 1)} per iterator on DLIO's side, {rt} for the "
                                          "whole run on the kernel's; worker w reads batches w, w + W, ... in order")
         out.append(result(f"dftracer.order.rank{r}", FAIL if bad else PASS, n, sum(map(len, k_lists)),
