@@ -133,7 +133,8 @@ def _match_iterators(lists: list[list[int]], segs: list[dict]) -> tuple[list[lis
 def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
     """dftracer.order.rank<r> of MLCommons DLIO 3.x (the model's segments carry "workers", validate/model.py
     _dlio3_workers): per rank, each reading process's data-file opens by name, in order, against the model's
-    workers at the configured read_threads W, so the number of reading processes is judged too. DLIO spawns W
+    workers at read_threads W as DLIO 3.x sizes it (a 1 by the machine: model.dlio3_sized, from the inputs the
+    kernel recorded), so the number of reading processes is judged too. DLIO spawns W
     workers per iterator (each pre-warm and each epoch: torch_data_loader.py, spawn context), so its processes match
     the iterators' workers one by one (_match_iterators); the kernel's W reader processes live the whole run, each
     reading its worker's lists of every iterator in turn (read_threads 0: the rank itself, on both sides)."""
