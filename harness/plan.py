@@ -160,11 +160,22 @@ def launches(rd: Path, p: Plan) -> list[Step]:
                     dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0, shape.reads_data)
             w = _wrap_generation(Launch(side, spec.step, base, lenv, wd, src, {}, shape), opt) if prof is None else \
                 prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {}), shape))
-            env = _dlio_env(w.env, opt) if side == "dlio" else w.env
+            env = _auto_threads_env(_dlio_env(w.env, opt) if side == "dlio" else w.env)
             argv = launcher.argv(wd / "ranks", env) + w.argv
             steps.append(Step(f"{side}.{spec.step}", side, spec.step, argv, env, wd, wd / "ranks", opt.timeout,
                               w.dirs, w.files))
     return steps
+
+
+AUTO_THREADS_CAP = "DLIO_MAX_AUTO_THREADS"
+
+
+def _auto_threads_env(env: dict) -> dict:
+    """A launch's environment with the user's DLIO_MAX_AUTO_THREADS, when set, passed to its ranks by name (-x,
+    --export) on both sides alike: DLIO 3.x caps its machine-sized readers with it (utils/config.py:862) and the
+    kernel's 3.x entries read it the same way (bench/src/autoread.c). Unset: nothing is added (both sides cap at 8)."""
+    v = os.environ.get(AUTO_THREADS_CAP)
+    return env if v is None or AUTO_THREADS_CAP in env else {**env, AUTO_THREADS_CAP: v}
 
 
 def _dlio_env(env: dict, opt: Options) -> dict:

@@ -172,6 +172,7 @@ def test_kernel_reads_jpeg_with_dlio3s_system_calls(tmp_path):
     w, st = _jpeg_cfg(), tmp_path / "st"
     sets = v3img(tmp_path / "data", **{"num-files-train": w["dataset"]["num_files_train"], "record-length": 322957,
                                        "batch-size": w["reader"]["batch_size"], "read-threads": 1,
+                                       "cpu-count": 2,  # the fixture's 2 CPUs: 2 ranks -> 1 reader (DLIO 3.x)
                                        "file-shuffle": "seed", "epochs": 1, "random-seed": w["train"]["seed"],
                                        "seed-change-epoch": True, "generate-data": True, "train": False})
     assert kernel.run(tmp_path, 2, sets, name="gen").rc == 0

@@ -233,6 +233,7 @@ def test_kernel_reads_npz_with_dlio3s_system_calls(tmp_path, mode):
     sets = v3npz(tmp_path / "data", **{"num-files-train": w["dataset"]["num_files_train"], "num-samples-per-file": 1,
                                        "num-subfolders-train": 3, "record-length": 1048576,
                                        "record-length-stdev": 488832, "batch-size": 7, "read-threads": 1,
+                                       "cpu-count": 2,  # the fixture's 2 CPUs: 2 ranks -> 1 reader (DLIO 3.x)
                                        "file-shuffle": "seed", "epochs": 1, "random-seed": 123,
                                        "seed-change-epoch": True, "generate-data": True, "train": False})
     assert kernel.run(tmp_path, 2, sets, name="gen").rc == 0

@@ -64,6 +64,7 @@ def npz(tmp_path_factory):
     sets = v3npz(tmp / "data", **{"num-files-train": 28, "num-samples-per-file": 1, "num-subfolders-train": 3,
                                   "record-length": 1048576, "record-length-stdev": 488832, "batch-size": 7,
                                   "read-threads": 1, "file-shuffle": "seed", "epochs": 1, "random-seed": 123,
+                                  "cpu-count": 2,  # the fixture's 2 CPUs: 2 ranks -> 1 reader (DLIO 3.x)
                                   "seed-change-epoch": True, "generate-data": True, "train": False})
     assert kernel.run(tmp, 2, sets, name="gen").rc == 0
     sets.update({"generate-data": False, "train": True, "odirect": True})

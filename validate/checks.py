@@ -28,7 +28,7 @@ class Run(RunDir):
 
     def model_reads(self, cfg: dict) -> dict:
         """The analytic model's reads of cfg (rank -> phase segments) for this run's ranks and DLIO release."""
-        return model.workload_reads(cfg, self.ranks, self.release)
+        return model.workload_reads(cfg, self.ranks, self.release, kernel_machine(self))
 
     def model_checkpoint_io(self) -> dict[str, dict]:
         """The analytic model's POSIX calls per checkpoint file of this run (DLIO 3.x's streamed checkpoints:
@@ -44,6 +44,24 @@ class Run(RunDir):
     def store_tables(self) -> None:
         for name, obj in self.derived.items():
             self.write_table(name, obj)
+
+
+def kernel_machine(run: Run) -> dict | None:
+    """The inputs MLCommons DLIO 3.x sizes its readers by (CPU count, ranks per node, DLIO_MAX_AUTO_THREADS) as the
+    run's kernel recorded them (output.json read_threads_auto, the first kernel launch that has it; both sides ran
+    on the same nodes with the same environment variable); None: no kernel launch recorded them (a 2.0.x entry, or
+    a run from before the kernel sized its readers: read_threads as given)."""
+    if not hasattr(run, "_machine"):
+        run._machine = None
+        for p in sorted((run.path / "kernel").glob("*/out/output.json")):
+            try:
+                auto = json.loads(p.read_text()).get("read_threads_auto")
+            except (OSError, ValueError):
+                continue
+            if auto:
+                run._machine = {k: auto.get(k) for k in ("cpu_count", "ranks_per_node", "cap")}
+                break
+    return run._machine
 
 
 def check_steps(run: Run) -> list[dict]:

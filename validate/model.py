@@ -355,16 +355,43 @@ def _dlio3_workers(seg: dict, order: list[int], sure, most, rt: int, bs: int, sp
     seg["workers"], seg["workers_max"] = files(sure), files(most)
 
 
-def workload_reads(cfg: dict, ranks: int, rel: str | None = None) -> dict[int, list[dict]]:
+def dlio3_read_threads(asked: int, cpu_count: int | None, ranks_per_node: int, cap: int | None) -> int:
+    """MLCommons DLIO 3.x's reader processes per rank (f6796ed utils/config.py:853-876, derive_configurations): a
+    read_threads of 1 (the dataclass default, :158) becomes min(CPUs per rank, the cap) when that is more than 1, with
+    CPUs per rank max(1, (os.cpu_count() or 1) // max(1, ranks_per_node())) (utils/utility.py:323-338: the ranks on
+    this rank's node) and the cap max(1, int(os.environ.get('DLIO_MAX_AUTO_THREADS', '8'))) (cap None: unset). Any
+    other value is kept: a YAML value > 1 is taken as intended, 0 reads in the rank."""
+    if asked != 1:
+        return asked
+    per_rank = max(1, (cpu_count or 1) // max(1, ranks_per_node))
+    n = min(per_rank, max(1, 8 if cap is None else cap))
+    return n if n > 1 else asked
+
+
+def dlio3_sized(cfg: dict, machine: dict | None) -> dict:
+    """cfg with reader.read_threads as DLIO 3.x sizes it on `machine` ({cpu_count, ranks_per_node, cap}: the inputs
+    the run's kernel recorded, output.json read_threads_auto); None: as given (a run from before the kernel sized its
+    readers, or a caller that plants nothing)."""
+    if not machine:
+        return cfg
+    reader = dict(cfg.get("reader") or {})
+    reader["read_threads"] = dlio3_read_threads(int(reader.get("read_threads", 1)), machine.get("cpu_count"),
+                                                int(machine.get("ranks_per_node") or 1), machine.get("cap"))
+    return {**cfg, "reader": reader}
+
+
+def workload_reads(cfg: dict, ranks: int, rel: str | None = None, machine: dict | None = None
+                   ) -> dict[int, list[dict]]:
     """rank -> ordered segments {phase, epoch, samples, opens, bytes: [per raw read], prefetched: n} of a training
-    launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None)."""
+    launch of DLIO release `rel` (a RELEASES key; 2.0.0 when None); machine: the inputs DLIO 3.x sizes its readers
+    by (dlio3_sized; the 2.0.x releases read read_threads as given)."""
     if is_tensorflow(cfg):
         if (rel or "2.0.0") != "2.0.0":
             raise UnknownRelease(f"the analytic model has DLIO's TensorFlow path for 2.0.0 only, not {rel!r}")
         return tf_workload_reads(cfg, ranks)
     r_ = release(rel)
     if all(r_[k] for k in NEW_3X):
-        return dlio3_workload_reads(cfg, ranks, rel)
+        return dlio3_workload_reads(dlio3_sized(cfg, machine), ranks, rel)
     todo = [k for k in NEW_3X if r_[k]]
     if todo:
         raise UnknownRelease(f"the analytic model does not model DLIO entry {rel}'s rules {', '.join(todo)} yet "

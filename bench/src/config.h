@@ -40,6 +40,12 @@ typedef struct {
                                        * YAML string (utils/config.py:1671-1672), so `is not Shuffle.OFF` holds even
                                        * for "off" (:1137) and only an absent key leaves the files unresharded */
     int framework, data_loader;       /* enum loader_kind: DLIO's framework and reader.data_loader */
+    int64_t cpu_count, ranks_per_node; /* planted inputs of DLIO 3.x's reader auto-sizing (autoread.c; 0: measured) */
+    struct {                           /* DLIO 3.x's machine-sized readers as the kernel derived them (autoread.c) */
+        int on, applied;               /* the entry auto-sizes; read_threads changed */
+        int64_t asked, cpus, rpn, cap, forked;
+        char cpus_from[24], rpn_from[32], cap_from[48];
+    } rt_auto;
     double preprocess_time, preprocess_time_stdev;
     /* train / evaluation */
     int64_t epochs, total_training_steps, random_seed, epochs_between_evals, eval_after_epoch;

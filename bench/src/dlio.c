@@ -171,6 +171,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_reshuffle = 1,
      .prewarm = 1,
      .gen_seed_per_rank = 1,
+     .auto_read_threads = 1, /* utils/config.py:853-876 (autoread.c) */
      /* checkpointing/base_checkpointing.py:47-179 the ranks and states of 2.0.0-52, :385-460 its files; main.py:542-597
       * the checkpoint-only workflow; pytorch_checkpointing.py:231-253 each file streamed as its raw byte count by
       * SimpleStreamingCheckpointing (mlpstorage_py not importable, :114-119): 32 MiB zero chunks, fsync, 32 MiB reads */
@@ -204,6 +205,7 @@ static const dlio_entry_t DLIO_ENTRIES[] = {
      .file_reshuffle = 1,
      .prewarm = 1,
      .gen_seed_per_rank = 1,
+     .auto_read_threads = 1, /* utils/config.py:853-876 (autoread.c) */
      .checkpoint_rules = 3,
      .checkpoint_stream = "mlpstorage_streaming",
      .unsupported = NULL},

@@ -33,6 +33,8 @@ typedef struct {
     int file_reshuffle;        /* file_shuffle on: the ranks' file lists are reshuffled across ranks every epoch */
     int prewarm;               /* one batch is read before each epoch and after the last (the loader's pre-warm) */
     int gen_seed_per_rank;     /* generation's size RNG is seeded 10 + rank (else 10 on every rank) */
+    int auto_read_threads;     /* read_threads 1 becomes min(CPUs // ranks per node, DLIO_MAX_AUTO_THREADS or 8)
+                                * reader processes when that is > 1 (autoread.c) */
     const char *checkpoint_stream; /* how PyTorch checkpoint files are written: "torch_save" (torch.save of real
                                     * tensors), "simple_streaming" (DLIO 3.x's SimpleStreamingCheckpointing: raw zero
                                     * bytes), "mlpstorage_streaming" (MLCommons' mlpstorage StreamingCheckpointing,

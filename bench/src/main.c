@@ -1,6 +1,7 @@
 /* h5dlio: DLIO Benchmark's HDF5 I/O (generation, training and evaluation reads) without an ML stack. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "autoread.h"
 #include "discover.h"
 #include "gen.h"
 #include "layout.h"
@@ -244,6 +245,29 @@ static int dry_run_end(job_t *J)
     return 0;
 }
 
+/* The reader processes, forked before MPI_Init (forking an MPI process is unsafe; they never call MPI): as many as
+ * DLIO 3.x's machine-sized count can reach with 1 rank per node (autoread.c), the surplus ended by readers_sized.
+ * -1: bad input (err). */
+static int readers_fork(job_t *J, const args_t *a, char *err, size_t errlen)
+{
+    config_t *c = &J->cfg;
+    int64_t n = autoread_begin(c, err, errlen);
+    if (n < 0)
+        return -1;
+    layout_init(&J->L, c);
+    if (n > 0 && c->train && !a->dry_run) /* 0 with an MPI-IO mode (config_load_entry) */
+        pool_fork(&J->pool, c, &J->L, (int)n);
+    return 0;
+}
+
+/* After MPI_Init: read_threads as DLIO 3.x sizes it (the ranks per node known now), the surplus processes ended */
+static void readers_sized(job_t *J, const args_t *a)
+{
+    autoread_end(&J->cfg, a->dry_run ? a->dry_ranks : 0);
+    if (J->pool.n > J->cfg.read_threads)
+        pool_trim(&J->pool, (int)J->cfg.read_threads);
+}
+
 /* Configuration, reader processes (forked before MPI_Init: forking an MPI process is unsafe; they never call MPI),
  * MPI, validation for the rank count, output folder. Returns an exit status, or -1: the job goes on. */
 static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
@@ -264,11 +288,8 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit: a write fails with EFBIG and is reported, not a silent kill */
     cleanup_on_signals();     /* a killed generation leaves no partial file behind (see gen.c) */
     trace_init();
-    if (!bad) {
-        layout_init(&J->L, c);
-        if (c->read_threads > 0 && c->train && !a->dry_run) /* 0 with an MPI-IO mode (config_load_entry) */
-            pool_fork(&J->pool, c, &J->L);
-    }
+    if (!bad)
+        bad = readers_fork(J, a, err, sizeof err) != 0;
     int provided = 0;
     int threads = !bad && (c->subfiling || c->checkpoint_subfiling) ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
     if (MPI_Init_thread(argc, argv, threads, &provided) != MPI_SUCCESS) {
@@ -281,6 +302,7 @@ static int job_start(job_t *J, args_t *a, int *argc, char ***argv)
     err_ctx()->rank = J->rank;
     if (bad)
         return input_error(J->rank, err);
+    readers_sized(J, a); /* before anything reads read_threads */
     if (config_validate(c, a->dry_ranks ? a->dry_ranks : J->nranks, err) != 0) {
         pool_stop(&J->pool);
         return input_error(J->rank, err);

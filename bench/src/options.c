@@ -93,6 +93,12 @@ const opt_t OPTS[] = {
      .help = "evaluation batch size"},
     {"read-threads", "reader.read_threads", T_INT, F(read_threads), "4", "1", 0, 256,
      .help = "reader processes per rank (0: the rank reads itself)"},
+    {"cpu-count", NULL, T_INT, F(cpu_count), "0", "0", 0, 1e6,
+     .help = "kernel, DLIO 3.x entries: the CPU count read_threads 1 is sized by (0: the node's online CPUs, as "
+             "Python's os.cpu_count())"},
+    {"ranks-per-node", NULL, T_INT, F(ranks_per_node), "0", "0", 0, 1e6,
+     .help = "kernel, DLIO 3.x entries: the ranks per node read_threads 1 is sized by (0: MPI's shared-memory "
+             "communicator, counted as DLIO counts it)"},
     {"prefetch-size", "reader.prefetch_size", T_INT, F(prefetch_size), "2", "2", 0, 1e6,
      .help = "DLIO's prefetch_size (PyTorch prefetch factor = ceil(prefetch/read-threads))"},
     {"framework", "framework", T_LOADER, F(framework), "pytorch", "pytorch", 0, 0,

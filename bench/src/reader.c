@@ -440,9 +440,9 @@ static void worker_main(int fd, const config_t *c, const layout_t *L, int index)
     _exit(0);
 }
 
-void pool_fork(pool_t *p, const config_t *c, const layout_t *L)
+void pool_fork(pool_t *p, const config_t *c, const layout_t *L, int n)
 {
-    p->n = (int)c->read_threads;
+    p->n = n;
     p->fd = xcalloc((size_t)p->n, sizeof *p->fd, "the reader process sockets");
     p->pid = xcalloc((size_t)p->n, sizeof *p->pid, "the reader process ids");
     fflush(stdout);
@@ -523,6 +523,14 @@ void pool_recv(pool_t *p, int w, int64_t batch, io_acc_t *acc)
         die(EXIT_RUNTIME, "reader process %d answered batch %lld, expected %lld", w, (long long)a.batch,
             (long long)batch);
     io_acc_add(acc, &a.acc);
+}
+
+/* A surplus reader process has read nothing: closing its socket ends it (worker_main's first read fails). */
+void pool_trim(pool_t *p, int n)
+{
+    for (int i = n; i < p->n; i++) close(p->fd[i]);
+    for (int i = n; i < p->n; i++) waitpid(p->pid[i], NULL, 0);
+    p->n = n;
 }
 
 void pool_stop(pool_t *p)

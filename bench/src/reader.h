@@ -55,8 +55,9 @@ typedef struct {
     int *fd;
     int *pid;
 } pool_t;
-void pool_fork(pool_t *p, const config_t *c, const layout_t *L); /* before MPI_Init */
-void pool_start(pool_t *p, int rank);                            /* after MPI_Init: tells workers the rank */
+void pool_fork(pool_t *p, const config_t *c, const layout_t *L, int n); /* before MPI_Init: n processes */
+void pool_trim(pool_t *p, int n);     /* ends the processes past the first n (before pool_start) */
+void pool_start(pool_t *p, int rank); /* after MPI_Init: tells workers the rank */
 /* Hand batch `batch` (samples idx[0..n)) to a worker; skip: a position of idx not sent (fault injection) or -1. */
 void pool_send(pool_t *p, int worker, int phase, int64_t batch, const int64_t *idx, int64_t n, int64_t skip);
 /* The same for a TF reader thread's batch: flags TF_FIRST (a new generator: tf_thread_begin over nfiles) and TF_LAST

@@ -2,6 +2,7 @@
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
 #include "report.h"
+#include "autoread.h"
 #include "gen.h"
 #include "prefetch.h"
 #include "mutate.h"
@@ -902,6 +903,10 @@ static void print_summary(const results_t *r, const nodes_t *nodes, const phase_
     printf("h5dlio: %d ranks, %lld read threads, HDF5 %d.%d.%d, VOL %s, %.3f s wall\n", r->nranks,
            (long long)c->read_threads, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, r->vol->stack, r->wall_s);
     print_nodes(nodes, r->nranks);
+    char rl[512];
+    autoread_line(c, rl, sizeof rl);
+    if (*rl)
+        printf("%s\n", rl);
     if (r->did_gen)
         stdout_gen(gen, c);
     for (int k = 0; k < NPHASES; k++) {
@@ -962,8 +967,12 @@ static void json_header(sb_t *js, const results_t *r, const nodes_t *nodes)
     free(vj);
     sb_printf(js, ", \"host\": ");
     sb_json_str(js, host);
-    sb_printf(js, ",\n  \"ranks\": %d, \"read_threads\": %lld, \"wall_s\": %.9g,\n  \"config\": %s", r->nranks,
-              (long long)c->read_threads, r->wall_s, cj);
+    sb_printf(js, ",\n  \"ranks\": %d, \"read_threads\": %lld, ", r->nranks, (long long)c->read_threads);
+    char *aj = autoread_json(c); /* DLIO 3.x entries only: how read_threads was sized (autoread.c) */
+    if (aj)
+        sb_printf(js, "\"read_threads_auto\": %s, ", aj);
+    free(aj);
+    sb_printf(js, "\"wall_s\": %.9g,\n  \"config\": %s", r->wall_s, cj);
     free(cj);
     json_nodes(js, nodes, r->nranks);
 }

@@ -133,14 +133,18 @@ def _match_iterators(lists: list[list[int]], segs: list[dict]) -> tuple[list[lis
 def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
     """dftracer.order.rank<r> of MLCommons DLIO 3.x (the model's segments carry "workers", validate/model.py
     _dlio3_workers): per rank, each reading process's data-file opens by name, in order, against the model's
-    workers at the configured read_threads W, so the number of reading processes is judged too. DLIO spawns W
+    workers at read_threads W as DLIO 3.x sizes it (a 1 by the machine: model.dlio3_sized, from the inputs the
+    kernel recorded), so the number of reading processes is judged too. DLIO spawns W
     workers per iterator (each pre-warm and each epoch: torch_data_loader.py, spawn context), so its processes match
     the iterators' workers one by one (_match_iterators); the kernel's W reader processes live the whole run, each
     reading its worker's lists of every iterator in turn (read_threads 0: the rank itself, on both sides)."""
     segs = run.model_reads(run.cfg)
     if d is None or not all("workers" in s for ss in segs.values() for s in ss):
         return []
-    rt = int((run.cfg.get("reader") or {}).get("read_threads", 1))
+    asked = rt = int((run.cfg.get("reader") or {}).get("read_threads", 1))
+    if rt > 0 and segs.get(0):  # the model's workers: DLIO 3.x sizes read_threads 1 by the machine (model.dlio3_sized)
+        rt = len(segs[0][0]["workers"])
+    sized = f"read_threads {asked} sized to {rt} by the machine (DLIO 3.x; both sides): " if rt != asked else ""
     out = []
     for r in range(run.ranks):
         want = [x for x in ([f for s in segs[r] for f in s["workers"][w]] for w in range(max(rt, 1))) if x]
@@ -158,10 +162,10 @@ def check_workers(run: RunView, d: dict | None, k: dict) -> list[dict]:
                        f"{', '.join(missing[:3]) or 'none'}" +
                        (f" (DLIO read with more processes than read_threads {rt}: DLIO 3.x sizes its readers by the "
                         "machine, utils/config.py derive_configurations; the kernel reads with read_threads as given)"
-                        if len(d_lists) > sum(bool(s['workers_max'][w]) for s in segs[r]
+                        if not sized and len(d_lists) > sum(bool(s['workers_max'][w]) for s in segs[r]
                                               for w in range(max(rt, 1))) else ""))
         n = sum(map(len, want))
-        what = f"read_threads {rt}: " + ("the rank reads every batch itself" if rt == 0 else
+        what = (sized or f"read_threads {rt}: ") + ("the rank reads every batch itself" if rt == 0 else
                                          f"{rt} worker{'s' * (rt > 1)} per iterator on DLIO's side, {rt} for the "
                                          "whole run on the kernel's; worker w reads batches w, w + W, ... in order")
         out.append(result(f"dftracer.order.rank{r}", FAIL if bad else PASS, n, sum(map(len, k_lists)),
