@@ -36,7 +36,7 @@ from common.fileio import write_json_atomic, write_text_atomic
 from common.rundir import WORKLOAD
 from harness import sweep
 from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
-from harness.paths import KERNEL_BIN, REFERENCE_CONFIGS
+from harness.paths import KERNEL_BIN, REFERENCE_CONFIGS, runs_home
 from harness.sizing_search import Memo, Outcome, SizingError, estimate, search
 from harness.workload import REPO, WorkloadError, default_scale
 from profiles.mlperf_train import HOST_MEMORY_MULTIPLIER, MIN_STEPS_PER_EPOCH, dataset_rule
@@ -133,7 +133,7 @@ def sizing_dir(a: argparse.Namespace, params: dict) -> Path:
     if a.sizing_dir is not None:
         return a.sizing_dir.resolve()
     h = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
-    return REPO / "runs" / f"sizing-{Path(params['workload']).stem}-{params['scale']}-{h}"
+    return runs_home() / f"sizing-{Path(params['workload']).stem}-{params['scale']}-{h}"
 
 
 def load_state(d: Path, params: dict) -> dict:
