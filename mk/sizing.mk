@@ -2,7 +2,8 @@
 #   make sizing WORKLOAD=unet3d_b200 DLIO_VENV=<a DLIO 3.x venv> [SCALE=] [RANKS_MAX=64] [RESOLUTION=1] [DATA=<folder
 #   on the storage under test>] [LAUNCHER=mpirun|mpiexec|srun] [HOSTS=] [HOST_MEMORY_GB=] [MIN_STEPS=500] [SIZING_DIR=]
 #   [RUNS_DB=<file>]: the largest number of simulated accelerators (kernel ranks) whose AU stays >= the workload's
-#   threshold; the same command again continues an interrupted search. Not a submission.
+#   threshold (a checkpoint workload, WORKLOAD=llama3_8b_v3: its checkpoint cycle against ranks instead); the same
+#   command again continues an interrupted search. Not a submission.
 .PHONY: sizing
 SIZING_WORKLOAD = $(if $(filter command line environment,$(origin WORKLOAD)),$(WORKLOAD),unet3d_b200)
 
