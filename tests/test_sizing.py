@@ -316,6 +316,42 @@ def test_search_on_a_throttled_storage_matches_the_analytic_count(tmp_path):
     assert not within(res["largest"], analytic(2 * bps, 7, 2**20, 0.162))
 
 
+@pytest.mark.slow
+@pytest.mark.dlio
+def test_retinanet_on_a_throttled_storage_needs_cold_reads(tmp_path):
+    """retinanet_b200 tiny (jpeg files read whole with plain reads: the page cache can serve them) on the loop-device
+    ext4 read at 400 MiB/s: one accelerator asks 24 x 322,624 B (568 x 568 jpeg) per 0.04755 s = 155.3 MiB/s, so
+    2.58 are fed whole (3.03 at the 85% AU threshold); with --cold (each trial's dataset evicted from the page cache)
+    the search must answer 2 +- 1. Negative control: the same search without --cold reads the files it just wrote
+    from the page cache and answers far above (measured: every count up to RANKS_MAX=8 fed)."""
+    import subprocess
+    import sys
+
+    import throttled
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    bps, answers = 400 * 2**20, {}
+    try:
+        with throttled.storage(bps, size="4G") as fs:   # both searches' datasets: 2 x 1.24 GiB at 8 accelerators
+            for cold in (True, False):
+                d = tmp_path / f"s-{cold}"
+                p = subprocess.run([sys.executable, "-m", "harness", "sizing", "--workload", "retinanet_b200",
+                                    "--scale", "tiny", "--ranks-max", "8", "--min-steps", "20", "--host-memory-gb",
+                                    "0", "--dlio-venv", str(venv), "--sizing-dir", str(d), "--data",
+                                    str(fs.mount / f"data-{cold}")] + ["--cold"] * cold, cwd=sizing.REPO,
+                                   capture_output=True, text=True, timeout=900, preexec_fn=fs.enter)
+                assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+                answers[cold] = json.loads((d / "sizing.json").read_text())
+    except throttled.Unavailable as e:
+        pytest.skip(f"no throttled storage here: {e}")
+    expected = analytic(bps, 24, 568 * 568, 0.04755)
+    print(f"\nthrottled {bps / 2**20:.0f} MiB/s: cold {answers[True]['largest']}, warm {answers[False]['largest']} "
+          f"(analytic {expected:.2f})")
+    assert answers[True]["outcome"] == "max" and within(answers[True]["largest"], expected), answers[True]
+    assert not within(answers[False]["largest"], expected), answers[False]
+
+
 @pytest.mark.parametrize("ours", [False, True])
 def test_a_dataset_folder_the_search_did_not_make_is_never_removed(tmp_path, monkeypatch, ours):
     """DATA already holding a files-<F> folder of someone else's: the trial refuses, naming DATA, and the folder
