@@ -6,6 +6,7 @@ Exit status: 0 every launch succeeded, 1 a launch failed (the run directory keep
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -148,7 +149,8 @@ def _announce(a: argparse.Namespace, rd: Path, notes: list[str], started) -> Non
 def main(argv=None, started=None) -> int:
     """`started(run_dir)`, if given, is called once the run's directory is named (before any launch); every input
     refused before that returns 2 without calling it."""
-    p = argparse.ArgumentParser(prog="python -m harness", description=__doc__,
+    # H5DLIO_PROG: the name an installed tool goes by (`h5dlio sizing`: scripts/installed-tool.sh)
+    p = argparse.ArgumentParser(prog=os.environ.get("H5DLIO_PROG", "python -m harness"), description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     setup_parser(p)
     a = p.parse_args(argv)

@@ -11,7 +11,7 @@ from harness import plan as hplan
 from harness import sizing, sweep
 from harness import vol as hvol
 from harness.launch import LAUNCHERS
-from harness.workload import REPO
+from harness.paths import runs_home
 from profiles import registry
 
 
@@ -31,7 +31,7 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--profiles", default=None,
                    help=f"comma-separated: {','.join(registry())} (default: every profile available here)")
     r.add_argument("--dlio-venv", type=Path, default=None, help="reference DLIO venv (default: build/.dlio-venv)")
-    r.add_argument("--runs-dir", type=Path, default=REPO / "runs")
+    r.add_argument("--runs-dir", type=Path, default=runs_home())
     r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
                    help="extra kernel --set for training launches (negative controls: the run must then fail)")
     r.add_argument("--vol", default=None, metavar="STACK",

@@ -1,5 +1,6 @@
 """python -m harness sizing: the largest number of simulated accelerators (kernel ranks, no DLIO) whose AU stays at or
-above the workload's threshold on the storage under test (`make sizing`, docs/sizing.md). Not a submission.
+above the workload's threshold on the storage under test (`make sizing`, docs/sizing.md); for a checkpoint workload,
+its checkpoint cycle against ranks instead (harness/sizing_ckpt.py). Not a submission.
 
 Each trial is one kernel launch (harness.launch: mpirun, mpiexec or srun) at N ranks over a dataset sized by
 mlpstorage's rule for N (profiles/mlperf_train.py dataset_rule: >= MIN_STEPS steps per accelerator and >= 5x the
@@ -32,25 +33,19 @@ from pathlib import Path
 
 import yaml
 
-from common.fileio import write_json_atomic, write_text_atomic
+from common.fileio import evict, write_json_atomic, write_text_atomic
 from common.rundir import WORKLOAD
-from harness import sweep
+from harness import sizing_ckpt, sweep
 from harness.launch import LAUNCHERS, Launcher, Step, execute, kernel_argv
-from harness.paths import KERNEL_BIN, REFERENCE_CONFIGS
-from harness.sizing_search import Memo, Outcome, SizingError, estimate, search
+from harness.paths import KERNEL_BIN, REFERENCE_CONFIGS, runs_home
+from harness.sizing_search import Memo, NoRoom, Outcome, SizingError, TrialFailed, estimate, search
 from harness.workload import REPO, WorkloadError, default_scale
 from profiles.mlperf_train import HOST_MEMORY_MULTIPLIER, MIN_STEPS_PER_EPOCH, dataset_rule
 
 NOT_SUBMISSION = "not a submission: the bare kernel's emulation of MLPerf Storage's training, measured by h5dlio"
-PARAMS = ("workload", "scale", "ranks_max", "resolution", "data", "launcher", "hosts", "host_memory_gb", "min_steps")
-
-
-class TrialFailed(RuntimeError):
-    """A launch failed or left no MLPerf numbers (exit status 1; the state keeps the finished trials)."""
-
-
-class NoRoom(TrialFailed):
-    """DATA's file system cannot hold the dataset a trial needs (exit 2: bad input, nothing generated)."""
+NOT_SUBMISSION_CKPT = NOT_SUBMISSION.replace("training", "checkpointing")
+PARAMS = ("workload", "scale", "ranks_max", "resolution", "data", "launcher", "hosts", "host_memory_gb", "min_steps",
+          "cold")
 
 
 def _int(var: str):
@@ -66,8 +61,8 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", default="unet3d_b200",
                    help="a reference config with metric.au (default unet3d_b200)")
     p.add_argument("--scale", default=None, help="its scale preset (default: its default_scale)")
-    p.add_argument("--ranks-max", type=_int("RANKS_MAX"), default=64,
-                   help="the largest accelerator count tried (default 64)")
+    p.add_argument("--ranks-max", type=_int("RANKS_MAX"), default=None,
+                   help="the largest accelerator count tried (default 64; a checkpoint workload: its shape's ranks)")
     p.add_argument("--resolution", type=_int("RESOLUTION"), default=1,
                    help="stop when the bracket is this narrow (default 1)")
     p.add_argument("--data", type=Path, default=None,
@@ -83,6 +78,10 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-steps", type=_int("MIN_STEPS"), default=MIN_STEPS_PER_EPOCH,
                    help=f"steps per accelerator in the dataset rule (default MLPerf's {MIN_STEPS_PER_EPOCH}; fewer: "
                         "the trials are marked below MLPerf's rule)")
+    p.add_argument("--cold", action="store_true",
+                   help="before each trial, the dataset's pages out of the page cache (fdatasync, then posix_fadvise "
+                        "DONTNEED per file; no root needed): its reads come from the storage, as MLPerf's 5x-memory "
+                        "dataset makes them, on a smaller one")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per launch (default 3600)")
     p.add_argument("--runs-db", type=Path, default=None, help="also add every trial's kernel run to this run store")
 
@@ -103,7 +102,7 @@ def check_input(a: argparse.Namespace) -> None:
         raise SizingError(f"WORKLOAD={name}: no reference config of that name (known: {known})")
     for key, v in (("RANKS_MAX", a.ranks_max), ("RESOLUTION", a.resolution), ("HOSTS", a.hosts),
                    ("MIN_STEPS", a.min_steps)):
-        if v < 1:
+        if v is not None and v < 1:
             raise SizingError(f"{key}={v}: must be >= 1")
     if a.host_memory_gb is not None and not 0 <= a.host_memory_gb < float("inf"):
         raise SizingError(f"HOST_MEMORY_GB={a.host_memory_gb}: must be a number >= 0")
@@ -126,14 +125,15 @@ def check_input(a: argparse.Namespace) -> None:
 def params_of(a: argparse.Namespace, scale: str) -> dict:
     return {"workload": a.workload, "scale": scale, "ranks_max": a.ranks_max, "resolution": a.resolution,
             "data": str(a.data.resolve()) if a.data else None, "launcher": a.launcher, "hosts": a.hosts,
-            "host_memory_gb": a.host_memory_gb, "min_steps": a.min_steps}
+            "host_memory_gb": a.host_memory_gb, "min_steps": a.min_steps,
+            **({"cold": True} if getattr(a, "cold", False) else {})}  # (a search made without --cold has no key)
 
 
 def sizing_dir(a: argparse.Namespace, params: dict) -> Path:
     if a.sizing_dir is not None:
         return a.sizing_dir.resolve()
     h = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
-    return REPO / "runs" / f"sizing-{Path(params['workload']).stem}-{params['scale']}-{h}"
+    return runs_home() / f"sizing-{Path(params['workload']).stem}-{params['scale']}-{h}"
 
 
 def load_state(d: Path, params: dict) -> dict:
@@ -222,6 +222,8 @@ class KernelTrial:
 
     def __call__(self, n: int) -> dict:
         files, gen_s = self.dataset(n)
+        if self.a.cold:
+            evict(self.data_root / f"files-{files}", sync=True)
         wd = self.d / "trials" / f"np{n}"
         shutil.rmtree(wd, ignore_errors=True)
         argv = self._kernel(n, files, wd / "out", ["generate-data=false", "output-ranks-data=true"])
@@ -326,24 +328,37 @@ def plot(path: Path, rows: list[dict], wl_name: str, out: Outcome) -> None:
     plt.close(fig)
 
 
+def set_ranks_max(a: argparse.Namespace, cfg: dict) -> None:
+    """RANKS_MAX when not given: a checkpoint shape's whole count (data x tensor x pipeline), else 64."""
+    if a.ranks_max is None:
+        a.ranks_max = (sizing_ckpt.shape_ranks(cfg) or 64) if sizing_ckpt.is_checkpoint_workload(cfg) else 64
+
+
 def prepare(a: argparse.Namespace, progress) -> tuple[Path, dict, KernelTrial]:
     """Inputs checked, the workload resolved for the DLIO venv's entry, the folder and its state; SizingError or
     WorkloadError on bad input."""
     check_input(a)
     wls, version = sweep.resolve([a.workload], a.scale or default_scale(a.workload), [1], a.dlio_venv.resolve())
     (name, wl), = wls.items()
+    ckpt = sizing_ckpt.is_checkpoint_workload(wl.config)
+    set_ranks_max(a, wl.config)
     au = (wl.config.get("metric") or {}).get("au")
-    if not isinstance(au, int | float):
+    if not ckpt and not isinstance(au, int | float):
         raise SizingError(f"WORKLOAD={a.workload}: no metric.au (the AU threshold) in its config")
     if not version.startswith("3."):
-        raise SizingError(f"WORKLOAD={a.workload}: the kernel entry {version} computes no MLPerf AU (a DLIO 3.x "
-                          "entry does): DLIO=<a DLIO 3.x checkout> or DLIO_VENV=<a DLIO 3.x venv>")
+        raise SizingError(f"WORKLOAD={a.workload}: the kernel entry {version} computes no MLPerf "
+                          f"{'checkpoint numbers' if ckpt else 'AU'} (a DLIO 3.x entry does): DLIO=<a DLIO 3.x "
+                          "checkout> or DLIO_VENV=<a DLIO 3.x venv>")
     params = params_of(a, wl.scale)
     d = sizing_dir(a, params)
     d.mkdir(parents=True, exist_ok=True)
     st = load_state(d, params)
-    write_text_atomic(d / WORKLOAD, f"# {name} at scale {wl.scale} ({NOT_SUBMISSION})\n"
+    note = NOT_SUBMISSION_CKPT if ckpt else NOT_SUBMISSION
+    write_text_atomic(d / WORKLOAD, f"# {name} at scale {wl.scale} ({note})\n"
                       + yaml.safe_dump(wl.config, sort_keys=False))
+    if ckpt:
+        sizing_ckpt.check_counts(d, version, sizing_ckpt.counts(a.ranks_max))
+        return d, st, sizing_ckpt.CheckpointTrial(d, st, version, a, progress)
     return d, st, KernelTrial(d, st, wl.config, version, a, progress)
 
 
@@ -356,7 +371,10 @@ def dispatch(a: argparse.Namespace) -> int:
         print(f"harness: error: {e}", file=sys.stderr)
         return 2
     started, st["launched"] = time.time(), 0
-    progress(f"sizing: {a.workload} in {d} (resolution {a.resolution}, RANKS_MAX {a.ranks_max}; {NOT_SUBMISSION})"
+    ckpt = isinstance(trial, sizing_ckpt.CheckpointTrial)
+    note = NOT_SUBMISSION_CKPT if ckpt else NOT_SUBMISSION
+    progress(f"sizing: {a.workload} in {d} (" + (f"ranks {sizing_ckpt.counts(a.ranks_max)}" if ckpt else
+             f"resolution {a.resolution}, RANKS_MAX {a.ranks_max}") + f"; {note})"
              + (f"; continuing: {len(st['trials'])} trials done" if st["trials"] else ""))
 
     def save(done: dict) -> None:
@@ -366,11 +384,17 @@ def dispatch(a: argparse.Namespace) -> int:
         res = trial(n)
         st["launched"] = st.get("launched", 0) + 1
         st["trials"][str(n)] = res
-        progress(progress_line(st, res, started, a))
+        progress(sizing_ckpt.progress_line(st, res, started, sizing_ckpt.counts(a.ranks_max)) if ckpt else
+                 progress_line(st, res, started, a))
         return res
 
     try:
-        out = search(Memo(measured, st["trials"], save), a.ranks_max, a.resolution)
+        memo = Memo(measured, st["trials"], save)
+        if ckpt:  # the checkpoint cycle at every count: a curve, not a threshold to search for
+            for n in sizing_ckpt.counts(a.ranks_max):
+                memo(n)
+        else:
+            out = search(memo, a.ranks_max, a.resolution)
     except TrialFailed as e:
         save(st["trials"])
         print(f"harness: sizing: {e} (the finished trials are kept: run the same command again to continue)",
@@ -380,7 +404,8 @@ def dispatch(a: argparse.Namespace) -> int:
         save(st["trials"])
         print("harness: sizing interrupted: run the same command again to continue", file=sys.stderr)
         return 130
-    answer = write_outputs(d, st, out, Path(a.workload).stem)
+    answer = sizing_ckpt.write_outputs(d, st, Path(a.workload).stem, note) if ckpt else \
+        write_outputs(d, st, out, Path(a.workload).stem)
     print((d / "sizing.md").read_text(), end="")
-    progress(f"sizing: {answer} ({NOT_SUBMISSION}); {d}/sizing.png")
-    return 1 if out.kind == "fails_at_1" else 0
+    progress(f"sizing: {answer} ({note}); {d}/sizing.png")
+    return 0 if ckpt or out.kind != "fails_at_1" else 1

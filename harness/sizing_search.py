@@ -17,6 +17,14 @@ class SizingError(ValueError):
     """Bad input to the search (exit status 2)."""
 
 
+class TrialFailed(RuntimeError):
+    """A launch failed or left no MLPerf numbers (exit status 1; the state keeps the finished trials)."""
+
+
+class NoRoom(TrialFailed):
+    """DATA's file system cannot hold what a trial would write (exit 2: bad input, nothing written)."""
+
+
 @dataclass
 class Outcome:
     kind: str                   # "max": a largest count found; "feeds_all": RANKS_MAX passes; "fails_at_1"

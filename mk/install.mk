@@ -1,6 +1,8 @@
 # Installing as HPC centres install software: included by the Makefile (-include mk/*.mk).
 #   make install PREFIX=<dir>   <dir>/bin/h5dlio and bin/h5bench_dlio (the kernel, its HDF5 found through its rpath),
 #                               share/h5dlio/{reference-configs,examples}, share/doc/h5dlio (README, docs/),
+#                               the Python tools `h5dlio sizing` and `h5dlio runs` (libexec/h5dlio/, their packages in
+#                               share/h5dlio: scripts/install_tools.py),
 #                               share/man/man1/h5dlio.1 (generated from the program's --help: the options table) and an
 #                               Lmod modulefile share/modulefiles/h5dlio/<version>.lua (`module use <dir>/share/modulefiles;
 #                               module load h5dlio`). Installing again replaces these files; nothing else in PREFIX is
@@ -19,6 +21,7 @@ install: build
 	mkdir -p "$$p/share/h5dlio" "$$p/share/doc/h5dlio" "$$p/share/man/man1" "$$p/share/modulefiles/h5dlio"; \
 	rm -rf "$$p/share/h5dlio/reference-configs" "$$p/share/h5dlio/examples"; \
 	cp -r reference-configs examples "$$p/share/h5dlio/"; \
+	python3 scripts/install_tools.py "$$p"; \
 	cp README.md docs/*.md "$$p/share/doc/h5dlio/"; \
 	python3 scripts/manpage.py "$$p/bin/h5dlio" > "$$p/share/man/man1/h5dlio.1"; \
 	ln -sfn h5dlio.1 "$$p/share/man/man1/h5bench_dlio.1"; \

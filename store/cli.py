@@ -3,13 +3,14 @@ the message naming the path, ID or metric, on stderr, exit 2)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from store import BadInput, db
 
-PROG = "python -m store"
+PROG = os.environ.get("H5DLIO_PROG", "python -m store")  # `h5dlio runs` when installed (scripts/installed-tool.sh)
 
 
 def add_db(p: argparse.ArgumentParser) -> None:

@@ -1,12 +1,14 @@
 """`make install PREFIX=<dir>` as HPC centres install software (mk/install.mk): the program under both names, runnable
 from any folder with its HDF5 (rpath), the configs and examples, a man page generated from the options table, and
-an Lmod modulefile that `module load h5dlio` takes (Debian's Lmod: `make lmod`)."""
+an Lmod modulefile that `module load h5dlio` takes (Debian's Lmod: `make lmod`), and the Python tools the kernel runs
+as `h5dlio sizing` and `h5dlio runs` (libexec/h5dlio/, their packages in share/h5dlio)."""
 from __future__ import annotations
 
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,50 @@ def test_install_refuses_a_bad_prefix(args, words):
     r = _make("install", *args)
     assert r.returncode != 0 and all(w in r.stderr for w in words), r.stdout + r.stderr
     assert "Error 2" in r.stderr
+
+
+def _tool(prefix: Path, cwd: Path, *args: str, block: str = "") -> subprocess.CompletedProcess:
+    """`<prefix>/bin/h5dlio <args>` from a folder outside the checkout, with no PYTHONPATH of the checkout: the tools
+    import only what was installed. block: a module made unimportable (a PYTHONPATH folder whose <block> package
+    raises ImportError), as on a Python without it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "H5DLIO_KERNEL_BIN", "H5DLIO_RUNS_DB")}
+    env["H5DLIO_PYTHON"] = sys.executable   # the test venv: PyYAML, numpy, matplotlib
+    if block:
+        (cwd / "blocked" / block).mkdir(parents=True, exist_ok=True)
+        (cwd / "blocked" / block / "__init__.py").write_text(f"raise ImportError('no {block} here')\n")
+        env["PYTHONPATH"] = str(cwd / "blocked")
+    return subprocess.run([str(prefix / "bin" / "h5dlio"), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.slow
+def test_installed_tools_run_from_the_kernel(prefix, tmp_path):
+    """`h5dlio runs` and `h5dlio sizing` reach the installed tools (named so in their help and errors) from any folder;
+    the run store keeps a committed run. Controls: a bare word that is no tool is still refused by the kernel; the
+    build tree's kernel, with no tool beside it, refuses with exit 2 naming `make install`."""
+    db = tmp_path / "runs.sqlite"
+    add = _tool(prefix, tmp_path, "runs", "add", str(REPO / "tests" / "data" / "run-tiny"), "--db", str(db))
+    assert add.returncode == 0 and "added" in add.stdout, add.stdout + add.stderr
+    listed = _tool(prefix, tmp_path, "runs", "list", "--db", str(db))
+    assert listed.returncode == 0 and "unet3d-tiny-20261122-010853" in listed.stdout, listed.stdout + listed.stderr
+    assert _tool(prefix, tmp_path, "runs", "show", "--help").stdout.startswith("usage: h5dlio runs show")
+    bad = _tool(prefix, tmp_path, "sizing", "--ranks-max", "0", "--dlio-venv", str(tmp_path / "v"))
+    assert bad.returncode == 2 and "RANKS_MAX=0" in bad.stderr, bad.stdout + bad.stderr
+    assert _tool(prefix, tmp_path, "sizing", "--help").stdout.startswith("usage: h5dlio sizing")
+    assert not (tmp_path / "runs").exists()   # bad input made no sizing folder
+    word = _tool(prefix, tmp_path, "sizingg")
+    assert word.returncode != 0 and "unknown argument 'sizingg'" in word.stderr, word.stderr
+    built = subprocess.run([str(REPO / "build" / "h5dlio"), "runs", "list"], capture_output=True, text=True)
+    assert built.returncode == 2 and "not installed beside this program" in built.stderr and "make install" in \
+        built.stderr, built.stderr
+
+
+@pytest.mark.slow
+def test_installed_tools_name_a_missing_python_module(prefix, tmp_path):
+    """On a Python without numpy: `h5dlio runs` exits 2 naming numpy and H5DLIO_PYTHON (the launcher's check), while
+    `h5dlio sizing`, which needs no numpy, still runs (the profiles it imports load lazily). Control: the same Python
+    with numpy lists the store (above)."""
+    runs = _tool(prefix, tmp_path, "runs", "list", "--db", str(tmp_path / "x.sqlite"), block="numpy")
+    assert runs.returncode == 2 and "cannot import numpy" in runs.stderr and "H5DLIO_PYTHON" in runs.stderr, runs
+    sizing = _tool(prefix, tmp_path, "sizing", "--help", block="numpy")
+    assert sizing.returncode == 0 and sizing.stdout.startswith("usage: h5dlio sizing"), sizing.stdout + sizing.stderr

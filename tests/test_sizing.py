@@ -10,9 +10,10 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 from test_dlio3_checkpoint import dlio3_venv
 
-from harness import sizing
+from harness import sizing, sizing_ckpt
 from harness.__main__ import main as harness_main
 from harness.sizing_search import Memo, estimate, search
 from profiles.mlperf_train import from_kernel_inputs
@@ -98,6 +99,7 @@ def fake_dispatch(tmp_path, monkeypatch, trial, **kw) -> int:
     a = args(tmp_path, **kw)
 
     def prepare(a, progress):
+        sizing.set_ranks_max(a, {})
         params = sizing.params_of(a, "tiny")
         d = sizing.sizing_dir(a, params)
         d.mkdir(parents=True, exist_ok=True)
@@ -314,6 +316,42 @@ def test_search_on_a_throttled_storage_matches_the_analytic_count(tmp_path):
     assert not within(res["largest"], analytic(2 * bps, 7, 2**20, 0.162))
 
 
+@pytest.mark.slow
+@pytest.mark.dlio
+def test_retinanet_on_a_throttled_storage_needs_cold_reads(tmp_path):
+    """retinanet_b200 tiny (jpeg files read whole with plain reads: the page cache can serve them) on the loop-device
+    ext4 read at 400 MiB/s: one accelerator asks 24 x 322,624 B (568 x 568 jpeg) per 0.04755 s = 155.3 MiB/s, so
+    2.58 are fed whole (3.03 at the 85% AU threshold); with --cold (each trial's dataset evicted from the page cache)
+    the search must answer 2 +- 1. Negative control: the same search without --cold reads the files it just wrote
+    from the page cache and answers far above (measured: every count up to RANKS_MAX=8 fed)."""
+    import subprocess
+    import sys
+
+    import throttled
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    bps, answers = 400 * 2**20, {}
+    try:
+        with throttled.storage(bps, size="4G") as fs:   # both searches' datasets: 2 x 1.24 GiB at 8 accelerators
+            for cold in (True, False):
+                d = tmp_path / f"s-{cold}"
+                p = subprocess.run([sys.executable, "-m", "harness", "sizing", "--workload", "retinanet_b200",
+                                    "--scale", "tiny", "--ranks-max", "8", "--min-steps", "20", "--host-memory-gb",
+                                    "0", "--dlio-venv", str(venv), "--sizing-dir", str(d), "--data",
+                                    str(fs.mount / f"data-{cold}")] + ["--cold"] * cold, cwd=sizing.REPO,
+                                   capture_output=True, text=True, timeout=900, preexec_fn=fs.enter)
+                assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+                answers[cold] = json.loads((d / "sizing.json").read_text())
+    except throttled.Unavailable as e:
+        pytest.skip(f"no throttled storage here: {e}")
+    expected = analytic(bps, 24, 568 * 568, 0.04755)
+    print(f"\nthrottled {bps / 2**20:.0f} MiB/s: cold {answers[True]['largest']}, warm {answers[False]['largest']} "
+          f"(analytic {expected:.2f})")
+    assert answers[True]["outcome"] == "max" and within(answers[True]["largest"], expected), answers[True]
+    assert not within(answers[False]["largest"], expected), answers[False]
+
+
 @pytest.mark.parametrize("ours", [False, True])
 def test_a_dataset_folder_the_search_did_not_make_is_never_removed(tmp_path, monkeypatch, ours):
     """DATA already holding a files-<F> folder of someone else's: the trial refuses, naming DATA, and the folder
@@ -334,3 +372,71 @@ def test_a_dataset_folder_the_search_did_not_make_is_never_removed(tmp_path, mon
         with pytest.raises(sizing.TrialFailed, match=f"DATA={data}: .*files-21 exists and this search did not"):
             trial.dataset(1)
         assert (theirs / "keep.txt").read_text() == "not the search's"
+
+
+# ---------------------------------------------------------------- the checkpoint cycle (harness/sizing_ckpt.py)
+
+
+@pytest.mark.parametrize("ranks_max,want", [(1, [1]), (4, [1, 2, 4]), (6, [1, 2, 4, 6]), (8, [1, 2, 4, 8])])
+def test_checkpoint_counts_double_up_to_ranks_max(ranks_max, want):
+    assert sizing_ckpt.counts(ranks_max) == want
+
+
+def test_checkpoint_shape_ranks_is_data_tensor_pipeline():
+    """data x tensor x pipeline (8 x 8 x 4 = 256); data alone 8; no parallelism: None."""
+    assert sizing_ckpt.shape_ranks({"model": {"parallelism": {"data": 8, "tensor": 8, "pipeline": 4}}}) == 256
+    assert sizing_ckpt.shape_ranks({"model": {"parallelism": {"data": 8}}}) == 8
+    assert sizing_ckpt.shape_ranks({"model": {}}) is None
+
+
+def _ckpt_row(n: int, save: float, load: float, gib: float) -> dict:
+    return {"n": n, "checkpoint_GiB": gib, "save": save, "load": load, "save_GiB_s": gib / save,
+            "load_GiB_s": gib / load}
+
+
+def test_checkpoint_answer_names_the_best_counts_and_where_saves_slow():
+    """Made-up rows: a storage that keeps up to 2 ranks (0.5 GiB shards, 1.0 s a save), then saturates at 1 GiB/s
+    (4 ranks: 2 GiB in 2.0 s). By hand: save bandwidth 0.5, 1.0, 1.0 GiB/s -> best at 2 (the first of the equal);
+    load 0.5/0.2=2.5, 1/0.25=4, 2/0.4=5 GiB/s -> best at 4; the save grows past 1.1x from 4 ranks."""
+    rows = [_ckpt_row(1, 1.0, 0.2, 0.5), _ckpt_row(2, 1.0, 0.25, 1.0), _ckpt_row(4, 2.0, 0.4, 2.0)]
+    text = sizing_ckpt.answer_of(rows, "llama3_8b_v3")
+    assert "highest save bandwidth at 2 ranks (1.000 GiB/s" in text and "highest load bandwidth at 4 ranks" in text
+    assert "grows past 1.1x one rank's from 4 ranks on" in text
+    # negative control: a storage that keeps up everywhere is told apart
+    flat = sizing_ckpt.answer_of([_ckpt_row(1, 1.0, 0.2, 0.5), _ckpt_row(2, 1.05, 0.2, 1.0)], "x")
+    assert "stays within 10% of one rank's at every count up to 2" in flat and "grows" not in flat
+
+
+@pytest.mark.dlio
+def test_live_checkpoint_cycle_with_the_kernel(tmp_path, capsys):
+    """llama3_8b_v3 tiny at 1 and 2 ranks (subset mode): each trial's checkpoint size is the kernel's output.json, the
+    bytes it left on disk (measured by the search before removing them) are num_checkpoints_write such checkpoints,
+    every checkpoint folder is removed, and a rerun launches nothing. Controls: RANKS_MAX past the shape's 8 ranks
+    is refused before any launch, naming the kernel's reason; a checkpoint folder the search did not make stays."""
+    venv = dlio3_venv()
+    if venv is None:
+        pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
+    base = ["sizing", "--workload", "llama3_8b_v3", "--scale", "tiny", "--dlio-venv", str(venv)]
+    argv = base + ["--ranks-max", "2", "--sizing-dir", str(tmp_path / "s"), "--data", str(tmp_path / "data")]
+    assert harness_main(argv) == 0
+    out = capsys.readouterr().out
+    res = json.loads((tmp_path / "s" / "sizing.json").read_text())
+    wl = yaml.safe_load((tmp_path / "s" / "workload.yaml").read_text())
+    writes = int(wl["checkpoint"]["num_checkpoints_write"])
+    assert [t["n"] for t in res["trials"]] == [1, 2] and res["outcome"] == "checkpoint_cycle"
+    for t in res["trials"]:
+        ml = json.loads(Path(t["output"]).read_text())["mlperf"]
+        assert t["checkpoint_GiB"] == ml["checkpoint_size_GiB"] and t["save"] > 0 and t["load"] > 0
+        assert math.isclose(t["bytes_written"], writes * t["checkpoint_GiB"] * 2**30, rel_tol=0.01), t
+    assert math.isclose(res["trials"][1]["checkpoint_GiB"], 2 * res["trials"][0]["checkpoint_GiB"], rel_tol=1e-6)
+    assert not list((tmp_path / "data").iterdir()) and "not a submission" in out and "trial 2 of 2" in out
+    assert harness_main(argv) == 0 and "continuing: 2 trials done" in capsys.readouterr().out
+    too_many = harness_main(base + ["--ranks-max", "16", "--sizing-dir", str(tmp_path / "s16")])
+    err = capsys.readouterr().err
+    assert too_many == 2 and "RANKS_MAX" in err and "16 ranks" in err, err
+    theirs = tmp_path / "data2" / "checkpoints-np1"
+    theirs.mkdir(parents=True)
+    (theirs / "keep").write_text("x")
+    assert harness_main(base + ["--ranks-max", "1", "--sizing-dir", str(tmp_path / "s1"), "--data",
+                                str(tmp_path / "data2")]) == 1
+    assert "did not make it" in capsys.readouterr().err and (theirs / "keep").exists()

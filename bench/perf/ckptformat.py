@@ -10,7 +10,8 @@ import shutil
 import subprocess
 import time
 
-from bench.perf.common import Context, evict, kernel, load_snapshot, summary, wait_for_quiet
+from bench.perf.common import Context, kernel, load_snapshot, summary, wait_for_quiet
+from common.fileio import evict
 
 
 def _sync() -> float:

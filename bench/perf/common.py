@@ -101,18 +101,6 @@ def drop_caches() -> bool:
         return False
 
 
-def evict(folder: Path) -> None:
-    """Every file's clean pages under folder out of the page cache (posix_fadvise DONTNEED; no root needed): the next
-    read comes from the device. Files written since their last sync keep their dirty pages."""
-    for f in folder.rglob("*"):
-        if f.is_file():
-            fd = os.open(f, os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
-
-
 def can_drop_caches() -> bool:
     return os.access("/proc/sys/vm/drop_caches", os.W_OK)
 

@@ -29,13 +29,13 @@ from bench.perf.common import (
     REPO,
     BenchError,
     Context,
-    evict,
     kernel,
     load_snapshot,
     ratio,
     summary,
     wait_for_quiet,
 )
+from common.fileio import evict
 
 ASYNC = "async under_vol=0;under_info={}"
 MODES = ("sync", "implicit", "explicit")

@@ -34,7 +34,8 @@ void config_print_help(const char *prog)
 {
     printf("usage: mpirun -np N %s [--config FILE [--entry N]] [--set KEY=VALUE]... [--KEY [VALUE]]... [--log-vfd]\n"
            "                  [--dry-run [--ranks N]]\n"
-           "       %s --dlio-entries [--set dlio-version=V]\n\n"
+           "       %s --dlio-entries [--set dlio-version=V]\n"
+           "       %s sizing|runs ...   (installed by `make install`: the accelerator search, the run store)\n\n"
            "Replays DLIO Benchmark's HDF5 dataset generation, training and evaluation reads without ML libraries.\n\n"
            "  --config FILE   h5bench JSON (a \"dlio\" benchmark entry or a bare object of its keys) or a DLIO\n"
            "                  workload YAML (dataset/reader/train/evaluation/workflow/output sections; kernel-only\n"
@@ -53,7 +54,7 @@ void config_print_help(const char *prog)
            "  --version       kernel version, git revision, HDF5 version and features\n"
            "  --help          this text\n\n"
            "Exit status: 0 success, 2 bad input (config, data folder, dataset), 1 runtime failure.\n\n",
-           prog, prog);
+           prog, prog, prog);
     printf("%-24s %-34s %-10s %-10s %s\n", "KEY", "DLIO YAML KEY", "DEFAULT", "DLIO-YAML", "MEANING");
     for (size_t i = 0; i < NOPTS; i++) {
         const char *y = OPTS[i].yaml ? OPTS[i].yaml : "-";

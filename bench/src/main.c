@@ -521,9 +521,37 @@ static int job_finish(job_t *J)
     return rc_all ? EXIT_RUNTIME : 0;
 }
 
+/* `h5dlio sizing ...`, `h5dlio runs ...`: the installed Python tools (`make install`: <prefix>/libexec/h5dlio/
+ * h5dlio-<command>, found from this program's own path), run as git runs its subcommands; the kernel never takes a
+ * bare word as its first argument. Exit 2 when the tool is not installed beside this program (a build tree). */
+static void run_tool(int argc, char **argv)
+{
+    static const char *const tools[] = {"sizing", "runs"};
+    for (size_t t = 0; argc > 1 && t < sizeof tools / sizeof *tools; t++) {
+        if (strcmp(argv[1], tools[t]) != 0)
+            continue;
+        char self[4096], path[4200];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        char *slash = n > 0 ? (self[n] = 0, strrchr(self, '/')) : NULL;
+        if (slash) {
+            *slash = 0;
+            snprintf(path, sizeof path, "%s/../libexec/h5dlio/h5dlio-%s", self, tools[t]);
+            argv[1] = path;
+            execv(path, argv + 1);
+        }
+        int err = errno;
+        fprintf(stderr,
+                "h5dlio %s: not installed beside this program (%s: %s); `make install PREFIX=<dir>` installs it, "
+                "in a checkout: make %s\n",
+                tools[t], slash ? path : "/proc/self/exe", strerror(err), tools[t]);
+        exit(2);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static args_t a;
+    run_tool(argc, argv);
     parse_args(argc, argv, &a);
     int rc;
     if (front_end(&a, argv[0], &rc)) {
