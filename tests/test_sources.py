@@ -541,6 +541,16 @@ def test_architecture_names_only_what_exists():
 
 
 # ------------------------------------------------------------------ the run directory's names: spelled in one place
+def _sources_but_the_contract(root: Path):
+    """(path relative to root, parsed module) of every product Python file but common/rundir.py, the contract."""
+    import ast
+    for d in FUNCTION_DIRS:
+        for f in sorted((root / d).rglob("*.py")):
+            rel = f.relative_to(root).as_posix()
+            if rel != "common/rundir.py":
+                yield rel, ast.parse(f.read_text())
+
+
 def run_name_literals(root: Path = REPO) -> list[str]:
     """'path:line: "name"' for every Python string constant equal to a run-directory name of the catalogue
     (common.rundir.RUN_NAMES: manifest.json, verdict.json, tables, report, ...) in the product folders (the
@@ -553,14 +563,10 @@ def run_name_literals(root: Path = REPO) -> list[str]:
 
     from common.rundir import RUN_NAMES
     out = []
-    for d in FUNCTION_DIRS:
-        for f in sorted((root / d).rglob("*.py")):
-            rel = f.relative_to(root).as_posix()
-            if rel == "common/rundir.py":
-                continue
-            for node in ast.walk(ast.parse(f.read_text())):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_NAMES:
-                    out.append(f'{rel}:{node.lineno}: "{node.value}"')
+    for rel, tree in _sources_but_the_contract(root):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_NAMES:
+                out.append(f'{rel}:{node.lineno}: "{node.value}"')
     return out
 
 
@@ -617,24 +623,20 @@ def run_file_access(root: Path = REPO) -> list[str]:
     Asking whether one exists (rd.verdict_path.exists()) is not reading it."""
     import ast
     out = []
-    for d in FUNCTION_DIRS:
-        for f in sorted((root / d).rglob("*.py")):
-            rel = f.relative_to(root).as_posix()
-            if rel == "common/rundir.py":
-                continue
-            for node in ast.walk(ast.parse(f.read_text())):
-                hit = None
-                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
-                        _names(node.right) in RUN_FILE_NAMES:
-                    hit = f"/ {_names(node.right)}"
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                        node.func.attr in FILE_OPS and _names(_run_path_root(node.func.value)) in RUN_PATHS:
-                    hit = f".{_names(_run_path_root(node.func.value))}...{node.func.attr}()"
-                elif isinstance(node, ast.Call) and _names(node.func) not in NOT_FILE_CALLS and \
-                        any(_names(_run_path_root(a)) in RUN_PATHS for a in node.args):
-                    hit = f"{_names(node.func)}(<a run file>)"  # (open, write_json_atomic, a reader of its own)
-                if hit:
-                    out.append(f"{rel}:{node.lineno}: {hit}")
+    for rel, tree in _sources_but_the_contract(root):
+        for node in ast.walk(tree):
+            hit = None
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+                    _names(node.right) in RUN_FILE_NAMES:
+                hit = f"/ {_names(node.right)}"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in FILE_OPS and _names(_run_path_root(node.func.value)) in RUN_PATHS:
+                hit = f".{_names(_run_path_root(node.func.value))}...{node.func.attr}()"
+            elif isinstance(node, ast.Call) and _names(node.func) not in NOT_FILE_CALLS and \
+                    any(_names(_run_path_root(a)) in RUN_PATHS for a in node.args):
+                hit = f"{_names(node.func)}(<a run file>)"  # (open, write_json_atomic, a reader of its own)
+            if hit:
+                out.append(f"{rel}:{node.lineno}: {hit}")
     return out
 
 
