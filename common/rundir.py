@@ -17,6 +17,7 @@ from common.fileio import write_json_atomic, write_text_atomic
 MANIFEST = "manifest.json"   # what the harness ran (written after every launch)
 VERDICT = "verdict.json"     # what validate judged
 PROVENANCE = "provenance.json"  # MLPerf Storage's stamp of the run, not a submission (common/coreconfig.py)
+PREDECESSORS = "predecessors.json"  # the earlier runs on the same storage a run store held (python -m pipeline)
 WORKLOAD = "workload.yaml"   # the merged workload the kernel ran (also each sweep cell's and sizing trial's)
 TABLES = "tables"            # parsed profiler output and the checks' derived tables
 TIMING = "timing.json"       # tables/timing.json: the timing profile's repetitions per side
@@ -24,7 +25,8 @@ REPORT = "report"            # python -m reports' output folder (report.md, repo
 REPORT_TABLES = "tables"     # report/tables/: the report's LaTeX tables, one .tex per table
 SIDES = ("dlio", "kernel")   # the two programs compared; each has <run>/<side>/
 SIDE_LABEL = {"dlio": "DLIO", "kernel": "kernel"}   # each side as the report names it
-RUN_NAMES = (MANIFEST, VERDICT, PROVENANCE, WORKLOAD, TABLES, TIMING, REPORT)  # spelled nowhere else (not SIDES)
+# spelled nowhere else (not SIDES)
+RUN_NAMES = (MANIFEST, VERDICT, PROVENANCE, PREDECESSORS, WORKLOAD, TABLES, TIMING, REPORT)
 SCHEMA = 1                   # manifest.json's "schema": the layout this tree writes, the highest it reads (manifest)
 BIG_TABLE = 1 << 20          # a table of this many bytes or more is written compact (RunDir.write_table)
 SHARE_LIMIT = 1 << 16        # distinct shared objects per table read with shared=True (loads_table)
@@ -189,6 +191,18 @@ class RunDir:
         """verdict.json written (validate) and kept as `verdict`."""
         write_json_atomic(self.verdict_path, v)
         self.__dict__["verdict"] = v
+
+    @cached_property
+    def predecessors(self) -> dict | None:
+        """predecessors.json (the earlier runs of this workload on this storage in the run store the pipeline kept it
+        in: pipeline.link_predecessors), None when the run was not kept in a store."""
+        f = self.path / PREDECESSORS
+        return json.loads(f.read_text()) if f.exists() else None
+
+    def write_predecessors(self, p: dict) -> None:
+        """predecessors.json written (the pipeline, before the report) and kept as `predecessors`."""
+        write_json_atomic(self.path / PREDECESSORS, p)
+        self.__dict__["predecessors"] = p
 
     def write_provenance(self, p: dict) -> None:
         """provenance.json written (the harness: MLPerf Storage's stamp of the run, common/coreconfig.py)."""

@@ -121,6 +121,21 @@ def report(run_dir: Path) -> int:
     return 0
 
 
+def link_predecessors(run_dir: Path, runs_db: Path) -> None:
+    """RUNS_DB, before the report: the earlier runs of the workload on the same storage that the store holds, written
+    into the run as predecessors.json (the report's "Earlier runs on this storage"); a store that cannot be read is
+    said, never changes the pass's status, and leaves no file."""
+    from common.rundir import RunDir
+    from store import BadInput, predecessors
+    try:
+        found = predecessors.find(runs_db, run_dir)
+    except (BadInput, OSError, ValueError) as e:
+        print(f"pipeline: the run store {runs_db} was not searched for earlier runs on this storage ({e})",
+              file=sys.stderr)
+        return
+    RunDir(run_dir).write_predecessors(found)
+
+
 def keep(run_dir: Path, runs_db: Path) -> None:
     """RUNS_DB: add the run to the run store; a failure is said, never changes the pass's status."""
     from store.cmd_add import main as add
@@ -148,6 +163,8 @@ def one_pass(harness_argv: list[str], darshan_analyses: str | None = None, repor
     out.validate = validate(rd, quiet, darshan_analyses)
     out.validate_s = round(time.monotonic() - t0, 1)
     if report_it:
+        if runs_db:
+            link_predecessors(rd, runs_db)
         t0 = time.monotonic()
         out.report = report(rd)
         out.report_s = round(time.monotonic() - t0, 1)

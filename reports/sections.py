@@ -6,11 +6,14 @@ RunData -> blocks: its rows come from reports.tables, its figures are declared a
 reports.figures; reports.doc writes the blocks."""
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
+from urllib.parse import quote
 
 import profiles
 from common.coreconfig import line as comparability_line
-from common.rundir import SIDES, TIMING, verdict_label
+from common.rundir import REPORT, SIDES, TIMING, verdict_label
 from reports import figures
 from reports.doc import Block, Bullets, EndFold, Fold, Heading, Para, Table
 from reports.rundir import RunData, timing_reps
@@ -369,10 +372,47 @@ def similarity_section(run: RunData) -> list[Block]:
 
 
 # the report's own sections, in order, by the name a profile's section is placed after (profiles.ReportSection.after)
+# ---------------------------------------------------------------- earlier runs on this storage (a run store's)
+
+
+def _href(run: RunData, target: Path) -> str:
+    """A link from the report's folder to another run's report (its report.html, else its folder)."""
+    page = target / REPORT / "report.html"
+    dest = page if page.exists() else target
+    return quote(os.path.relpath(dest, run.report_dir or run.path / REPORT))
+
+
+def predecessors_section(run: RunData) -> list[Block]:
+    """The earlier runs of the workload on this storage that the run store held when the pipeline kept this run
+    (predecessors.json, store/predecessors.py); nothing for a run never kept in a store."""
+    p = run.predecessors
+    if p is None:
+        return []
+    out: list[Block] = [Heading(2, "Earlier runs on this storage", "predecessors")]
+    where = f"`{p.get('storage')}` ({p.get('fs_type') or 'file system unknown'})"
+    if not p.get("runs"):
+        return out + [Para(f"None: this is the first run of `{p.get('workload')}` on {where} in the run store "
+                           f"`{p.get('store')}`.")]
+    out.append(Para(f"The newest {len(p['runs'])} runs of `{p.get('workload')}` on {where} that the run store "
+                    f"`{p.get('store')}` held when this run was kept, newest first (means over their repetitions; "
+                    "\"same config\": the configuration hashes as this run's). Compare one with this run: `make runs "
+                    f"ARGS=\"compare <ID> {run.manifest.get('run_id', run.path.name)}\"` (docs/runs.md)."))
+    rows = [[str(r["id"]), f"[{r['name']}]({_href(run, Path(r['source']))})" if r.get("source") else r["name"],
+             str(r.get("date")), str(r.get("dlio")), str(r.get("ranks")), "yes" if r.get("same_config") else "NO",
+             str(r.get("verdict") or "-")] + [f3(r["means"].get(k)) for k in
+                                               ("kernel.au_percent", "kernel.throughput_samples_per_s",
+                                                "kernel.train_s")] for r in p["runs"]]
+    out.append(Table("tbl-predecessors", ["ID", "run", "date", "DLIO", "ranks", "same config", "verdict",
+                                          "kernel AU %", "kernel samples/s", "kernel train s"], rows,
+                     "Earlier runs on this storage (the run store's)", [True] + [False] * 3 + [True, False, False]
+                     + [True] * 3))
+    return out
+
+
 SECTIONS: dict[str, profiles.Section] = {
     "verdict": verdict_section, "workload": workload_section, "runtime": runtime_section,
     "checkpoints": checkpoint_section, "mlperf": mlperf_section, "files": files_section,
-    "similarity": similarity_section}
+    "similarity": similarity_section, "predecessors": predecessors_section}
 
 
 def placed(own: dict[str, profiles.Section], declared: list[tuple[str, profiles.ReportSection]]) -> list:

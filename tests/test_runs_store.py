@@ -259,3 +259,48 @@ def test_validate_keeps_its_run_last_and_never_changes_its_status(tmp_path, monk
         assert (f"was not kept in the run store {db}" in out.err) is not added, out.err
         assert db.exists() is added
     assert rows(tmp_path / "ok.sqlite", "SELECT name FROM runs") == [("unet3d-tiny-20261122-010853",)]
+
+
+# ---------------------------------------------------------------- the report's earlier runs on this storage
+
+
+def _elsewhere(d: Path) -> Path:
+    """The run moved, as its manifest records it, to another storage (its workdirs under /elsewhere/...)."""
+    m = json.loads((d / "manifest.json").read_text())
+    for rec in m["steps"].values():
+        rec["workdir"] = rec["workdir"].replace("/tmp/h5runs2/", "/elsewhere/h5runs/")
+    (d / "manifest.json").write_text(json.dumps(m))
+    return d
+
+
+def test_the_report_links_earlier_runs_on_the_same_storage(tmp_path, monkeypatch, capsys):
+    """make validate RUNS_DB=...: runs A and B of unet3d on run-tiny's storage and X on another are in the store; the
+    pass of run C writes predecessors.json before its report, whose "Earlier runs on this storage" lists B then A
+    (newest first: the higher ID), each linked to its folder, with its kernel AU mean (by hand: A's 90, 92, 94 ->
+    92.000), and never X (controls: another storage) nor C itself (the pass again, after C was kept). Without
+    RUNS_DB no file and no section; a store that cannot be read is said and leaves no file."""
+    import pipeline
+    db = tmp_path / "runs.sqlite"
+    a, b = run_copy(tmp_path, "unet3d-a", [90.0, 92.0, 94.0]), run_copy(tmp_path, "unet3d-b", [99.0, 99.0, 99.0])
+    x = _elsewhere(run_copy(tmp_path, "unet3d-x", [50.0, 50.0, 50.0]))
+    assert store(db, "add", str(a), str(b), str(x)) == 0
+    c = run_copy(tmp_path, "unet3d-c", [95.0, 95.0, 95.0])
+    monkeypatch.setattr(pipeline, "run", lambda argv: (0, c))
+    monkeypatch.setattr(pipeline, "validate", lambda rd, quiet, mode: 0)
+    assert pipeline.one_pass([], runs_db=db).status == 0
+    found = json.loads((c / "predecessors.json").read_text())
+    assert [r["name"] for r in found["runs"]] == ["unet3d-b", "unet3d-a"] and found["storage"] == "/tmp/h5runs2"
+    md = (c / "report" / "report.md").read_text()
+    section = md.split("## Earlier runs on this storage", 1)[1]
+    assert section.index("unet3d-b") < section.index("unet3d-a") and "unet3d-x" not in section
+    assert "(../../unet3d-a)" in section and "| 92.000 |" in section and 'compare <ID> unet3d-c' in section
+    assert pipeline.one_pass([], runs_db=db).status == 0   # C is in the store now: still not its own predecessor
+    assert "unet3d-c" not in [r["name"] for r in json.loads((c / "predecessors.json").read_text())["runs"]]
+    d = run_copy(tmp_path, "unet3d-d", [95.0, 95.0, 95.0])
+    monkeypatch.setattr(pipeline, "run", lambda argv: (0, d))
+    assert pipeline.one_pass([]).status == 0
+    assert not (d / "predecessors.json").exists() and "Earlier runs" not in (d / "report" / "report.md").read_text()
+    capsys.readouterr()
+    (tmp_path / "bad.sqlite").write_text("not a database")
+    assert pipeline.one_pass([], runs_db=tmp_path / "bad.sqlite").status == 0
+    assert "was not searched for earlier runs" in capsys.readouterr().err and not (d / "predecessors.json").exists()
