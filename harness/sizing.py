@@ -350,14 +350,15 @@ def prepare(a: argparse.Namespace, progress) -> tuple[Path, dict, KernelTrial]:
                           f"{'checkpoint numbers' if ckpt else 'AU'} (a DLIO 3.x entry does): DLIO=<a DLIO 3.x "
                           "checkout> or DLIO_VENV=<a DLIO 3.x venv>")
     params = params_of(a, wl.scale)
+    note = NOT_SUBMISSION_CKPT if ckpt else NOT_SUBMISSION
+    text = f"# {name} at scale {wl.scale} ({note})\n" + yaml.safe_dump(wl.config, sort_keys=False)
+    if ckpt:
+        sizing_ckpt.check_counts(text, version, sizing_ckpt.counts(a.ranks_max))
     d = sizing_dir(a, params)
     d.mkdir(parents=True, exist_ok=True)
     st = load_state(d, params)
-    note = NOT_SUBMISSION_CKPT if ckpt else NOT_SUBMISSION
-    write_text_atomic(d / WORKLOAD, f"# {name} at scale {wl.scale} ({note})\n"
-                      + yaml.safe_dump(wl.config, sort_keys=False))
+    write_text_atomic(d / WORKLOAD, text)
     if ckpt:
-        sizing_ckpt.check_counts(d, version, sizing_ckpt.counts(a.ranks_max))
         return d, st, sizing_ckpt.CheckpointTrial(d, st, version, a, progress)
     return d, st, KernelTrial(d, st, wl.config, version, a, progress)
 

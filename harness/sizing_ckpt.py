@@ -18,6 +18,7 @@ import argparse
 import json
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -54,16 +55,23 @@ def counts(ranks_max: int) -> list[int]:
     return out + [ranks_max]
 
 
-def check_counts(d: Path, version: str, ns: list[int]) -> None:
+def check_counts(workload_text: str, version: str, ns: list[int]) -> None:
     """Every count accepted by the kernel's own validator for this workload (--dry-run --ranks N), before any
-    launch: SizingError naming RANKS_MAX and the kernel's reason otherwise."""
-    for n in ns:
-        p = subprocess.run(kernel_argv(KERNEL_BIN, d / WORKLOAD, [f"dlio-version={version}"], ["--dry-run",
-                                                                                               "--ranks", str(n)]),
-                           capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            why = (p.stderr.strip().splitlines() or ["no reason given"])[-1]
-            raise SizingError(f"RANKS_MAX: the kernel refuses this workload at {n} ranks ({why})")
+    launch and before the sizing folder exists (a refused search leaves nothing behind): SizingError naming
+    RANKS_MAX and the kernel's reason otherwise."""
+    with tempfile.TemporaryDirectory(prefix="h5dlio-sizing-check-") as tmp:
+        wl = Path(tmp) / WORKLOAD
+        wl.write_text(workload_text)
+        for n in ns:
+            _check_count(wl, version, n)
+
+
+def _check_count(wl: Path, version: str, n: int) -> None:
+    p = subprocess.run(kernel_argv(KERNEL_BIN, wl, [f"dlio-version={version}"], ["--dry-run", "--ranks", str(n)]),
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        why = (p.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise SizingError(f"RANKS_MAX: the kernel refuses this workload at {n} ranks ({why})")
 
 
 class CheckpointTrial:
