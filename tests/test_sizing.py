@@ -412,7 +412,8 @@ def test_live_checkpoint_cycle_with_the_kernel(tmp_path, capsys):
     """llama3_8b_v3 tiny at 1 and 2 ranks (subset mode): each trial's checkpoint size is the kernel's output.json, the
     bytes it left on disk (measured by the search before removing them) are num_checkpoints_write such checkpoints,
     every checkpoint folder is removed, and a rerun launches nothing. Controls: RANKS_MAX past the shape's 8 ranks
-    is refused before any launch, naming the kernel's reason, and leaves no sizing folder; a checkpoint folder the search did not make stays."""
+    is refused before any launch, naming the kernel's reason, and leaves no sizing folder; a checkpoint folder the
+    search did not make stays."""
     venv = dlio3_venv()
     if venv is None:
         pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
