@@ -150,10 +150,13 @@ def _check_can() -> None:
             raise slurm.Unavailable(f"`{prog}` is not on PATH (iproute2, util-linux)")
 
 
-def start(nodes: int = NODES, node_local_tmp: bool = True) -> Nodes:
+def start(nodes: int = NODES, node_local_tmp: bool = True, node_preexec=None) -> Nodes:
     """munged and slurmctld in the host's namespaces, one slurmd per node namespace, every node idle; or Unavailable
     with the reason (then nothing of it is left). node_local_tmp False: the nodes share /tmp as TmpFS (the PMIx
-    plugin's per-step folders then collide: the test that shows why each node has its own)."""
+    plugin's per-step folders then collide: the test that shows why each node has its own). node_preexec: run in
+    each node's starter process before it execs (e.g. tests/throttled.py's Throttled.enter: that slurmd, its
+    slurmstepds and every task of every step then inherit the throttling cgroup; ProctrackType=proctrack/linuxproc
+    and TaskPlugin=task/none move no task to a cgroup of Slurm's)."""
     _check_can()
     root = Path(tempfile.mkdtemp(prefix="h5dlio-nodes-", dir="/tmp"))
     root.chmod(0o755)
@@ -163,14 +166,14 @@ def start(nodes: int = NODES, node_local_tmp: bool = True) -> Nodes:
     names = [f"h5dlio-n{i}" for i in range(1, nodes + 1)]
     c = Nodes(root, root / "slurm.conf", names[0], net=Net(tag, _subnet()), names=names)
     try:
-        _start(c, node_local_tmp)
+        _start(c, node_local_tmp, node_preexec)
     except BaseException:
         c.stop()
         raise
     return c
 
 
-def _start(c: Nodes, node_local_tmp: bool) -> None:
+def _start(c: Nodes, node_local_tmp: bool, node_preexec=None) -> None:
     root = c.root
     for d, mode in (("munge", 0o700), ("sock", 0o755), ("state", 0o755), ("spool", 0o755), ("run", 0o755),
                     ("log", 0o755)):
@@ -186,10 +189,10 @@ def _start(c: Nodes, node_local_tmp: bool) -> None:
     c.conf.write_text(config(root, host, c.net, c.names, slurm._free_port(), slurm._free_port(), node_local_tmp))
     env = c.env
 
-    def spawn(name: str, argv: list[str]) -> None:
+    def spawn(name: str, argv: list[str], preexec=None) -> None:
         with open(root / "log" / f"{name}.out", "w") as out:
             c.procs[name] = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
-                                             start_new_session=True)
+                                             start_new_session=True, preexec_fn=preexec)
 
     spawn("munged", ["munged", "-F", f"--key-file={key}", f"--socket={root}/sock/munge.socket",
                      f"--pid-file={root}/run/munged.pid", f"--log-file={root}/log/munged.log",
@@ -201,7 +204,7 @@ def _start(c: Nodes, node_local_tmp: bool) -> None:
     # remounts /sys, and slurmd wants /sys/fs/cgroup)
     for i, n in enumerate(c.names, 1):
         spawn(n, ["nsenter", f"--net=/run/netns/{c.net.ns(i)}", "unshare", "--uts", "sh", "-c",
-                  'hostname "$0" && exec slurmd -D -f "$1" -N "$0"', n, str(c.conf)])
+                  'hostname "$0" && exec slurmd -D -f "$1" -N "$0"', n, str(c.conf)], node_preexec)
 
     def idle() -> bool:
         p = c.run(["sinfo", "-h", "-N", "-o", "%N %t"], timeout=10)

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,73 @@ class Throttled:
     def enter(self) -> None:
         """For subprocess's preexec_fn: the child joins the cgroup before it runs anything."""
         (self.cgroup / "cgroup.procs").write_text(str(os.getpid()))
+
+    @property
+    def name(self) -> str:
+        """The cgroup as /proc/<pid>/cgroup names it on its blkio line."""
+        return "/" + str(self.cgroup.relative_to(BLKIO))
+
+
+def leave(pid: int) -> None:
+    """Process pid back in the root blkio cgroup (unthrottled); the processes it starts after inherit that."""
+    (BLKIO / "cgroup.procs").write_text(str(pid))
+
+
+def blkio_of(pid: int) -> str | None:
+    """Process pid's blkio cgroup from /proc/<pid>/cgroup ("/" is the root), None once it has ended."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    return next((ln.split(":", 2)[2] for ln in lines if ln.split(":", 2)[1].split(",").count("blkio")), None)
+
+
+def _environ(pid: str) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(kv.split("=", 1) for kv in raw.decode(errors="replace").split("\0") if "=" in kv)
+
+
+class Tasks(threading.Thread):
+    """Every task of every job step of the Slurm whose SLURM_CONF is `conf`, seen while it runs (a scan of /proc each
+    `every` seconds: a task's environment holds SLURM_CONF, SLURM_STEP_ID and SLURMD_NODENAME, its node): pid ->
+    (node, blkio cgroup, command). Use as a context manager around the launches."""
+
+    def __init__(self, conf: Path, every: float = 0.1):
+        super().__init__(daemon=True)
+        self.conf, self.every, self.seen, self._done = str(conf), every, {}, threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self.every):
+            for d in os.listdir("/proc"):
+                if not d.isdigit() or int(d) in self.seen or int(d) == os.getpid():
+                    continue
+                env = _environ(d)
+                if env.get("SLURM_CONF") != self.conf or "SLURM_STEP_ID" not in env or "SLURMD_NODENAME" not in env:
+                    continue
+                cg = blkio_of(int(d))
+                with contextlib.suppress(OSError):
+                    cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    if cg is not None:
+                        self.seen[int(d)] = (env["SLURMD_NODENAME"], cg, cmd.strip()[:200])
+
+    def __enter__(self) -> Tasks:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self.join()
+
+
+def escapes(seen: dict, cgroup: str, nodes: list[str]) -> list[str]:
+    """What is wrong with the tasks seen (Tasks.seen) for a storage every node reads through `cgroup`: a node none of
+    whose tasks was seen, and each task in another blkio cgroup (unthrottled), named with its node and command."""
+    out = [f"no task seen on {n}" for n in nodes if not any(v[0] == n for v in seen.values())]
+    return out + [f"pid {pid} on {node} in blkio cgroup {cg}, not {cgroup}: {cmd}"
+                  for pid, (node, cg, cmd) in sorted(seen.items()) if cg != cgroup]
 
 
 def _run(argv: list[str]) -> str:
