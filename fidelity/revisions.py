@@ -12,7 +12,10 @@ and the runs made (the probe, a side-by-side validate), whose result the table q
 source-diff findings. Without --check the table is rendered from the JSON alone. With --check the JSON's source facts
 are recomputed from the git mirrors first (blob ids of every file under `dlio_benchmark/`, so revisions of two
 repositories compare): a differing file the JSON does not classify, a classified file that no longer differs, a file
-count that is not the one compared, or a revision marked unfetchable that a mirror holds, is named and exit 1.
+count that is not the one compared, a cited line past its file's end, or a revision marked unfetchable that a mirror
+holds, is named and exit 1; so is a recorded run whose first differing call or data-file opens per rank are not
+those of the two call sequences it names (`run_fixtures`: per rank, in time order, the directory and data-file opens
+under the data folder, from strace).
 
 Exit status: 0 written (and, with --check, every fact held), 1 a fact did not hold, 2 bad input (naming the key)."""
 from __future__ import annotations
@@ -158,6 +161,44 @@ def check(data: dict, root: Path) -> list[str]:
     return problems
 
 
+def first_differing_call(base: dict, rev: dict) -> dict | None:
+    """The first call in which two runs' per-rank data-set call sequences ({rank: [[call, path], ...]}, time order)
+    differ: {rank, index, base, rev} (a side's call None when its sequence ended), lowest rank first; None if equal."""
+    for rank in sorted(set(base) | set(rev), key=int):
+        a, b = base.get(rank, []), rev.get(rank, [])
+        for i in range(max(len(a), len(b))):
+            x, y = (a[i] if i < len(a) else None), (b[i] if i < len(b) else None)
+            if x != y:
+                return {"rank": int(rank), "index": i, "base": x, "rev": y}
+    return None
+
+
+def data_opens(calls: dict) -> dict:
+    """{rank: [data-file opens, distinct files]} of a run's call sequences (an `open` of a file, not a folder)."""
+    return {r: [sum(1 for c in v if c[0] == "open"), len({c[1] for c in v if c[0] == "open"})]
+            for r, v in calls.items()}
+
+
+def check_runs(data: dict, repo: Path = REPO) -> list[str]:
+    """What the recorded runs' fixtures contradict: each run's first differing call and data-file opens per rank,
+    recomputed from the two call sequences it names ([] when all hold)."""
+    problems = []
+    for rev in data["revisions"]:
+        for w, fx in (rev.get("run_fixtures") or {}).items():
+            try:
+                base, mine = (json.loads((repo / fx[side]).read_text()) for side in ("base", "rev"))
+            except (OSError, json.JSONDecodeError) as e:
+                problems.append(f"{rev['rev'][:7]} {w}: {e}")
+                continue
+            first = first_differing_call(base, mine)
+            if first != fx["first_call"]:
+                problems.append(f"{rev['rev'][:7]} {w}: first differing call {first}, recorded {fx['first_call']}")
+            opens = {"base": data_opens(base), "rev": data_opens(mine)}
+            if opens != fx["data_opens"]:
+                problems.append(f"{rev['rev'][:7]} {w}: data-file opens {opens}, recorded {fx['data_opens']}")
+    return problems
+
+
 def _first_io(rev: dict, workload: str) -> dict | None:
     """The finding that gives the workload's first differing line: a hand-written cell (a revision of another
     lineage, not compared file by file), else the `io` file first in `first` order."""
@@ -257,7 +298,7 @@ def main(argv=None) -> int:
         print(f"fidelity.revisions: error: {e}", file=sys.stderr)
         return 2
     if a.check:
-        problems = check(data, a.mirrors)
+        problems = check_runs(data) + check(data, a.mirrors)
         for msg in problems:
             print(f"fidelity.revisions: {msg}", file=sys.stderr)
         if problems:

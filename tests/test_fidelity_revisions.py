@@ -127,3 +127,30 @@ def test_bad_input_names_the_key(tmp_path, capsys):
     assert rv.main(["--json", str(bad), "--out", str(tmp_path / "r.md")]) == 2
     assert "revisions[4]: key 'compared' missing" in capsys.readouterr().err
     assert not (tmp_path / "r.md").exists()
+
+
+def test_recorded_runs_match_their_fixtures():
+    data = rv.load(JSON)
+    assert any(r.get("run_fixtures") for r in data["revisions"])
+    assert rv.check_runs(data) == []
+
+
+def test_check_runs_catches_a_planted_run(tmp_path):
+    data = rv.load(JSON)
+    rev = next(r for r in data["revisions"] if r.get("run_fixtures"))
+    fx = rev["run_fixtures"]["unet3d_b200"]
+    base = json.loads((REPO / fx["base"]).read_text())
+    same = tmp_path / "same.json"  # the revision's run replaced by the base's: no differing call at all
+    same.write_text(json.dumps(base))
+    fx["rev"] = str(same)
+    problems = rv.check_runs(data)
+    assert len(problems) == 2 and "first differing call None" in problems[0] and "data-file opens" in problems[1]
+    extra = copy.deepcopy(base)  # one data-file open more on rank 1, at its end
+    extra["1"].append(["open", "train/0/img_27_of_28.npz"])
+    (tmp_path / "extra.json").write_text(json.dumps(extra))
+    fx["rev"] = str(tmp_path / "extra.json")
+    fx["first_call"] = {"rank": 1, "index": len(base["1"]), "base": None, "rev": ["open", "train/0/img_27_of_28.npz"]}
+    fx["data_opens"] = {"base": rv.data_opens(base), "rev": rv.data_opens(base)}
+    assert rv.check_runs(data) == [f"{rev['rev'][:7]} unet3d_b200: data-file opens "
+                                   f"{ {'base': rv.data_opens(base), 'rev': rv.data_opens(extra)} }, recorded "
+                                   f"{fx['data_opens']}"]
