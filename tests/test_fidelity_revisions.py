@@ -154,3 +154,34 @@ def test_check_runs_catches_a_planted_run(tmp_path):
     assert rv.check_runs(data) == [f"{rev['rev'][:7]} unet3d_b200: data-file opens "
                                    f"{ {'base': rv.data_opens(base), 'rev': rv.data_opens(extra)} }, recorded "
                                    f"{fx['data_opens']}"]
+
+
+E1919D7 = "e1919d7b6ccffbe15143cd616517da9e5d7b26a7"
+
+
+def _unet3d_tiny_sample_shuffle(tmp_path: Path, ref_dir: Path) -> str:
+    """reader.sample_shuffle of `unet3d` tiny merged over e1919d7's own configs/workload/unet3d_h100.yaml (from the
+    argonne mirror), as the harness merges it for the matrix's 2.0.1-17 row."""
+    from harness.workload import load
+    mirror = rv.mirror_of(rv.MIRRORS, "argonne-lcf/dlio_benchmark")
+    if not rv.holds(mirror, E1919D7):
+        pytest.skip(f"no argonne-lcf/dlio_benchmark mirror under {rv.MIRRORS}")
+    wl = tmp_path / "workload"
+    wl.mkdir(exist_ok=True)
+    (wl / "unet3d_h100.yaml").write_text(rv._git(mirror, "show", f"{E1919D7}:dlio_benchmark/configs/workload/"
+                                                         "unet3d_h100.yaml"))
+    return load("unet3d", "tiny", wl, ref_dir).config["reader"].get("sample_shuffle")
+
+
+def test_e1919d7_matrix_row_ran_with_sample_shuffle_on(tmp_path):
+    rows = json.loads((REPO / "fidelity" / "matrix.json").read_text())["rows"]
+    row = next(r for r in rows if r["dlio_revision"] == E1919D7)
+    assert row["workload"] == "unet3d-tiny" and row["verdict"] == "pass"
+    assert _unet3d_tiny_sample_shuffle(tmp_path, REPO / "reference-configs") == "seed"
+    # negative control: an overlay that turns it off is seen
+    planted = tmp_path / "refs"
+    planted.mkdir()
+    text = (REPO / "reference-configs" / "unet3d.yaml").read_text()
+    off = "overlay:\n  reader:\n    sample_shuffle: 'off'\n"
+    (planted / "unet3d.yaml").write_text(text.replace("overlay:\n", off, 1))
+    assert _unet3d_tiny_sample_shuffle(tmp_path, planted) == "off"
