@@ -7,6 +7,9 @@
 #                                     our own): what Darshan's HDF5 module needs for DLIO's H5F/H5D records
 #   make fidelity-run DLIO=<spec>     `make validate` against that DLIO (WORKLOAD, SCALE, RANKS, PROFILES as there),
 #                                     then `make fidelity`
+#   make fidelity-revisions           fidelity/revisions.md (MLPerf Storage v3.0's accepted DLIO revisions x workload:
+#                                     their I/O signatures) from fidelity/revisions.json, its source facts first
+#                                     recomputed from the git mirrors (MIRRORS, default /work/.mirror)
 #   make fidelity                     update fidelity/matrix.{md,json} from runs/*/verdict.json (one row per DLIO
 #                                     version, the newest run) and write fidelity/divergence-<version>.md for each
 #                                     failing version; FIDELITY_RUNS=<run dirs or folders> to read others
@@ -26,7 +29,7 @@ endif
 # the DLIO 2.0.0 venv with the MPI h5py, when made (`make test` hands it to the live Darshan test)
 DLIO_MPI_STAMP = build/.dlio-venv.$(shell echo -n "2.0.0:h5py-mpi:$(HDF5_DIR)" | sha256sum | cut -c1-10)
 
-.PHONY: dlio-venv-spec fidelity fidelity-run
+.PHONY: dlio-venv-spec fidelity fidelity-run fidelity-revisions
 
 ## the reference venv of DLIO=<PyPI version | source checkout> (DLIO_H5PY=wheel|wheel==X|mpi), or DLIO_VENV=<venv> as is
 dlio-venv-spec: $(if $(filter mpi,$(DLIO_H5PY)),$(HDF5_STAMP))
@@ -53,3 +56,8 @@ fidelity-run: build venv dlio-venv-spec
 ## update fidelity/matrix.{md,json} and the divergence notes from runs/*/verdict.json
 fidelity: venv
 	@$(VENV)/bin/python -m fidelity $(FIDELITY_RUNS)
+
+MIRRORS ?= /work/.mirror
+## fidelity/revisions.md: the accepted DLIO revisions' I/O signatures per workload, checked against the git mirrors
+fidelity-revisions: venv
+	@$(VENV)/bin/python -m fidelity.revisions --check --mirrors "$(MIRRORS)"

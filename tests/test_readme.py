@@ -586,6 +586,7 @@ COMMANDS = {
             case_make_dry(['DLIO_SPEC="/path/to/dlio_benchmark"', "python -m pipeline --workload unet3d",
                            "python -m fidelity runs"]),
         "make fidelity": case_make_dry(["python -m fidelity runs"]),
+        "make fidelity-revisions": case_make_dry(["python -m fidelity.revisions --check --mirrors"]),
     },
 }
 
