@@ -1,6 +1,7 @@
 /* Every output is written from the tables below: FIELDS (one rank's values of one epoch), METRICS (an epoch's values
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
+#include "coreconfig.h"
 #include "report.h"
 #include "autoread.h"
 #include "gen.h"
@@ -974,6 +975,9 @@ static void json_header(sb_t *js, const results_t *r, const nodes_t *nodes)
     free(aj);
     sb_printf(js, "\"wall_s\": %.9g,\n  \"config\": %s", r->wall_s, cj);
     free(cj);
+    char *cc = coreconfig_json(c); /* MLPerf Storage's core-config hash, class, DLIO acceptance (coreconfig.h) */
+    sb_printf(js, ",\n  \"comparability\": %s", cc);
+    free(cc);
     json_nodes(js, nodes, r->nranks);
 }
 
