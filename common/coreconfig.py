@@ -42,17 +42,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-# The facts (allowlists, families, classes, accepted revisions, edition) have one source, coreconfig.json beside this
-# file, which the kernel's build turns into its C header (bench/coreconfig_facts.cmake); its "_about" cites them.
+# The facts (allowlists, families, classes, accepted revisions, edition, the stamp's schema and note) have one
+# source, coreconfig.json beside this file, which the kernel's build turns into its C header
+# (bench/coreconfig_facts.cmake); its "_about" cites them.
 _FACTS = json.loads((Path(__file__).with_name("coreconfig.json")).read_text())
 ALGORITHM: str = _FACTS["algorithm"]
-SCHEMA = "mlps-run-provenance/1"
+SCHEMA: str = _FACTS["provenance"]["schema"]
+LAYOUT_VERSION: int = _FACTS["provenance"]["layout_version"]
 UNKNOWN = "unknown"
 NO_CLASS = "no class"
 EDITION: str = _FACTS["edition"]
-NOT_A_SUBMISSION = ("not a submission: an h5dlio run (the kernel replaying DLIO's I/O, or DLIO beside it under "
-                    "profilers), stamped in mlpstorage's provenance.json form so its core-config hash and class can "
-                    "be compared with a submission's; no MLPerf Storage rule was checked")
+NOT_A_SUBMISSION: str = _FACTS["provenance"]["notes"]
 
 # core_config_keys.yaml:27-73
 ALLOWLISTS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -186,7 +186,7 @@ def provenance(config: dict, dlio: dict | None, versions: dict | None) -> dict:
     src = str(dlio.get("source") or UNKNOWN)
     dl = {"version": str(dlio.get("version") or UNKNOWN), "source": src, "commit": commit_of(dlio)}
     return {
-        "schema": SCHEMA, "rules_edition": EDITION, "layout_version": 3,
+        "schema": SCHEMA, "rules_edition": EDITION, "layout_version": LAYOUT_VERSION,
         "tool": {"name": "h5dlio", "version": str(versions.get("kernel") or UNKNOWN),
                  "git_sha": str(versions.get("git_revision") or UNKNOWN), "code_image": UNKNOWN},
         "dlio": dl, "storage_library": {"name": "none"}, "core_config": cc,

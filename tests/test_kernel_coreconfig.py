@@ -138,8 +138,9 @@ def test_refused_values_and_h5bench_json_have_no_hash(tmp_path):
     assert (out["hash"], out["allowlist"]) == ("unknown", "unknown") and "h5bench JSON" in out["note"]
 
 
-def test_output_json_carries_the_block(tmp_path):
-    """A kernel run alone: output.json's comparability is what --core-config gives (the same configuration)."""
+def test_output_json_and_provenance_json(tmp_path):
+    """A kernel run alone: output.json's comparability is what --core-config gives (the same configuration), and
+    provenance.json beside it is common/coreconfig.py's stamp."""
     cfg = {"workflow": {"generate_data": True, "train": True},
            "dataset": {"data_folder": str(tmp_path / "data"), "num_files_train": 4, "num_samples_per_file": 1,
                        "record_length": 4096},
@@ -152,6 +153,17 @@ def test_output_json_carries_the_block(tmp_path):
     got = json.loads((tmp_path / "out" / "output.json").read_text())["comparability"]
     assert got == block(tmp_path, cfg) == cc.comparability(cfg, {"revision": got["dlio_revision"], "entry": "2.0.0"})
     assert got["class"] == "no class" and got["hash"] == cc.core_config(cfg)["hash"]
+    # provenance.json beside it: mlpstorage's stamp as common/coreconfig.py stamps a harness run, but stamped by
+    # the kernel, its DLIO commit the one its entry declares
+    head = json.loads((tmp_path / "out" / "output.json").read_text())
+    prov = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    want = cc.provenance(cfg, {"version": "2.0.0", "source": prov["dlio"]["source"], "revision": got["dlio_revision"]},
+                         {"kernel": head["h5dlio_version"], "git_revision": head["git_revision"]})
+    assert (prov.pop("stamped_by"), prov["provenance"].pop("dlio")) == ("h5dlio kernel", "declared")
+    assert prov.pop("stamped_at").endswith("Z") and want.pop("stamped_at")
+    want.pop("stamped_by"), want["provenance"].pop("dlio")
+    assert prov == want and "not a submission" in prov["notes"] and "ec22aec" in prov["dlio"]["source"]
+    assert prov["core_config"]["hash"] == got["hash"] and "null" not in json.dumps(prov)
 
 
 def _workload_folders() -> list[tuple[Path, str | None]]:

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define NROWS(a) (sizeof(a) / sizeof(a)[0])
 
@@ -390,29 +391,46 @@ static node_t *read_tree(const char *path, char *note, size_t nn)
     return root;
 }
 
-char *coreconfig_json(const config_t *c)
+/* The core-config part of both outputs */
+typedef struct {
+    char note[512], hash[17];
+    const char *allowlist, *family;
+    sb_t keys;
+} core_t;
+
+static void core_of(const config_t *c, core_t *k)
 {
-    char note[512] = "", hash[17] = "unknown";
-    const char *allowlist = "unknown", *family = "training", *cls = "no class";
-    sb_t keys = {0}, b = {0};
+    *k = (core_t){.hash = "unknown", .allowlist = "unknown", .family = "training"};
     node_t *root = NULL;
     if (c->source != SRC_DLIO_YAML)
-        snprintf(note, sizeof note, "no DLIO workload YAML (%s): no core-config hash",
+        snprintf(k->note, sizeof k->note, "no DLIO workload YAML (%s): no core-config hash",
                  c->source == SRC_H5BENCH_JSON ? "an h5bench JSON configuration" : "no --config");
     else if (c->nover < 0)
-        snprintf(note, sizeof note, "the --set overrides are longer than %zu bytes: no core-config hash",
+        snprintf(k->note, sizeof k->note, "the --set overrides are longer than %zu bytes: no core-config hash",
                  sizeof c->over);
-    else if ((root = read_tree(c->config_path, note, sizeof note)))
-        core_hash(c, root, &keys, hash, &allowlist, &family, note, sizeof note);
+    else if ((root = read_tree(c->config_path, k->note, sizeof k->note)))
+        core_hash(c, root, &k->keys, k->hash, &k->allowlist, &k->family, k->note, sizeof k->note);
     tree_free(root);
-    if (!keys.s)
-        sb_printf(&keys, "[]");
-    for (size_t i = 0; i < NROWS(CC_CLASSES) && strcmp(hash, "unknown"); i++)
-        if (!strcmp(CC_CLASSES[i][1], family) && !strcmp(CC_CLASSES[i][2], hash) &&
+    if (!k->keys.s)
+        sb_printf(&k->keys, "[]");
+}
+
+static const char *revision_of(const config_t *c)
+{
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    return e && e->commit ? e->commit : "unknown";
+}
+
+char *coreconfig_json(const config_t *c)
+{
+    core_t k;
+    core_of(c, &k);
+    const char *cls = "no class";
+    for (size_t i = 0; i < NROWS(CC_CLASSES) && strcmp(k.hash, "unknown"); i++)
+        if (!strcmp(CC_CLASSES[i][1], k.family) && !strcmp(CC_CLASSES[i][2], k.hash) &&
             !strcmp(CC_CLASSES[i][3], CC_EDITION))
             cls = CC_CLASSES[i][0];
-    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
-    const char *rev = e && e->commit ? e->commit : "unknown";
+    const char *rev = revision_of(c);
     int ok = 0, nacc = 0;
     for (size_t i = 0; i < NROWS(CC_ACCEPTED); i++)
         if (!strcmp(CC_ACCEPTED[i][0], CC_EDITION))
@@ -426,19 +444,51 @@ char *coreconfig_json(const config_t *c)
                  "DLIO %s is not accepted for MLPerf Storage v%s: not one of the %d revisions "
                  "editions.yaml lists",
                  name, CC_EDITION, nacc);
+    sb_t b = {0};
     sb_printf(&b,
               "{\"algorithm\": \"%s\", \"allowlist\": \"%s\", \"hash\": \"%s\", \"keys\": %s, \"family\": \"%s\", "
               "\"edition\": \"%s\", \"class\": \"%s\", \"dlio_revision\": \"%s\", \"kernel_entry\": ",
-              CC_ALGORITHM, allowlist, hash, keys.s, family, CC_EDITION, cls, rev);
+              CC_ALGORITHM, k.allowlist, k.hash, k.keys.s, k.family, CC_EDITION, cls, rev);
     sb_json_str(&b, c->dlio_entry);
     sb_printf(&b, ", \"dlio_accepted\": %s, \"dlio_acceptance\": ", ok ? "true" : "false");
     sb_json_str(&b, acc);
     sb_printf(&b, ", \"submission\": false");
-    if (*note) {
+    if (*k.note) {
         sb_printf(&b, ", \"note\": ");
-        sb_json_str(&b, note);
+        sb_json_str(&b, k.note);
     }
     sb_printf(&b, "}");
-    free(keys.s);
+    free(k.keys.s);
+    return b.s;
+}
+
+char *coreconfig_provenance(const config_t *c)
+{
+    core_t k;
+    core_of(c, &k);
+    const dlio_entry_t *e = dlio_entry(c->dlio_entry);
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    sb_t b = {0};
+    sb_printf(&b,
+              "{\n  \"schema\": \"%s\", \"rules_edition\": \"%s\", \"layout_version\": %d,\n"
+              "  \"tool\": {\"name\": \"h5dlio\", \"version\": \"%s\", \"git_sha\": \"%s\", \"code_image\": "
+              "\"unknown\"},\n  \"dlio\": {\"version\": ",
+              CC_SCHEMA, CC_EDITION, CC_LAYOUT_VERSION, H5DLIO_VERSION, H5DLIO_GIT);
+    sb_json_str(&b, e ? e->version : "unknown");
+    sb_printf(&b, ", \"source\": ");
+    sb_json_str(&b, e && e->source ? e->source : "unknown");
+    sb_printf(&b,
+              ", \"commit\": \"%s\"},\n  \"storage_library\": {\"name\": \"none\"},\n"
+              "  \"core_config\": {\"algorithm\": \"%s\", \"allowlist\": \"%s\", \"hash\": \"%s\", \"keys\": %s},\n"
+              "  \"stamped_at\": \"%s\", \"stamped_by\": \"h5dlio kernel\",\n"
+              "  \"provenance\": {\"rules_edition\": \"declared\", \"layout_version\": \"n/a\", \"tool\": \"runtime\", "
+              "\"dlio\": \"declared\", \"storage_library\": \"n/a\", \"core_config\": \"%s\"},\n  \"notes\": ",
+              revision_of(c), CC_ALGORITHM, k.allowlist, k.hash, k.keys.s, when,
+              strcmp(k.hash, "unknown") ? "runtime" : "unknown");
+    sb_json_str(&b, CC_NOT_A_SUBMISSION);
+    sb_printf(&b, "\n}\n");
+    free(k.keys.s);
     return b.s;
 }

@@ -10,4 +10,8 @@
  * "note" when no hash could be made (an h5bench JSON configuration, a value PyYAML would read as a type the kernel
  * does not reproduce). */
 char *coreconfig_json(const config_t *c);
+/* provenance.json beside output.json (malloc'd JSON): mlpstorage's stamp (mlps-run-provenance/1) of the kernel run,
+ * as common/coreconfig.py provenance() stamps a harness run, stamped_by "h5dlio kernel", its notes saying it is not
+ * a submission; the DLIO revision is the one the kernel's entry declares it replays ("declared"). */
+char *coreconfig_provenance(const config_t *c);
 #endif

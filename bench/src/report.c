@@ -455,6 +455,18 @@ static int write_out(const config_t *c, const char *suffix, const sb_t *b)
     return 0;
 }
 
+/* provenance.json in the output folder, beside output.json: MLPerf Storage's stamp of the run (coreconfig.h) */
+static int write_provenance(const config_t *c)
+{
+    char path[4600], *p = coreconfig_provenance(c);
+    snprintf(path, sizeof path, "%s/provenance.json", c->output_folder);
+    int rc = write_atomic(path, p, strlen(p));
+    if (rc != 0)
+        fprintf(stderr, "h5dlio: rank 0: error: cannot write %s: %s\n", path, strerror(errno));
+    free(p);
+    return rc ? -1 : 0;
+}
+
 /* generation over ranks: files and bytes summed; seconds = IOR's span (latest end - earliest start) */
 static void gather_gen(const results_t *r, double *files, double *bytes, double *seconds)
 {
@@ -1044,6 +1056,7 @@ int report_write(const results_t *r)
     int rc = 0;
     rc |= write_out(c, ".csv", &csv);
     rc |= write_out(c, ".json", &js);
+    rc |= write_provenance(c);
     if (c->output_ranks_data) {
         sb_t rk = {0};
         ranks_csv(&rk, ps, r->nranks);
