@@ -1055,8 +1055,7 @@ int report_write(const results_t *r)
 
     int rc = 0;
     rc |= write_out(c, ".csv", &csv);
-    rc |= write_out(c, ".json", &js);
-    rc |= write_provenance(c);
+    rc |= write_out(c, ".json", &js) | write_provenance(c); /* provenance.json beside output.json */
     if (c->output_ranks_data) {
         sb_t rk = {0};
         ranks_csv(&rk, ps, r->nranks);
