@@ -25,8 +25,8 @@ Written from mlcommons/storage as facts (its code is not copied; read at commit 
   means the full 40-digit commit is in the edition's list; "unknown" never is.
 - the documented hashes tests/test_core_config.py holds us to: `tests/unit/test_leaf_provenance.py` UNET3D_B200 (a
   v3.0 CLOSED TTA run) classifies as unet3d-b200-A (`tests/unit/test_rules_editions.py` `test_v30_unet3d_b200`), the
-  class's first hash being the workflow.checkpoint=false form (editions.yaml, the class's notes): 0d3ad0dec188becd;
-  its ZettaLane form (workflow.checkpoint 'True') the second, f636f5a57473fca2.
+  class's first hash being the workflow.checkpoint=false form (editions.yaml, the class's notes);
+  its ZettaLane form (workflow.checkpoint 'True') the second (both in coreconfig.json).
 
 What is hashed here: the workload configuration the harness gave DLIO and the kernel (the run's workload.yaml, the
 manifest's workload.config): mlpstorage hashes the parameters it recorded for DLIO (the workload template with its
@@ -39,56 +39,30 @@ import hashlib
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
-ALGORITHM = "core-config-v1"
-SCHEMA = "mlps-run-provenance/1"
+# The facts (allowlists, families, classes, accepted revisions, edition, the stamp's schema and note) have one
+# source, coreconfig.json beside this file, which the kernel's build turns into its C header
+# (bench/coreconfig_facts.cmake); its "_about" cites them.
+_FACTS = json.loads((Path(__file__).with_name("coreconfig.json")).read_text())
+ALGORITHM: str = _FACTS["algorithm"]
+SCHEMA: str = _FACTS["provenance"]["schema"]
+LAYOUT_VERSION: int = _FACTS["provenance"]["layout_version"]
 UNKNOWN = "unknown"
 NO_CLASS = "no class"
-EDITION = "3.0"
-NOT_A_SUBMISSION = ("not a submission: an h5dlio run (the kernel replaying DLIO's I/O, or DLIO beside it under "
-                    "profilers), stamped in mlpstorage's provenance.json form so its core-config hash and class can "
-                    "be compared with a submission's; no MLPerf Storage rule was checked")
+EDITION: str = _FACTS["edition"]
+NOT_A_SUBMISSION: str = _FACTS["provenance"]["notes"]
 
 # core_config_keys.yaml:27-73
 ALLOWLISTS: dict[str, dict[str, tuple[str, ...]]] = {
-    "training@1": {
-        "include": ("framework", "metric.au", "model.*", "workflow.*", "dataset.format",
-                    "dataset.num_samples_per_file", "dataset.record_length_bytes",
-                    "dataset.record_length_bytes_stdev", "dataset.record_length_bytes_resize",
-                    "dataset.record_length", "dataset.record_length_stdev", "dataset.record_length_resize",
-                    "reader.data_loader", "reader.batch_size", "reader.file_shuffle", "reader.sample_shuffle",
-                    "reader.shuffle_size", "train.epochs", "train.computation_time",
-                    "train.computation_time_stdev", "train.total_training_steps", "checkpoint.*"),
-        "exclude": ("checkpoint.checkpoint_folder",),
-    },
-    "checkpointing@1": {
-        "include": ("framework", "model.*", "workflow.*", "checkpoint.*"),
-        "exclude": ("checkpoint.checkpoint_folder", "checkpoint.num_checkpoints_write",
-                    "checkpoint.num_checkpoints_read"),
-    },
-}
-FAMILIES = {"training": "training@1", "checkpointing": "checkpointing@1"}  # core_config_keys.yaml:21-25
-
+    name: {kind: tuple(spec[kind]) for kind in ("include", "exclude")} for name, spec in _FACTS["allowlists"].items()}
+FAMILIES: dict[str, str] = dict(_FACTS["families"])  # core_config_keys.yaml:21-25
 # editions.yaml: class id -> (family, the hashes it declares one workload, its editions)
 CLASSES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "llama3-1t-A": ("checkpointing", ("45fd627ad9dc5f4c",), ("3.0",)),
-    "llama3-405b-A": ("checkpointing", ("7adcfa87a5c4c8e6",), ("3.0",)),
-    "llama3-70b-A": ("checkpointing", ("3c53fe70d64f91d4",), ("3.0",)),
-    "llama3-8b-A": ("checkpointing", ("68df04b7240e3fb0",), ("2.0", "3.0")),
-    "retinanet-b200-A": ("training", ("20c73f53486caba0",), ("3.0",)),
-    "retinanet-mi355-A": ("training", ("66c43604eb650987",), ("3.0",)),
-    "unet3d-b200-A": ("training", ("0d3ad0dec188becd", "f636f5a57473fca2"), ("3.0",)),
-}
+    cid: (c["family"], tuple(c["hashes"]), tuple(c["editions"])) for cid, c in _FACTS["classes"].items()}
 # editions.yaml:128-138, edition 3.0's dlio_revisions (all from mlcommons/DLIO_local_changes but the last)
-ACCEPTED = {"3.0": (
-    "edaf4bb3d6343ef2fb6b9f6dbafa6102032ae8bf", "24b13d7630a12e3d08624e5db254694a09f71599",
-    "a7d56e73ed4630e47f89720436290a23c0f94b6c", "f6796ed281e39ccc83a450e2b1f21b9c909d8fd0",
-    "252a54b18d113541e1e8e24832921fac0a7f2b96", "86945a7a203912435774e0972f6350221446229e",
-    "c338e07412350df4d72279be985ff31b82407a80", "95c6a9d46a2a072b7f1455b65b3a5e22602b53e5",
-    "17d982a3c7842355c25787c97f636a9f6a474caa",
-    "21c0723de897add728158943d369abd4b333f7dc",  # russfellows/dlio_benchmark
-)}
+ACCEPTED: dict[str, tuple[str, ...]] = {ed: tuple(revs) for ed, revs in _FACTS["accepted"].items()}
 
 
 def flatten(params: Any, prefix: str = "") -> dict[str, Any]:
@@ -212,7 +186,7 @@ def provenance(config: dict, dlio: dict | None, versions: dict | None) -> dict:
     src = str(dlio.get("source") or UNKNOWN)
     dl = {"version": str(dlio.get("version") or UNKNOWN), "source": src, "commit": commit_of(dlio)}
     return {
-        "schema": SCHEMA, "rules_edition": EDITION, "layout_version": 3,
+        "schema": SCHEMA, "rules_edition": EDITION, "layout_version": LAYOUT_VERSION,
         "tool": {"name": "h5dlio", "version": str(versions.get("kernel") or UNKNOWN),
                  "git_sha": str(versions.get("git_revision") or UNKNOWN), "code_image": UNKNOWN},
         "dlio": dl, "storage_library": {"name": "none"}, "core_config": cc,

@@ -93,6 +93,11 @@ typedef struct {
      * when a --set replaces it: `--config unet3d_h100.yaml --set workflow.checkpoint=false`) */
     int nset;
     char *const *sets;
+    /* the --set overrides as given, kept for output.json's comparability (coreconfig.c: the hashed workload is the
+     * file with its overrides, as mlpstorage hashes a template with its overrides): nover strings one after the
+     * other, each with its NUL; -1: they did not fit */
+    int nover;
+    char over[8192];
 } config_t;
 
 #define CFG_ERRLEN 1024

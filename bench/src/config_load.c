@@ -145,6 +145,14 @@ static int load_pass(config_t *c, const char *path, int entry, int nset, char *c
         if (rc)
             return -1;
     }
+    size_t off = 0;
+    c->nover = 0;
+    for (int i = 0; i < nset && c->nover >= 0; i++) {
+        size_t n = strlen(sets[i]) + 1;
+        c->nover = off + n <= sizeof c->over ? c->nover + 1 : -1;
+        if (c->nover > 0)
+            memcpy(c->over + off, sets[i], n), off += n;
+    }
     return apply_sets(c, nset, sets, err, e);
 }
 

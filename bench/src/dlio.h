@@ -13,6 +13,7 @@ typedef struct {
     const char *version;      /* release, or `git describe` past a tag without its hash: "2.0.1-17" */
     const char *since;        /* first DLIO revision whose HDF5 I/O this entry describes (nearest-entry range) */
     const char *source;       /* the DLIO source the entry was derived from */
+    const char *commit;       /* its full git commit: the revision output.json's comparability names (coreconfig.c) */
     H5F_libver_t libver_low;  /* h5py.File(libver=...) low bound used by DLIO's generator */
     int track_times;          /* dataset creation/modification times recorded */
     int indexed_records;      /* samples datasets named <records>_<k>, k < num-dset-per-record (else <records>) */

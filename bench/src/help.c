@@ -49,6 +49,8 @@ void config_print_help(const char *prog)
            "  --log-vfd       same as --set log-vfd=true\n"
            "  --dry-run       validate the configuration, print it resolved as JSON, do no I/O\n"
            "  --ranks N       with --dry-run: validate for N ranks (default: the ranks it runs with)\n"
+           "  --core-config   MLPerf Storage's core-config-v1 hash and class of the configuration, and whether the\n"
+           "                  DLIO revision its entry replays is accepted (output.json's comparability; JSON)\n"
            "  --dlio-entries  the kernel's DLIO release entries and release-specific keys as JSON; with\n"
            "                  --set dlio-version=V also the entry V selects and the key names it reads\n"
            "  --version       kernel version, git revision, HDF5 version and features\n"

@@ -1,5 +1,7 @@
 /* h5dlio: DLIO Benchmark's HDF5 I/O (generation, training and evaluation reads) without an ML stack. */
 #define _GNU_SOURCE
+#include "coreconfig.h"
+#include "sha256.h"
 #include "config.h"
 #include "autoread.h"
 #include "discover.h"
@@ -26,7 +28,7 @@ typedef struct {
     const char *config;
     char **sets; /* --set strings (argv's) and h5bench runner-form arguments as "key=value" (owned, in own[]) */
     char **own;
-    int nsets, nown, entry, dry_run, help, version, dlio_entries, mutants;
+    int nsets, nown, entry, dry_run, help, version, dlio_entries, mutants, core_config, sha256;
     int dry_ranks; /* --ranks N: validate as for N ranks (--dry-run) */
     char argerr[CFG_ERRLEN];
 } args_t;
@@ -46,6 +48,10 @@ static void parse_args(int argc, char **argv, args_t *a)
             a->dry_run = 1;
         else if (!strcmp(s, "--dlio-entries"))
             a->dlio_entries = 1;
+        else if (!strcmp(s, "--core-config"))
+            a->core_config = 1;
+        else if (!strcmp(s, "--sha256")) /* not in --help: SHA-256 of stdin, for its test vectors (sha256.h) */
+            a->sha256 = 1;
         else if (!strcmp(s, "--mutants")) /* not in --help: the mutants' table, for `make mutants` (mutate.h) */
             a->mutants = 1;
         else if (!strcmp(s, "--ranks")) {
@@ -184,6 +190,34 @@ static int print_dlio_entries(const args_t *a)
     return 0;
 }
 
+/* MLPerf Storage's comparability of the configuration (output.json's "comparability", coreconfig.h), no I/O */
+static int print_core_config(const args_t *a)
+{
+    static config_t cfg;
+    char err[CFG_ERRLEN] = "";
+    if (config_load_entry(&cfg, a->config, a->entry, a->nsets, a->sets, err) != 0) {
+        fprintf(stderr, "h5dlio: error: %s\n", err);
+        return EXIT_BADINPUT;
+    }
+    char *j = coreconfig_json(&cfg);
+    printf("%s\n", j);
+    free(j);
+    return 0;
+}
+
+static void print_sha256(void)
+{
+    size_t len = 0, cap = 1 << 16, r;
+    unsigned char *in = xcalloc(cap, 1, "stdin");
+    while ((r = fread(in + len, 1, cap - len, stdin)) > 0)
+        if ((len += r) == cap && !(in = realloc(in, cap *= 2)))
+            die(EXIT_RUNTIME, "out of memory reading stdin");
+    char hex[65];
+    sha256_hex(in, len, hex);
+    printf("%s\n", hex);
+    free(in);
+}
+
 /* Options answered without MPI. Returns 1 (and *rc) when one was given. */
 static int front_end(const args_t *a, const char *prog, int *rc)
 {
@@ -196,6 +230,10 @@ static int front_end(const args_t *a, const char *prog, int *rc)
         print_version();
     else if (a->dlio_entries)
         *rc = print_dlio_entries(a);
+    else if (a->core_config)
+        *rc = print_core_config(a);
+    else if (a->sha256)
+        print_sha256();
     else if (a->mutants) {
         char *j = mutants_json();
         fputs(j, stdout);

@@ -1,6 +1,7 @@
 /* Every output is written from the tables below: FIELDS (one rank's values of one epoch), METRICS (an epoch's values
  * combined over ranks) and the views of them each output shows (CSV rows, JSON phase summary, stdout summary). A new
  * metric is one line in METRICS and one line in each view that shows it. */
+#include "coreconfig.h"
 #include "report.h"
 #include "autoread.h"
 #include "gen.h"
@@ -452,6 +453,18 @@ static int write_out(const config_t *c, const char *suffix, const sb_t *b)
         return -1;
     }
     return 0;
+}
+
+/* provenance.json in the output folder, beside output.json: MLPerf Storage's stamp of the run (coreconfig.h) */
+static int write_provenance(const config_t *c)
+{
+    char path[4600], *p = coreconfig_provenance(c);
+    snprintf(path, sizeof path, "%s/provenance.json", c->output_folder);
+    int rc = write_atomic(path, p, strlen(p));
+    if (rc != 0)
+        fprintf(stderr, "h5dlio: rank 0: error: cannot write %s: %s\n", path, strerror(errno));
+    free(p);
+    return rc ? -1 : 0;
 }
 
 /* generation over ranks: files and bytes summed; seconds = IOR's span (latest end - earliest start) */
@@ -974,6 +987,9 @@ static void json_header(sb_t *js, const results_t *r, const nodes_t *nodes)
     free(aj);
     sb_printf(js, "\"wall_s\": %.9g,\n  \"config\": %s", r->wall_s, cj);
     free(cj);
+    char *cc = coreconfig_json(c); /* MLPerf Storage's core-config hash, class, DLIO acceptance (coreconfig.h) */
+    sb_printf(js, ",\n  \"comparability\": %s", cc);
+    free(cc);
     json_nodes(js, nodes, r->nranks);
 }
 
@@ -1039,7 +1055,7 @@ int report_write(const results_t *r)
 
     int rc = 0;
     rc |= write_out(c, ".csv", &csv);
-    rc |= write_out(c, ".json", &js);
+    rc |= write_out(c, ".json", &js) | write_provenance(c); /* provenance.json beside output.json */
     if (c->output_ranks_data) {
         sb_t rk = {0};
         ranks_csv(&rk, ps, r->nranks);
