@@ -167,9 +167,10 @@ def workload_file(leaf: Leaf, ranks: int, folder: Path) -> Path:
     return path
 
 
-def dlio_side(checkout: Path | None) -> dict:
-    """audit.dlio_side: the DLIO side's replay. Refused in every case today, naming why: a revision this project does
-    not replay (what to provide instead), or f6796ed, whose side-by-side audit is not built (docs/audit.md)."""
+def dlio_side(checkout: Path | None) -> dict | None:
+    """audit.dlio_side: None when the DLIO side is replayed too (a checkout of a revision this project replays, its
+    venv the one --dlio-venv names); else the row saying why not (no checkout; a revision refused, naming it and what
+    to provide). Raises BadInput when the checkout is no git checkout."""
     if checkout is None:
         return row("audit.dlio_side", "SKIP", "no DLIO checkout given (DLIO=): the kernel side alone audited")
     try:
@@ -177,18 +178,16 @@ def dlio_side(checkout: Path | None) -> dict:
                              timeout=60, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         raise BadInput(f"DLIO={checkout}: not a git checkout of DLIO (git rev-parse HEAD failed)") from None
-    short = rev[:7]
-    if short not in REPLAYED:
-        return row("audit.dlio_side", "SKIP", f"DLIO={checkout} is revision {short}, which this project does not "
+    if rev[:7] not in REPLAYED:
+        return row("audit.dlio_side", "SKIP", f"DLIO={checkout} is revision {rev[:7]}, which this project does not "
                    f"replay: refused; provide a checkout of {', '.join(f'{k} ({v})' for k, v in REPLAYED.items())}")
-    return row("audit.dlio_side", "SKIP", f"DLIO={checkout} ({short}): the DLIO side's replay under the leaf's "
-               "environment is not built yet: refused; the kernel side audited (docs/audit.md)")
+    return None
 
 
-def replay(wfile: Path, a: argparse.Namespace, preload: list[str]) -> Path:
-    """The kernel side of the leaf under strace, through the harness (its --rank-env giving the ranks the leaf's
-    LD_PRELOAD): its run directory. Raises BadInput when the harness refused (exit 2) or named no run."""
-    argv = ["--workload", str(wfile), "--scale", SCALE, "--sides", "kernel", "--profiles", contract.PROFILE, "--ranks",
+def replay(wfile: Path, a: argparse.Namespace, preload: list[str], sides: str) -> Path:
+    """The leaf replayed under strace through the harness (sides: kernel, or both; its --rank-env giving every rank
+    the leaf's LD_PRELOAD): its run directory. Raises BadInput when the harness refused (exit 2) or named no run."""
+    argv = ["--workload", str(wfile), "--scale", SCALE, "--sides", sides, "--profiles", contract.PROFILE, "--ranks",
             str(a.ranks), "--runs-dir", str(a.runs_dir), *(["--dlio-venv", str(a.dlio_venv)] if a.dlio_venv else []),
             *(["--rank-env", "LD_PRELOAD=" + ":".join(preload)] if preload else [])]
     rc, rd = pipeline.run(argv)
@@ -202,14 +201,17 @@ def audit(a: argparse.Namespace) -> dict:
     from common.rundir import RunDir
     leaf = read_leaf(a.leaf)
     libs = resolve_preload(leaf.preload, a.preload_dir)
-    dlio = dlio_side(a.dlio)
+    refused = dlio_side(a.dlio)
+    sides = "kernel" if refused else "both"
     a.runs_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="audit-") as tmp:
         wfile = workload_file(leaf, a.ranks, Path(tmp))
-        run = RunDir(replay(wfile, a, libs))
+        run = RunDir(replay(wfile, a, libs, sides))
         swallows = any(contract.culprits(libs, c) for c in contract.CONTRACT_SYMBOLS)
-        base = RunDir(replay(wfile, a, [])) if swallows else None
-    rows = [*contract.judge(run, base, leaf.workload, shrunk(leaf.workload, a.ranks), libs), dlio]
+        base = RunDir(replay(wfile, a, [], sides)) if swallows else None
+    scale = shrunk(leaf.workload, a.ranks)
+    rows = contract.judge(run, base, leaf.workload, scale, libs)
+    rows += [refused] if refused else contract.judge(run, base, leaf.workload, scale, libs, side="dlio")
     status = 1 if any(r["status"] == "FAIL" for r in rows) else 0
     return {"leaf": str(leaf.path), "metadata": leaf.metadata_name, "ld_preload": leaf.preload, "run": str(run.path),
             "baseline": str(base.path) if base else None, "rows": rows, "status": status}

@@ -168,9 +168,32 @@ def test_the_dlio_side_is_refused_naming_the_revision(tmp_path, monkeypatch):
     r = audit.dlio_side(repo)
     assert r["status"] == "SKIP" and rev in r["detail"] and "f6796ed" in r["detail"] and "refused" in r["detail"]
     monkeypatch.setitem(audit.REPLAYED, rev, str(repo))
-    assert "not built yet" in audit.dlio_side(repo)["detail"]
+    assert audit.dlio_side(repo) is None  # a revision replayed: its DLIO side runs too
+    assert "no DLIO checkout" in audit.dlio_side(None)["detail"]
     with pytest.raises(BadInput, match="not a git checkout"):
         audit.dlio_side(tmp_path / "nowhere")
+
+
+class Tables:
+    def __init__(self, tables: dict):
+        self.tables = tables
+
+    def table(self, name: str):
+        return self.tables.get(name)
+
+
+def test_each_side_is_judged_from_its_own_tables(tmp_path):
+    """The DLIO side's rows (audit.dlio.*) read strace-dlio.json: a buffered open planted there fails that side's
+    odirect row alone; the kernel's rows, from strace-kernel.json, hold (and only the kernel's carry page_cache)."""
+    lib = str(build(tmp_path, "noodirect", NOODIRECT))
+    run = Tables({"strace-kernel.json": table(), "strace-dlio.json": table(odirect=False)})
+    base = Tables({"strace-kernel.json": table(), "strace-dlio.json": table()})
+    scale = audit.shrunk(WL, 1)
+    k = {r["check"]: r["status"] for r in contract.judge(run, base, WL, scale, [lib])}
+    d = {r["check"]: r for r in contract.judge(run, base, WL, scale, [lib], side="dlio")}
+    assert k["audit.odirect"] == "PASS" and k["audit.preload"] == "PASS" and "audit.page_cache" in k
+    assert d["audit.dlio.odirect"]["status"] == "FAIL" and "libnoodirect.so" in d["audit.dlio.odirect"]["detail"]
+    assert d["audit.dlio.preload"]["status"] == "FAIL" and "audit.dlio.page_cache" not in d
 
 
 def test_rank_env_puts_the_leafs_preload_ahead_of_a_profiles():
@@ -205,3 +228,26 @@ def test_fixture_leaves_replayed_by_the_kernel(tmp_path, leaf, rc, broken, lib):
     else:
         assert broken in failed and lib in rows[broken]["detail"]
         assert rows["audit.preload"]["status"] == "FAIL" and lib in rows["audit.preload"]["detail"]
+
+
+@pytest.mark.dlio
+@pytest.mark.slow
+def test_the_dlio_side_under_the_leafs_preload(tmp_path):
+    """DLIO=<the f6796ed checkout>: DLIO 3.x itself replays the noodirect leaf beside the kernel, under the same
+    preload; its NPZReaderODIRECT's opens lose O_DIRECT too, and the DLIO side's row names the library (~10 min)."""
+    import os
+
+    from test_dlio3_checkpoint import dlio3_venv
+    venv, src = dlio3_venv(), Path(os.environ.get("H5DLIO_DLIO3_SRC", "/tmp/dlio-src-f6796ed"))
+    if venv is None or not (src / ".git").exists():
+        pytest.skip("no DLIO 3.x venv and f6796ed checkout (H5DLIO_DLIO3_VENV, H5DLIO_DLIO3_SRC)")
+    libs = tmp_path / "lib"
+    build(libs, "noodirect", NOODIRECT)
+    out = tmp_path / "audit.json"
+    got = audit.main([str(LEAVES / "noodirect"), "--dlio", str(src), "--dlio-venv", str(venv), "--runs-dir",
+                      str(tmp_path / "runs"), "--preload-dir", str(libs), "--json", str(out)])
+    rows = {r["check"]: r for r in json.loads(out.read_text())["rows"]}
+    assert got == 1
+    for name in ("audit.odirect", "audit.dlio.odirect", "audit.dlio.preload"):
+        assert rows[name]["status"] == "FAIL" and "libnoodirect.so" in rows[name]["detail"], rows[name]
+    assert "audit.dlio_side" not in rows

@@ -132,10 +132,13 @@ PAGE_CACHE = row("audit.page_cache", "SKIP", "not audited: the replay does not c
                  "at least 5x the host's memory, or the cache dropped between runs)")
 
 
-def judge(run, base, wl: dict, scale: dict, libs: list[str]) -> list[dict]:
-    """The rows of the replay run (a common.rundir.RunDir; base: the baseline's, or None) of the leaf's workload wl
-    at the preset scale, with the preloaded libraries libs."""
-    table = run.table("strace-kernel.json") or {}
-    return [check_odirect(wl, table, libs), check_fsync(wl, table, libs),
-            check_preload(table, base.table("strace-kernel.json") if base else None, libs),
-            check_sizes(wl, run.table("strace-generate-kernel.json"), scale), PAGE_CACHE]
+def judge(run, base, wl: dict, scale: dict, libs: list[str], side: str = "kernel") -> list[dict]:
+    """The rows of one side of the replay run (a common.rundir.RunDir; base: the baseline's, or None) of the leaf's
+    workload wl at the preset scale, with the preloaded libraries libs; the DLIO side's rows named audit.dlio.*."""
+    table = run.table(f"strace-{side}.json") or {}
+    rows = [check_odirect(wl, table, libs), check_fsync(wl, table, libs),
+            check_preload(table, base.table(f"strace-{side}.json") if base else None, libs),
+            check_sizes(wl, run.table(f"strace-generate-{side}.json"), scale)]
+    if side == "kernel":
+        return [*rows, PAGE_CACHE]
+    return [{**r, "check": r["check"].replace("audit.", f"audit.{side}.", 1)} for r in rows]
