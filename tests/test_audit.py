@@ -234,7 +234,8 @@ def test_fixture_leaves_replayed_by_the_kernel(tmp_path, leaf, rc, broken, lib):
 @pytest.mark.slow
 def test_the_dlio_side_under_the_leafs_preload(tmp_path):
     """DLIO=<the f6796ed checkout>: DLIO 3.x itself replays the noodirect leaf beside the kernel, under the same
-    preload; its NPZReaderODIRECT's opens lose O_DIRECT too, and the DLIO side's row names the library (~10 min)."""
+    preload; its NPZReaderODIRECT's opens lose O_DIRECT too, and the DLIO side's row names the library (measured: 8
+    min with its baseline)."""
     import os
 
     from test_dlio3_checkpoint import dlio3_venv
