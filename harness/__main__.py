@@ -95,12 +95,16 @@ def _options(a: argparse.Namespace, dlio: dict | None, profiles: list[str], have
     for s in a.kernel_set:
         if "=" not in s:
             raise WorkloadError(f"--kernel-set {s!r}: expected KEY=VALUE")
+    bad = [s for s in a.rank_env if "=" not in s or not s.split("=", 1)[0].isidentifier()]
+    if bad:
+        raise WorkloadError(f"--rank-env {bad[0]!r}: expected KEY=VALUE")
     if a.reuse_dlio is not None and "dlio" not in a.sides:
         raise WorkloadError(f"--reuse-dlio {a.reuse_dlio} with SIDES=kernel (--sides kernel): a kernel-only run has no "
                             "DLIO side to reuse")
     hvol.refuse_env()
     vol = hvol.stack(a.vol)
     return hplan.Options(ranks=a.ranks, launcher=a.launcher, profiles=profiles, kernel_sets=a.kernel_set,
+                         rank_env=dict(s.split("=", 1) for s in a.rank_env),
                          vol=vol, vol_plugins=hvol.plugin_path(vol), timeout=a.timeout, reuse_dlio=a.reuse_dlio,
                          repeat=a.repeat, sides=a.sides, dlio_quiet_index_map=a.dlio_quiet_index_map,
                          collect_jobs=a.collect_jobs,

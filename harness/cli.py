@@ -34,6 +34,10 @@ def setup_parser(p: argparse.ArgumentParser) -> None:
     r.add_argument("--runs-dir", type=Path, default=runs_home())
     r.add_argument("--kernel-set", action="append", default=[], metavar="KEY=VALUE",
                    help="extra kernel --set for training launches (negative controls: the run must then fail)")
+    r.add_argument("--rank-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="a variable for every rank of each side (generate and training launches, never the "
+                        "launcher): the environment a results leaf records, as `python -m pipeline audit` replays "
+                        "it (LD_PRELOAD: put ahead of a profile's own)")
     r.add_argument("--vol", default=None, metavar="STACK",
                    help=f"the kernel side's HDF5 VOL connector stack: {', '.join(hvol.STACKS)} (default native; "
                         "DLIO's side stays native; async stacks need H5DLIO_KERNEL_BIN at the kernel built against "

@@ -31,6 +31,7 @@ class Options:
     launcher: str = "mpirun"
     profiles: list = field(default_factory=lambda: [n for n, p in registry().items() if p.builtin])
     kernel_sets: list = field(default_factory=list)  # extra --set for the kernel (negative controls)
+    rank_env: dict = field(default_factory=dict)     # --rank-env: variables of every rank (pipeline audit)
     timeout: float = 1800.0
     reuse_dlio: Path | None = None                     # take the DLIO side of an earlier run of the same workload
     repeat: int = 1                                    # timing launches per side (REPEAT=N)
@@ -86,7 +87,7 @@ def resumed(m: dict, opt: Options, dlio_venv: Path) -> Plan:
     it ran with; opt's others (timeout, found, skipped sides, collection jobs) are this invocation's."""
     dl, vol = m.get("dlio") or {}, m.get("vol") or {}
     opt = replace(opt, ranks=m["ranks"], launcher=m["launcher"], profiles=m["profiles"], kernel_sets=m["kernel_sets"],
-                  dlio_version=dl.get("entry") or opt.dlio_version,
+                  rank_env=m.get("rank_env") or {}, dlio_version=dl.get("entry") or opt.dlio_version,
                   dlio_rules=(dl.get("probed") or {}).get("rules") or opt.dlio_rules, repeat=m.get("repeat", 1),
                   vol=hvol.stack(vol.get("requested")), vol_plugins=vol.get("plugin_path", ""),
                   sides=tuple(m.get("sides", BOTH)), dlio_quiet_index_map=bool(m.get("dlio_quiet_index_map", False)))
@@ -160,11 +161,20 @@ def launches(rd: Path, p: Plan) -> list[Step]:
                     dlio_overrides(src, wd / "out", wd, gen, spec.read_threads_0, shape.reads_data)
             w = _wrap_generation(Launch(side, spec.step, base, lenv, wd, src, {}, shape), opt) if prof is None else \
                 prof.wrap(Launch(side, spec.step, base, lenv, wd, src, opt.found.get(prof.name, {}), shape))
-            env = _auto_threads_env(_dlio_env(w.env, opt) if side == "dlio" else w.env)
+            env = _auto_threads_env(_rank_env(_dlio_env(w.env, opt) if side == "dlio" else w.env, opt.rank_env))
             argv = launcher.argv(wd / "ranks", env) + w.argv
             steps.append(Step(f"{side}.{spec.step}", side, spec.step, argv, env, wd, wd / "ranks", opt.timeout,
                               w.dirs, w.files))
     return steps
+
+
+def _rank_env(env: dict, extra: dict) -> dict:
+    """A launch's environment plus --rank-env's variables (a results leaf's recorded environment): its
+    LD_PRELOAD ahead of a profile's own (a tracer's), any other variable over the profile's."""
+    out = {**env, **extra}
+    if env.get("LD_PRELOAD") and extra.get("LD_PRELOAD"):
+        out["LD_PRELOAD"] = f"{extra['LD_PRELOAD']}:{env['LD_PRELOAD']}"
+    return out
 
 
 AUTO_THREADS_CAP = "DLIO_MAX_AUTO_THREADS"

@@ -84,6 +84,7 @@ def prepare(rd: Path, p: Plan) -> dict:
             "versions": versions(str(p.dlio_venv / "bin" / "python")), "dlio": _dlio_block(p),
             "vol": hvol.manifest_block(opt.vol, opt.vol_plugins, KERNEL_BIN),
             "dlio_quiet_index_map": opt.dlio_quiet_index_map,
+            **({"rank_env": opt.rank_env} if opt.rank_env else {}),  # --rank-env (pipeline audit), only when set
             # what a path is in this run (profiles.shared.paths.launch_roots): the reference venv and its interpreter
             "roots": {"python": venv_python(p.dlio_venv), "home": str(Path.home())},
             "steps": {}, "status": "running"}

@@ -4,7 +4,8 @@ run's options, --resume RUN_DIR among them), validate the run this invocation ma
 report.md's path last. Exit status: the pipeline package's (0 PASS, 1 FAIL, 2 bad input, 130 interrupted, 143
 terminated).
 
-python -m pipeline paper DIR ...: `make paper` (pipeline/paper.py)."""
+python -m pipeline paper DIR ...: `make paper` (pipeline/paper.py).
+python -m pipeline audit LEAF ...: `make audit` (pipeline/audit.py)."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,9 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["audit"]:  # make audit: a results leaf's I/O contract, replayed by the kernel (pipeline/audit.py)
+        from pipeline.audit import main as audit
+        return audit(argv[1:])
     if argv[:1] == ["paper"]:  # make paper: the thesis experiment set, a pass per kernel-vs-DLIO pair
         from pipeline.paper import main as paper
         return paper(argv[1:])

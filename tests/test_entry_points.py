@@ -53,6 +53,8 @@ CASES = [
     ("mutants DLIO a folder that is not DLIO", ["mutants", "DLIO=/tmp"], ["DLIO=/tmp", "not a DLIO source checkout"]),
     ("mutants MUTANT_BASELINES not a run", ["mutants", "MUTANT_BASELINES=pytorch=/nonexistent"],
      ["MUTANT_BASELINES", "pytorch=/nonexistent"]),
+    ("audit RESULT missing", ["audit"], ["RESULT=", "is required"]),
+    ("audit RESULT not a leaf", ["audit", "RESULT=/nonexistent/leaf"], ["RESULT=/nonexistent/leaf", "not a folder"]),
     ("build HDF5_DIR not an install", ["build", "HDF5_DIR=/nonexistent/hdf5"], ["HDF5_DIR=/nonexistent/hdf5"]),
     ("vol-deps VOL_ASYNC_TGZ missing", ["vol-deps", "VOL_ASYNC_TGZ=/nonexistent/a.tar.gz"],
      ["VOL_ASYNC_TGZ=/nonexistent/a.tar.gz", "no such tarball"]),

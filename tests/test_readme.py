@@ -562,6 +562,11 @@ COMMANDS = {
             case_make_dry(['python -m harness sizing --workload "unet3d_b200"', '--data "/path/on/your/fs/sizing"',
                            '--dlio-venv "$(cat build/.dlio-venv.']),
     },
+    "docs/audit.md": {
+        "make audit RESULT=/path/to/results/training/unet3d/run/20250801_120000 DLIO_VENV=/path/to/dlio3-venv":
+            case_make_dry(['python -m pipeline audit "/path/to/results/training/unet3d/run/20250801_120000"',
+                           '--dlio-venv "$(cat build/.dlio-venv.']),
+    },
     "docs/runs.md": {
         'make runs ARGS="import runs"': case_make_runs,
         "make validate WORKLOAD=unet3d RUNS_DB=runs/store.sqlite":

@@ -138,6 +138,8 @@ HARNESS_BAD = [
     ("--launcher bogus", ["--launcher", "pbs"], None, ["argument --launcher", "invalid choice"]),
     ("unknown option", ["--frobnicate"], None, ["unrecognized arguments", "--frobnicate"]),
     ("--kernel-set without =", ["--kernel-set", "epochs"], None, ["--kernel-set", "KEY=VALUE"]),
+    ("--rank-env without =", ["--rank-env", "LD_PRELOAD"], None, ["--rank-env", "KEY=VALUE"]),
+    ("--rank-env not a variable name", ["--rank-env", "A-B=1"], None, ["--rank-env 'A-B=1'", "KEY=VALUE"]),
     ("--kernel-set bad value", ["--kernel-set", "epochs=many"], None, ["refused by the kernel", "'epochs'", "many"]),
     ("--kernel-set unknown key", ["--kernel-set", "batch-sise=2"], None, ["'batch-sise'", "'batch-size'"]),
     ("--dlio-venv missing", ["--dlio-venv", "/nonexistent/venv"], None, ["/nonexistent/venv", "dlio_benchmark"]),

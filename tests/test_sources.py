@@ -126,7 +126,8 @@ MAY_IMPORT = {"common": set(), "profiles": {"common"}, "reports": {"common", "pr
               "validate": {"common", "profiles"}, "harness": {"common", "profiles"},
               "store": {"common"},  # the run store reads run directories through common.rundir only
               # run -> validate -> report in one process: above the three it calls (pipeline/__init__.py says why)
-              "pipeline": {"common", "harness", "validate", "reports", "store"},
+              # (and profiles: make audit's contract rows are the strace profile's, profiles/strace/audit.py)
+              "pipeline": {"common", "profiles", "harness", "validate", "reports", "store"},
               "fidelity": {"common", "profiles", "harness", "validate", "reports", "pipeline"},
               "scripts": set(),  # make's helpers (make help, the DLIO venv): nothing of the repository
               "bench.perf": {"common", "profiles", "harness", "validate"},  # on top: measures what the pipeline runs
@@ -697,6 +698,8 @@ def test_the_profile_views_are_satisfied_by_rundir_and_its_readers(tmp_path):
 PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "common/rundir.py": "the catalogue names tables/timing.json, the launches' times validate's nodes.* and runtime.* "
                         "and the report read",
+    "pipeline/audit.py": "make audit replays a results leaf under the strace profile alone and has its tables judged "
+                         "by profiles/strace/audit.py (docs/audit.md)",
     "bench/perf/validation.py": "the validation-cost benchmark parses the Log VFD's and DFTracer's traces, named in "
                                 "one table (LOGVFD, DFTRACER), also on saved copies of older revisions that have no "
                                 "registry or not this one; for this tree it checks profiles.KNOWN has both",
