@@ -55,6 +55,28 @@ __getattr__ = exports(__name__, {
     ".traces": ("iter_events", "normalize", "read_events", "trace_files")})
 
 
+# DLIO 3.x's rank 0 runs `sudo -n sh -c 'echo 3 > /proc/sys/vm/drop_caches'` before every epoch (main.py:734-787 at
+# f6796ed). Where no sudo is installed the exec fails, and a failed exec in a child stops DFTracer 2.2.0 in the parent
+# (docs/fidelity-dlio3.md); reader processes forked from that parent afterwards (reader.multiprocessing_context: fork)
+# die of SIGSEGV, and DLIO with them (measured: unet3d_b200 tiny_fork, every epoch's readers; spawned readers start a
+# fresh interpreter and are not touched). On the DLIO side of such a launch a `sudo` that answers as `sudo -n` does
+# without a NOPASSWD rule (exit 1) comes first in PATH: DLIO's handler takes both failures alike (`except Exception`:
+# a warning, the flush disabled for the run), and the readers live.
+NO_SUDO = Path(__file__).parent / "nosudo"
+
+
+def _no_sudo(launch: Launch) -> dict[str, str]:
+    """PATH with NO_SUDO first, for a DLIO launch whose readers are forked, on a host without sudo; else nothing."""
+    import os
+    import shutil
+    shape = launch.shape
+    named = ((shape.config.get("reader") or {}).get("multiprocessing_context") if shape else None)
+    # the workload's own context, else the one the probe saw DLIO default to (harness/probe.py reader_context)
+    if str(named or (shape.rules.get("reader_context") if shape else "")) != "fork" or shutil.which("sudo"):
+        return {}
+    return {"PATH": f"{NO_SUDO}{os.pathsep}{launch.env.get('PATH', os.environ.get('PATH', ''))}"}
+
+
 def preload_library(dlio_venv: Path) -> Path | None:
     """DFTracer's preload library as shipped in the reference venv: pydftracer 1.0's wheel (dftracer/lib) or the
     dftracer 2.x core wheel (dftracer/lib64)."""
@@ -126,6 +148,7 @@ class DFTracer(Profile):
                         "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
         if launch.side == "dlio" and launch.info.get("dlio_preload"):
             env.update(UNBUFFERED_TRACE)
+            env.update(_no_sudo(launch))
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:
