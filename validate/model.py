@@ -300,7 +300,10 @@ def dlio3_workload_reads(cfg: dict, ranks: int, rel: str = "3.0.2") -> dict[int,
     def seg(rank: int, phase: str, e: int, n_batches: int, used: int) -> dict:
         # read_threads 0: TorchDataset.__init__ runs worker_init(-1) in the rank (torch_data_loader.py:174-175), whose
         # pickle.loads makes a copy the ConfigArguments singleton (utils/config.py:308-313): the in-rank reader keeps
-        # the map of reconfigure(1) (main.py:699) in every epoch; spawned workers load the refreshed args (:802-808)
+        # the map of reconfigure(1) (main.py:699) in every epoch; reader processes load the refreshed args (:802-808),
+        # spawned or forked alike: each runs worker_init, whose pickle.loads(serial_args) makes its copy the singleton
+        # (torch_data_loader.py:178-179), and refresh_args re-pickles serial_args before the next iterator (:819-828):
+        # a forked reader does not read the lists it inherits (docs/fidelity-dlio3.md, row 8)
         order = [f * spf + i for f in lists[(e if rt > 0 else 1) - 1][rank] for i in range(spf)]
         read = order[: n_batches * bs]
         return {"phase": phase, "epoch": e, "samples": read[: used * bs], "prefetched": (n_batches - used) * bs,

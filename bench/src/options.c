@@ -249,7 +249,12 @@ const known_t KNOWN[] = {
     {"model", NULL, NULL},
     {"reader.read_type", "on_demand", "only ON_DEMAND reads are emulated"},
     {"reader.file_access", "multi", "only one-file-per-sample-group access is emulated"},
-    {"reader.multiprocessing_context", NULL, NULL},
+    /* how DLIO's PyTorch loader starts its reader processes (torch_data_loader.py:759 at f6796ed): the reads of each
+     * are the same under every context (docs/fidelity-dlio3.md, row 8), so nothing changes in the replay; torch's
+     * DataLoader hands the name to multiprocessing.get_context, which raises for any other */
+    {"reader.multiprocessing_context", "fork|spawn|forkserver",
+     "torch's DataLoader starts reader processes by multiprocessing.get_context(name), which knows fork, spawn and "
+     "forkserver only"},
     {"reader.dont_use_mmap", NULL, NULL},
     {"reader.computation_threads", NULL, NULL},
     {"reader.transfer_size", NULL, NULL},

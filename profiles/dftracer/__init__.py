@@ -30,6 +30,7 @@ from profiles import (
     Launch,
     Profile,
     ReportSection,
+    Shape,
     Similarity,
     Wrapped,
     checkpoint_dir,
@@ -53,6 +54,28 @@ __getattr__ = exports(__name__, {
     ".order": ("check_model_opens", "check_order", "check_workers"),
     ".tables": ("FileTable", "ProcessOpens", "checkpoint_table", "file_table", "process_opens", "process_order"),
     ".traces": ("iter_events", "normalize", "read_events", "trace_files")})
+
+
+# DLIO 3.x's rank 0 runs `sudo -n sh -c 'echo 3 > /proc/sys/vm/drop_caches'` before every epoch (main.py:734-787 at
+# f6796ed). Where no sudo is installed the exec fails, and a failed exec in a child stops DFTracer 2.2.0 in the parent
+# (docs/fidelity-dlio3.md); reader processes forked from that parent afterwards (reader.multiprocessing_context: fork)
+# die of SIGSEGV, and DLIO with them (measured: unet3d_b200 tiny_fork, every epoch's readers; spawned readers start a
+# fresh interpreter and are not touched). On the DLIO side of such a launch a `sudo` that answers as `sudo -n` does
+# without a NOPASSWD rule (exit 1) comes first in PATH: DLIO's handler takes both failures alike (`except Exception`:
+# a warning, the flush disabled for the run), and the readers live.
+NO_SUDO = Path(__file__).parent / "nosudo"
+
+
+def _no_sudo(launch: Launch) -> dict[str, str]:
+    """PATH with NO_SUDO first, for a DLIO launch whose readers are forked, on a host without sudo; else nothing."""
+    import os
+    import shutil
+    shape = launch.shape
+    named = ((shape.config.get("reader") or {}).get("multiprocessing_context") if shape else None)
+    # the workload's own context, else the one the probe saw DLIO default to (harness/probe.py reader_context)
+    if str(named or (shape.rules.get("reader_context") if shape else "")) != "fork" or shutil.which("sudo"):
+        return {}
+    return {"PATH": f"{NO_SUDO}{os.pathsep}{launch.env.get('PATH', os.environ.get('PATH', ''))}"}
 
 
 def preload_library(dlio_venv: Path) -> Path | None:
@@ -114,6 +137,18 @@ class DFTracer(Profile):
         ver = pydftracer_version(ctx.dlio_venv) or "?"
         return Found(True, info={"lib": str(lib), "pydftracer": ver, "dlio_preload": not ver.startswith("1.")})
 
+    def refuse(self, shape: Shape, data_dir: Path) -> str | None:
+        """A workload naming fork readers for a DLIO that spawns them by default (the 3.x line, whose readers DFTracer
+        2.x traces through its preload library): each forked reader writes its own trace-<hash>-fork.pfw whose events
+        carry the reader's pid, not its rank (measured, unet3d_b200 tiny_fork: the per-rank rows counted no DLIO read
+        and named rank 15392, ...); the per-rank checks cannot attribute them yet. The strace profile compares them."""
+        named = (shape.config.get("reader") or {}).get("multiprocessing_context")
+        if str(named) == "fork" and shape.rules.get("reader_context") == "spawn" and shape.reads_data:
+            return ("the dftracer profile cannot attribute DLIO 3.x's forked reader processes to their ranks "
+                    "(reader.multiprocessing_context: fork; docs/fidelity-dlio3.md row 8): run with PROFILES "
+                    "without dftracer, e.g. PROFILES=strace")
+        return None
+
     def wrap(self, launch: Launch) -> Wrapped:
         """DLIO traces itself (pydftracer, switched on by the environment), under the preload library as well with
         pydftracer 2.x (its spawned readers); the kernel runs under the preload library, its trace next to the
@@ -126,6 +161,7 @@ class DFTracer(Profile):
                         "DFTRACER_DATA_DIR": f"{launch.data}:{checkpoint_dir(launch.workdir)}"})
         if launch.side == "dlio" and launch.info.get("dlio_preload"):
             env.update(UNBUFFERED_TRACE)
+            env.update(_no_sudo(launch))
         return Wrapped(list(launch.argv), env)
 
     def collect(self, done: Done) -> dict:
