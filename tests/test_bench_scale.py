@@ -93,3 +93,14 @@ def test_the_committed_results_md_is_what_results_json_renders_to():
     assert [p["files"] for p in pts] == [1000, 10000, 100000]
     # each loop read every file it was given, in every repetition
     assert all(r["files"] == p["files"] for p in pts for side in ("hdf5", "posix") for r in p["runs"][side])
+
+
+def test_a_file_count_the_disk_cannot_hold_is_left_out_not_the_section():
+    # 4 KiB records: each file counted at 8 KiB, twice over = 16 KiB; 10^6 files need 16.4 GB
+    keep, skipped = scale.fitting([1000, 10**5, 10**6], 4096, 10 * 10**9)
+    assert keep == [1000, 10**5]
+    assert len(skipped) == 1 and skipped[0].startswith("1,000,000 files need ~16.4 GB")
+    # negative control: with room for all, nothing is dropped; with room for none, every count is named
+    assert scale.fitting([1000, 10**6], 4096, 20 * 10**9) == ([1000, 10**6], [])
+    keep, skipped = scale.fitting([1000, 10**6], 4096, 10**6)
+    assert keep == [] and [s.split(" files")[0] for s in skipped] == ["1,000", "1,000,000"]

@@ -132,7 +132,7 @@ PRESETS = {
         # issue 26 item 6: one-sample 4 KiB files, 10^3..10^5 (10^5 measured once) read by 1 rank (the loops' process
         # count; no step barrier to wait at), MLPerf unet3d's 14 sub-folders and a deeper tree against flat, ranks
         # 1..64 at 2,000 files (each rank's split), DLIO 2.0.0 at 10^3 and 5 x 10^3
-        "scale": {"files": [1000, 10000, 100000], "ranks_files": 1, "record_length": 4096, "repeat": 2,
+        "scale": {"files": [1000, 10000, 100000, 1000000], "ranks_files": 1, "record_length": 4096, "repeat": 2,
                   "once_from": 10**5, "hier": {"files": 10000, "subfolders": [0, 14, 100]},
                   "ranks": [1, 2, 4, 8, 16, 32, 64], "ranks_n": 2000, "dlio_files": [1000, 5000], "dlio_ranks": 2,
                   "dlio_timeout": 3600},
