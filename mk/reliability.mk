@@ -40,14 +40,16 @@ reliability-deps:
 # every kernel source but main.c (the target is the front end main() runs before MPI_Init), instrumented
 ## the libFuzzer + ASan + UBSan config-parser fuzzer (build/fuzz/fuzz_config)
 fuzz-build: $(FUZZ_DIR)/fuzz_config
-$(FUZZ_DIR)/fuzz_config: bench/fuzz/fuzz_config.c $(wildcard bench/src/*.c bench/src/*.h) | deps reliability-deps
+$(FUZZ_DIR)/fuzz_config: bench/fuzz/fuzz_config.c $(wildcard bench/src/*.c bench/src/*.h) common/coreconfig.json \
+  bench/coreconfig_facts.cmake | deps reliability-deps
 	@mkdir -p $(FUZZ_DIR)
+	@cmake -DCC_OUT_DIR=$(FUZZ_DIR)/gen -P bench/coreconfig_facts.cmake
 	@prefix="$(HDF5_DIR)"; [ -n "$$prefix" ] || prefix=$$(cat build/.hdf5-prefix); \
 	  inc=$$(find "$$prefix/include" -maxdepth 2 -name hdf5.h -printf '%h' -quit); \
 	  lib=$$(dirname "$$(find "$$prefix" -name 'libhdf5.so' -print -quit)"); \
 	  clang -g -O1 -std=gnu11 -ffp-contract=off -Wall -Wextra -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=undefined -DH5DLIO_VERSION='"fuzz"' -DH5DLIO_GIT='"fuzz"' \
-	    -Ibench/src -I"$$inc" $$(mpicc -showme:compile) \
+	    -Ibench/src -I$(FUZZ_DIR)/gen -I"$$inc" $$(mpicc -showme:compile) \
 	    bench/fuzz/fuzz_config.c $(filter-out bench/src/main.c,$(wildcard bench/src/*.c)) \
 	    -L"$$lib" -Wl,-rpath,"$$lib" -lhdf5 -lyaml -lz $$(mpicc -showme:link) -ldl -lm -o $@.new 2>$(FUZZ_DIR)/build.log || { cat $(FUZZ_DIR)/build.log; exit 1; }; \
 	  mv $@.new $@ && echo "built $@ (libFuzzer + ASan + UBSan)"
