@@ -9,7 +9,7 @@
 #   make bench-ci                  lint + SCALE=tiny into build/bench-ci/ (the clone stays clean): for .ci/run
 #   make bench-render DIR=...      redraw the figures and results.md of a results folder from its results.json
 # Variables: BENCH_OUT (results folder), BENCH_SECTIONS (comma-separated subset of readpath,overhead,dlio,generation,
-# scaling,profilers,checkpoint,checkpoint_hdf5,mlperf,validation), BENCH_WAIT (seconds to wait before each section
+# scaling,profilers,checkpoint,checkpoint_hdf5,mlperf,validation,mlperf3,scale,density), BENCH_WAIT (seconds to wait before each section
 # for the 1-minute load average to drop below 1.5; default 120 for small, 0 for tiny).
 BENCH_SCALE = $(or $(SCALE),small)
 BENCH_WAIT ?= $(if $(filter tiny,$(BENCH_SCALE)),0,120)

@@ -154,7 +154,7 @@ def start(nodes: int = NODES, node_local_tmp: bool = True, node_preexec=None) ->
     """munged and slurmctld in the host's namespaces, one slurmd per node namespace, every node idle; or Unavailable
     with the reason (then nothing of it is left). node_local_tmp False: the nodes share /tmp as TmpFS (the PMIx
     plugin's per-step folders then collide: the test that shows why each node has its own). node_preexec: run in
-    each node's starter process before it execs (e.g. tests/throttled.py's Throttled.enter: that slurmd, its
+    each node's starter process before it execs (e.g. bench/perf/throttled.py's Throttled.enter: that slurmd, its
     slurmstepds and every task of every step then inherit the throttling cgroup; ProctrackType=proctrack/linuxproc
     and TaskPlugin=task/none move no task to a cgroup of Slurm's)."""
     _check_can()

@@ -287,13 +287,13 @@ def within(answer: int, expected: float, tolerance: int = 1) -> bool:
 @pytest.mark.dlio
 def test_search_on_a_throttled_storage_matches_the_analytic_count(tmp_path):
     """unet3d_b200 tiny_odirect (O_DIRECT reads: the page cache cannot serve them) on a loop-device ext4 read at
-    100 MiB/s (tests/throttled.py): one accelerator asks 7 x 1 MiB per 0.162 s = 43.2 MiB/s, so 2.3 accelerators are
+    100 MiB/s (bench/perf/throttled.py): one accelerator asks 7 x 1 MiB per 0.162 s = 43.2 MiB/s, so 2.3 are
     fed; the search must answer 2 +- 1. Negative control: the tolerance check rejects that answer against twice the
     bandwidth (4.6 fed: |2 - 4| > 1), i.e. against a throttle that did not hold."""
     import subprocess
     import sys
 
-    import throttled
+    from bench.perf import throttled
     venv = dlio3_venv()
     if venv is None:
         pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")
@@ -327,7 +327,7 @@ def test_retinanet_on_a_throttled_storage_needs_cold_reads(tmp_path):
     import subprocess
     import sys
 
-    import throttled
+    from bench.perf import throttled
     venv = dlio3_venv()
     if venv is None:
         pytest.skip("no venv of MLCommons DLIO 3.x (H5DLIO_DLIO3_VENV or the cache's dlio-3.0.2-*)")

@@ -1,5 +1,5 @@
 """`make sizing LAUNCHER=srun` across the 2-node Slurm of namespaces (tests/slurm_nodes.py) against ONE throttled
-storage both nodes read (tests/throttled.py: the case of sizing a shared file system): each node's slurmd starts in
+storage both nodes read (bench/perf/throttled.py: the case of sizing a shared file system): each node's slurmd starts in
 the storage's blkio cgroup, so its slurmstepds and every task of every step inherit it (proctrack/linuxproc and
 task/none move no task elsewhere). Checked: every task of every step seen running (/proc/<pid>/cgroup) is in that
 cgroup, on both nodes; every trial's ranks on both nodes (output.json "nodes"); the answer the analytic count
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import slurm
 import slurm_nodes
-import throttled
 from test_dlio3_checkpoint import dlio3_venv
 from test_sizing import analytic, within
 
+from bench.perf import throttled
 from harness import sizing
 
 N1, N2 = "h5dlio-n1", "h5dlio-n2"

@@ -19,6 +19,7 @@ from pathlib import Path
 from bench.perf import (
     checkpoint,
     ckptformat,
+    density,
     dlio,
     generation,
     mlperf,
@@ -38,7 +39,7 @@ from common.fileio import write_json_atomic
 SECTIONS = {"readpath": readpath, "overhead": overhead, "dlio": dlio, "generation": generation, "scaling": scaling,
             "profilers": profilers, "checkpoint": checkpoint, "checkpoint_hdf5": ckptformat,
             "mlperf": mlperf, "vol": vol, "validation": validation, "mlperf3": mlperf3,
-            "scale": scale}
+            "scale": scale, "density": density}
 
 # checkpoint_hdf5: DLIO 2.0.0-52 transformers, ZeRO 3, fp16 (small: 63 M parameters, ~0.5 GB per checkpoint)
 _CKPT_MODEL_TINY = {"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024, "vocab_size": 4000,
@@ -76,6 +77,10 @@ PRESETS = {
         "scale": {"files": [100, 400], "ranks_files": 1, "record_length": 4096, "repeat": 1, "once_from": 10**6,
                   "hier": {"files": 400, "subfolders": [0, 10]}, "ranks": [1, 2, 4], "ranks_n": 400,
                   "dlio_files": [], "dlio_ranks": 2, "dlio_timeout": 900},
+        # the kernel side alone (CI: the code cannot rot); its DLIO side takes minutes a launch
+        "density": {"workload": "unet3d_b200", "scale": "tiny_odirect", "read_MiB_s": 100, "sides": ["kernel"],
+                    "ranks_max": {"kernel": 2}, "min_steps": 5, "fs_size": "1G", "timeout": 600,
+                    "mem_fraction": 0.8},
     },
     "small": {
         "readpath": {"files": 64, "record_length": 16 * MIB, "repeat": 5},
@@ -136,6 +141,10 @@ PRESETS = {
                   "once_from": 10**5, "hier": {"files": 10000, "subfolders": [0, 14, 100]},
                   "ranks": [1, 2, 4, 8, 16, 32, 64], "ranks_n": 2000, "dlio_files": [1000, 5000], "dlio_ranks": 2,
                   "dlio_timeout": 3600},
+        # issue 37 item 3: a storage feeding ~7 unet3d_b200 tiny_odirect accelerators (43.2 MiB/s each)
+        "density": {"workload": "unet3d_b200", "scale": "tiny_odirect", "read_MiB_s": 300, "sides": ["kernel", "dlio"],
+                    "ranks_max": {"kernel": 16, "dlio": 16}, "min_steps": 20, "fs_size": "4G", "timeout": 1800,
+                    "mem_fraction": 0.8},
     },
 }
 

@@ -62,7 +62,7 @@ def odirect_ok(folder: Path) -> bool:
         probe.unlink(missing_ok=True)
 
 
-def _workload(ctx: Context, venv: Path, name: str, scale: str) -> tuple[Path, dict]:
+def workload(ctx: Context, venv: Path, name: str, scale: str, sub: str = "mlperf3") -> tuple[Path, dict]:
     """The merged workload as both sides run it (the harness's merged_config with 3.x's key names), written as the
     kernel's --config and as DLIO's --config-dir."""
     from harness.dlio import key_table
@@ -70,7 +70,7 @@ def _workload(ctx: Context, venv: Path, name: str, scale: str) -> tuple[Path, di
     from harness.workload import dlio_config_dir, load
     wl = load(name, scale, dlio_config_dir(str(venv / "bin" / "python")), keys=key_table(ENTRY))
     cfg = merged_config(wl)
-    d = ctx.work / "mlperf3" / name
+    d = ctx.work / sub / name
     (d / "dlio-config" / "workload").mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(cfg, sort_keys=False)
     (d / WORKLOAD).write_text(text)
@@ -117,7 +117,7 @@ def _epoch(ctx: Context, venv: Path, p: dict) -> dict:
     folder = ctx.work / "mlperf3" / "unet3d-data"
     direct = odirect_ok(ctx.work / "mlperf3")
     scale = p["epoch_scale"] if direct else "tiny"
-    d, cfg = _workload(ctx, venv, "unet3d_b200", scale)
+    d, cfg = workload(ctx, venv, "unet3d_b200", scale)
     ranks = p["ranks"]
     ctx.say(f"mlperf3: unet3d_b200 {scale}: generating its dataset (kernel, entry {ENTRY})")
     if folder.exists():
@@ -174,7 +174,7 @@ def _epoch(ctx: Context, venv: Path, p: dict) -> dict:
 
 
 def _cycle(ctx: Context, venv: Path, p: dict) -> dict:
-    d, cfg = _workload(ctx, venv, "llama3_8b_v3", p["ckpt_scale"])
+    d, cfg = workload(ctx, venv, "llama3_8b_v3", p["ckpt_scale"])
     n = int(cfg["checkpoint"]["num_checkpoints_write"])
     ranks = p["ranks"]
     write, read = {"num_checkpoints_read": 0}, {"num_checkpoints_write": 0, "num_checkpoints_read": n}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.perf import plots, scale, validation
+from bench.perf import density, plots, scale, validation
 from bench.perf.common import table
 
 MIB = 1024 * 1024
@@ -449,6 +449,7 @@ SECTIONS = (
     ("validation", "points", validation.markdown),
     ("mlperf3", "sides", _mlperf3),
     ("scale", "files", scale.markdown),
+    ("density", "sides", density.markdown),
 )
 
 
