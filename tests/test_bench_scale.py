@@ -104,3 +104,22 @@ def test_a_file_count_the_disk_cannot_hold_is_left_out_not_the_section():
     assert scale.fitting([1000, 10**6], 4096, 20 * 10**9) == ([1000, 10**6], [])
     keep, skipped = scale.fitting([1000, 10**6], 4096, 10**6)
     assert keep == [] and [s.split(" files")[0] for s in skipped] == ["1,000", "1,000,000"]
+
+
+def test_the_kernels_order_from_its_openat_calls(tmp_path):
+    """The listing the same-order loop reads: the data files under the root in openat order; the kernel's own config,
+    a file under another folder and a file reopened at once are left out; an unfinished call (another thread's) counts
+    where it started."""
+    trace = tmp_path / "t"
+    trace.write_text(
+        '123 openat(AT_FDCWD, "/etc/h5dlio.yaml", O_RDONLY) = 3\n'
+        '123 openat(AT_FDCWD, "/d/train/img_5_of_9.hdf5", O_RDONLY) = 4\n'
+        '123 openat(AT_FDCWD, "/d/train/img_5_of_9.hdf5", O_RDONLY) = 4\n'
+        '123 openat(AT_FDCWD, "/dx/train/img_1_of_9.hdf5", O_RDONLY) = 4\n'
+        '124 openat(AT_FDCWD, "/d/train/img_2_of_9.hdf5", O_RDONLY <unfinished ...>\n'
+        '124 <... openat resumed>) = 5\n'
+        '123 openat(AT_FDCWD, "/d/train/sub/img_0_of_9.hdf5", O_RDONLY) = 4\n'
+        '123 openat(AT_FDCWD, "/d/train/img_5_of_9.hdf5", O_RDONLY) = 4\n')
+    out = scale.kernel_order(trace, "/d/", tmp_path / "o")
+    assert out.read_text().splitlines() == ["/d/train/img_5_of_9.hdf5", "/d/train/img_2_of_9.hdf5",
+                                            "/d/train/sub/img_0_of_9.hdf5", "/d/train/img_5_of_9.hdf5"]

@@ -288,6 +288,10 @@ def _n(x, digits: int = 1) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def _x(r: float | None) -> str:
+    return "-" if r is None else f"**{r:,.1f}x**"
+
+
 def markdown(sec: dict) -> list[str]:
     w, s = sec["workload"], sec["storage"]
     L = ["## 13. Emulation density: accelerators per client node, the kernel against DLIO 3.x", "",
@@ -297,7 +301,7 @@ def markdown(sec: dict) -> list[str]:
          f"accelerator asks {s['demand_per_accelerator_MiB_s']:.1f} MiB/s, so the storage feeds "
          f"{s['analytic']:.2f} (analytic). Each side searched for its largest count at the threshold (doubling, then "
          f"bisection; {sec['preset']['min_steps']} steps a rank: below MLPerf's 500-step rule, not a submission). "
-         f"Memory = peak PSS of a launch's whole process tree (ranks and readers); CPU = its children's user + "
+         f"Memory = peak PSS of a launch's whole process tree (mpirun, ranks, readers); CPU = its children's user + "
          f"system seconds. {sec.get('cores')} cores, {_n((sec.get('mem_available_MiB') or 0) / 1024)} GiB "
          f"available. Load (1-min) {sec['load']['before']['load1']:.2f} before, "
          f"{sec['load'].get('after', {}).get('load1', 0):.2f} after.", ""]
@@ -314,8 +318,8 @@ def markdown(sec: dict) -> list[str]:
     r = sec.get("ratio") or {}
     L += ["", "Ratios: accelerators emulated, kernel / DLIO: " +
           (f"**{r['accelerators']:.1f}x**" if r.get("accelerators") else (r.get("accelerators_note") or "-")) +
-          f"; memory per accelerator, DLIO / kernel: **{_n(r.get('memory_per_accelerator'))}x**; CPU per "
-          f"accelerator, DLIO / kernel: **{_n(r.get('cpu_per_accelerator'))}x**." + _memory_line(sec), "",
+          f"; memory per accelerator, DLIO / kernel: {_x(r.get('memory_per_accelerator'))}; CPU per "
+          f"accelerator, DLIO / kernel: {_x(r.get('cpu_per_accelerator'))}." + _memory_line(sec), "",
           "Every trial (AU, MLPerf's formula, first step excluded):", "",
           "| side | accelerators | files | AU % | meets | samples/s | peak PSS MiB | processes | CPU s | wall s |",
           "|---|---|---|---|---|---|---|---|---|---|"]

@@ -8,7 +8,9 @@ compute, page cache warm (the files just written), per file count:
   observed time; samples/s; each rank's metadata time against its raw read time, the BeeGFS study's split; peak RSS);
 - the two limits, `build/h5dlio-limits` (bench/tools/limits.c) over the same files and ranks: `posix` (open, read the
   file, close: the file system's own rate) and `hdf5` (H5Fopen, H5Dopen, H5Dread of `records`, close: what HDF5
-  costs per file, which DLIO pays too); goal: the kernel >= 90% of the hdf5 loop's opens/s;
+  costs per file, which DLIO pays too); goal: the kernel >= 90% of the hdf5 loop's opens/s; at one rank also the
+  hdf5 loop over the files in the kernel's own (shuffled) order, its openat calls under strace: the like-for-like
+  comparison (the sorted list walks inodes in another order, a cost of the order, not of the kernel);
 - flat against hierarchical folders (`num_subfolders_train`, DLIO's tree) at one file count: generation and reads;
 - ranks swept at one file count (beyond the cores ranks share them: the per-rank split is what is read there);
 - DLIO 2.0.0 (its own generation and one epoch, through the harness's launch plan) at the counts that fit a session.
@@ -27,8 +29,10 @@ from bench.perf.common import (
     BenchError,
     Context,
     kernel,
+    kernel_sets,
     load_snapshot,
     ratio,
+    run,
     summary,
     table,
     wait_for_quiet,
@@ -87,11 +91,47 @@ def _listing(folder: Path, out: Path) -> Path:
     return out
 
 
+def kernel_order(trace: Path, root: str, out: Path) -> Path:
+    """The data files under `root` in the order the kernel's openat calls in a strace output name them (a file
+    opened again right after itself counted once), one per line, into `out`."""
+    prefix, last = root.rstrip("/") + "/", None
+    with open(trace, errors="replace") as f, open(out, "w") as w:
+        for line in f:
+            i = line.find('openat(')
+            if i < 0:
+                continue
+            a = line.find('"', i)
+            b = line.find('"', a + 1)
+            path = line[a + 1:b] if a >= 0 and b > a else ""
+            if path.startswith(prefix) and path.endswith(".hdf5") and path != last:
+                w.write(path + "\n")
+                last = path
+    return out
+
+
+def _ordered(ctx: Context, name: str, shape: dict, out: Path) -> Path | None:
+    """One rank's epoch under `strace -e trace=openat` (not timed): the listing in the kernel's order; None without
+    strace."""
+    if not shutil.which("strace"):
+        return None
+    where = ctx.raw / name
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    trace = where / "openat.trace"
+    run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace), str(KERNEL),
+         *kernel_sets(output_folder=where / "out", quiet=True, **{**shape, "generate_data": False, "train": True})],
+        where)
+    kernel_order(trace, str(shape["data_folder"]), out)
+    trace.unlink()
+    return out
+
+
 def _point(ctx: Context, p: dict, files: int, ranks: int, subfolders: int, tag: str) -> dict:
     """One dataset: generated once per repetition, then the kernel and both loops over it, interleaved."""
     folder = ctx.work / f"scale-{tag}"
     shape = _shape(p, folder, files, subfolders)
-    runs: dict = {"generate": [], "kernel": [], "hdf5": [], "posix": []}
+    runs: dict = {"generate": [], "kernel": [], "hdf5": [], "posix": [], "hdf5_order": []}
     reps = 1 if files >= p["once_from"] else p["repeat"]
     for i in range(reps):
         ctx.say(f"scale: {tag}: {files} files, {ranks} rank(s), {subfolders} sub-folders, repetition "
@@ -101,6 +141,10 @@ def _point(ctx: Context, p: dict, files: int, ranks: int, subfolders: int, tag: 
         runs["kernel"].append(_train(ctx, f"scale/{tag}-train-{i}", ranks, shape))
         for mode in ("hdf5", "posix"):
             runs[mode].append(_limit(ctx, f"scale/{tag}-{mode}-{i}", ranks, mode, listing))
+        order = _ordered(ctx, f"scale/{tag}-order-{i}", shape, ctx.work / f"scale-{tag}.order") if ranks == 1 \
+            else None
+        if order is not None:
+            runs["hdf5_order"].append(_limit(ctx, f"scale/{tag}-hdf5-order-{i}", ranks, "hdf5", order))
     shutil.rmtree(folder, ignore_errors=True)
     out = {"files": files, "ranks": ranks, "subfolders": subfolders, "runs": runs,
            "kernel_opens_per_s": summary([r["opens_per_s"] for r in runs["kernel"]]),
@@ -116,6 +160,12 @@ def _point(ctx: Context, p: dict, files: int, ranks: int, subfolders: int, tag: 
                                          [r["io_opens_per_s"] for r in runs["hdf5"]]),
            "kernel_vs_posix": ratio([r["opens_per_s"] for r in runs["kernel"]],
                                     [r["opens_per_s"] for r in runs["posix"]])}
+    if runs["hdf5_order"]:
+        out["hdf5_order_opens_per_s"] = summary([r["opens_per_s"] for r in runs["hdf5_order"]])
+        out["kernel_vs_hdf5_order"] = ratio([r["opens_per_s"] for r in runs["kernel"]],
+                                            [r["opens_per_s"] for r in runs["hdf5_order"]])
+        out["kernel_io_vs_hdf5_order_io"] = ratio([r["io_opens_per_s"] for r in runs["kernel"]],
+                                                  [r["io_opens_per_s"] for r in runs["hdf5_order"]])
     return out
 
 
@@ -233,19 +283,31 @@ def _r(r: dict | None) -> str:
     return f"{r['median_ratio'] * 100:.0f}%{span}"
 
 
-def _rows(points: list[dict], first: str) -> list[list[str]]:
+def _rows(points: list[dict], first: str, ordered: bool = False) -> list[list[str]]:
     def med(pt, side, key):
         return summary([r[key] for r in pt["runs"][side]])
 
+    def same_order(pt):
+        return [_m(pt.get("hdf5_order_opens_per_s")), _r(pt.get("kernel_vs_hdf5_order")),
+                _r(pt.get("kernel_io_vs_hdf5_order_io"))] if ordered else []
+
     return [[f"{pt[first]:,}", _m(pt["generate_files_per_s"]), _m(pt["kernel_opens_per_s"]),
              _m(pt["hdf5_opens_per_s"]), _m(pt["posix_opens_per_s"]), _r(pt["kernel_vs_hdf5"]),
-             _r(pt["kernel_io_vs_hdf5_io"]), _m(med(pt, "kernel", "metadata_s_rank"), 3),
+             _r(pt["kernel_io_vs_hdf5_io"]), *same_order(pt), _m(med(pt, "kernel", "metadata_s_rank"), 3),
              _m(med(pt, "kernel", "raw_read_s_rank"), 3), _m(med(pt, "kernel", "maxrss_kb"))] for pt in points]
 
 
 HEAD = ["files/s generated", "kernel opens/s (epoch)", "hdf5 loop opens/s", "posix loop opens/s",
         "kernel / hdf5 loop", "kernel / hdf5 loop, I/O path only", "metadata s per rank", "read s per rank",
         "kernel peak RSS KiB"]
+# results measured with the loop in the kernel's own order (2026-11-29 on) carry three more columns
+HEAD_ORDER = [*HEAD[:6], "hdf5 loop in the kernel's order opens/s", "kernel / that loop",
+              "kernel / that loop, I/O path only", *HEAD[6:]]
+
+
+def _table(points: list[dict], first: str, label: str) -> str:
+    ordered = any("kernel_vs_hdf5_order" in pt for pt in points)
+    return table([label, *(HEAD_ORDER if ordered else HEAD)], _rows(points, first, ordered))
 
 
 def _load1(sec: dict, when: str) -> str:
@@ -263,15 +325,15 @@ def markdown(sec: dict) -> list[str]:
          "the I/O-path ratio compares a rank's time inside opens, reads and closes alone. "
          f"Goal: kernel >= {GOAL_HDF5:.0%} of the hdf5 loop. Load (1-min): {_load1(sec, 'before')} before, "
          f"{_load1(sec, 'after')} after.", ""]
-    L += ["By file count (flat folder):", "", table(["files", *HEAD], _rows(sec["files"], "files")), ""]
+    L += ["By file count (flat folder):", "", _table(sec["files"], "files", "files"), ""]
     if sec.get("files_skipped"):
         L += ["Not measured (disk): " + "; ".join(sec["files_skipped"]) + ".", ""]
     sl = sec.get("slopes") or {}
     L += ["Slopes of log(time) against log(files) (1.0 = linear): " + ", ".join(
         f"{k} {v:.2f}" for k, v in sl.items() if v is not None) + ".", ""]
-    L += ["Flat against hierarchical folders:", "", table(["sub-folders", *HEAD], _rows(sec["hier"], "subfolders")), ""]
+    L += ["Flat against hierarchical folders:", "", _table(sec["hier"], "subfolders", "sub-folders"), ""]
     L += [f"By ranks ({sec['ranks'][0]['files']:,} files):" if sec["ranks"] else "By ranks:", "",
-          table(["ranks", *HEAD], _rows(sec["ranks"], "ranks")), ""]
+          _table(sec["ranks"], "ranks", "ranks"), ""]
     if sec.get("dlio"):
         rows = [[f"{d['files']:,}", "error: " + d["error"][:200], "", "", "", ""] if "error" in d else
                 [f"{d['files']:,}", f"{d['dlio.generate']['wall_s']:.1f}", f"{d['kernel.generate']['wall_s']:.1f}",
