@@ -212,13 +212,16 @@ def side_search(t: Trials, ranks_max: int) -> dict:
     memo = Memo(t, t.st["trials"], lambda done: None)
     out = search(memo, ranks_max, 1)
     rows = [t.st["trials"][str(n)] for n in sorted(int(k) for k in t.st["trials"])]
-    at = t.st["trials"].get(str(out.largest)) if out.largest else None
-    launched = [r for r in rows if r.get("peak_pss_MiB")]
     return {"outcome": out.kind, "largest": out.largest if out.kind != "fails_at_1" else 0,
-            "first_fail": out.first_fail, "asked": out.trials, "trials": rows,
-            # memory and CPU per accelerator: at the answer, else at the largest count launched
-            "per_accelerator": _per(at) if at and at.get("peak_pss_MiB") else
-            (_per(max(launched, key=lambda r: r["n"])) if launched else None)}
+            "first_fail": out.first_fail, "asked": out.trials, "trials": rows}
+
+
+def per_accelerator(sides: dict) -> dict:
+    """Each side's memory, CPU and processes per accelerator, from one launch: at the largest count every side
+    launched (the same count: comparable), else at the side's largest launched count."""
+    launched = {side: {t["n"]: t for t in v.get("trials", []) if t.get("peak_pss_MiB")} for side, v in sides.items()}
+    common = set.intersection(*(set(x) for x in launched.values())) if launched else set()
+    return {side: _per(x[max(common)] if common else x[max(x)]) for side, x in launched.items() if x}
 
 
 def measure(ctx: Context) -> dict:
@@ -256,6 +259,15 @@ def measure(ctx: Context) -> dict:
                 t = Trials(ctx, side, d, cfg, venv, fs.mount / f"data-{side}", p)
                 try:
                     res["sides"][side] = side_search(t, p["ranks_max"][side])
+                    # the other side's answer measured here too (the AU this side reaches where the other one
+                    # stops; the memory bound applies): a trial, not part of the search
+                    other = [v.get("largest") for k, v in res["sides"].items() if k != side and v.get("largest")]
+                    for n in other:
+                        if str(n) not in t.st["trials"] and n <= p["ranks_max"][side]:
+                            t.st["trials"][str(n)] = t(n)
+                            res["sides"][side]["trials"] = [t.st["trials"][k] for k in
+                                                            sorted(t.st["trials"], key=int)]
+                            res["sides"][side]["also"] = n
                 except TrialFailed as e:
                     res["sides"][side] = {"error": str(e)[:2000], "trials": list(t.st["trials"].values())}
                 shutil.rmtree(fs.mount / f"data-{side}", ignore_errors=True)
@@ -276,10 +288,12 @@ def ratios(sides: dict) -> dict:
         out["accelerators"] = (k["largest"] / dl["largest"]) if dl["largest"] else None
         out["accelerators_note"] = None if dl["largest"] else \
             f"DLIO meets the threshold at no count; the kernel at {k['largest']}"
-    kp, dp = k.get("per_accelerator"), dl.get("per_accelerator")
+    per = per_accelerator(sides)
+    kp, dp = per.get("kernel"), per.get("dlio")
     if kp and dp:
         out["memory_per_accelerator"] = dp["pss_MiB"] / kp["pss_MiB"] if kp["pss_MiB"] else None
         out["cpu_per_accelerator"] = dp["cpu_s"] / kp["cpu_s"] if kp["cpu_s"] else None
+        out["at"] = {"kernel": kp["n"], "dlio": dp["n"]}
     return out
 
 
@@ -305,22 +319,24 @@ def markdown(sec: dict) -> list[str]:
          f"system seconds. {sec.get('cores')} cores, {_n((sec.get('mem_available_MiB') or 0) / 1024)} GiB "
          f"available. Load (1-min) {sec['load']['before']['load1']:.2f} before, "
          f"{sec['load'].get('after', {}).get('load1', 0):.2f} after.", ""]
+    per = per_accelerator(sec["sides"])
     L += ["| side | largest count at the threshold | first failing | memory per accelerator MiB | CPU s per "
           "accelerator (launch) | processes per accelerator |", "|---|---|---|---|---|---|"]
     for side, v in sec["sides"].items():
         if "error" in v:
             L.append(f"| {side} | error: {v['error'][:200]} | | | | |")
             continue
-        pa = v.get("per_accelerator") or {}
+        pa = per.get(side) or {}
         L.append(f"| {side} | {v['largest']} ({v['outcome']}) | {v['first_fail'] or '-'} | "
                  f"{_n(pa.get('pss_MiB'), 0)} (at {pa.get('n', '-')}) | {_n(pa.get('cpu_s'), 2)} | "
                  f"{_n(pa.get('processes'), 1)} |")
-    r = sec.get("ratio") or {}
+    r = ratios(sec["sides"])   # from the trials, whatever results.json's measure-time copy says
     L += ["", "Ratios: accelerators emulated, kernel / DLIO: " +
           (f"**{r['accelerators']:.1f}x**" if r.get("accelerators") else (r.get("accelerators_note") or "-")) +
           f"; memory per accelerator, DLIO / kernel: {_x(r.get('memory_per_accelerator'))}; CPU per "
           f"accelerator, DLIO / kernel: {_x(r.get('cpu_per_accelerator'))}." + _memory_line(sec), "",
-          "Every trial (AU, MLPerf's formula, first step excluded):", "",
+          "Every trial (AU, MLPerf's formula, first step excluded; a count past a side's search is the other side's "
+          "answer, measured on this side too):", "",
           "| side | accelerators | files | AU % | meets | samples/s | peak PSS MiB | processes | CPU s | wall s |",
           "|---|---|---|---|---|---|---|---|---|---|"]
     for side, v in sec["sides"].items():
@@ -343,8 +359,8 @@ def per_accelerator_count(mem_mib: float, per_mib: float) -> int:
 def _memory_line(sec: dict) -> str:
     """ how many accelerators this host's available memory holds per side, memory alone"""
     avail = sec.get("mem_available_MiB")
-    fits = {side: per_accelerator_count(avail, v["per_accelerator"]["pss_MiB"]) for side, v in sec["sides"].items()
-            if avail and (v.get("per_accelerator") or {}).get("pss_MiB")}
+    fits = {side: per_accelerator_count(avail, v["pss_MiB"]) for side, v in per_accelerator(sec["sides"]).items()
+            if avail and v.get("pss_MiB")}
     if not fits:
         return ""
     return " Memory alone: this host's available memory holds " + ", ".join(
