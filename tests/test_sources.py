@@ -703,6 +703,8 @@ PROFILE_NAMES_ALLOWED: dict[str, str] = {
     "bench/perf/validation.py": "the validation-cost benchmark parses the Log VFD's and DFTracer's traces, named in "
                                 "one table (LOGVFD, DFTRACER), also on saved copies of older revisions that have no "
                                 "registry or not this one; for this tree it checks profiles.KNOWN has both",
+    "bench/perf/scale.py": "the scale benchmark takes the kernel's file order from its openat calls under strace, "
+                           "found by the system-call profile's own lookup (strace_binary), for the same-order loop",
 }
 
 

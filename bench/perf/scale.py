@@ -38,6 +38,7 @@ from bench.perf.common import (
     wait_for_quiet,
 )
 from harness.launch import Launcher
+from profiles.strace import strace_binary
 
 LIMITS = KERNEL.resolve().parent / "h5dlio-limits"  # built beside the kernel (build/<hdf5>/)
 GOAL_HDF5 = 0.90
@@ -112,14 +113,15 @@ def kernel_order(trace: Path, root: str, out: Path) -> Path:
 def _ordered(ctx: Context, name: str, shape: dict, out: Path) -> Path | None:
     """One rank's epoch under `strace -e trace=openat` (not timed): the listing in the kernel's order; None without
     strace."""
-    if not shutil.which("strace"):
+    exe = strace_binary()   # the system-call profile's own lookup
+    if exe is None:
         return None
     where = ctx.raw / name
     if where.exists():
         shutil.rmtree(where)
     where.mkdir(parents=True)
     trace = where / "openat.trace"
-    run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace), str(KERNEL),
+    run([exe, "-f", "-qq", "-e", "trace=openat", "-o", str(trace), str(KERNEL),
          *kernel_sets(output_folder=where / "out", quiet=True, **{**shape, "generate_data": False, "train": True})],
         where)
     kernel_order(trace, str(shape["data_folder"]), out)
